@@ -1,0 +1,88 @@
+// Composition root: one database, one router of services with the
+// interceptors every call passes, one listener. Nothing here has logic of its own.
+import { createConnectRouter } from "@connectrpc/connect";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
+import type { AddressInfo } from "node:net";
+import { createJwtVerifier } from "./auth/jwt.js";
+import { ApiKeyStore } from "./auth/api-keys.js";
+import { authInterceptor } from "./auth/authenticate.js";
+import type { Settings } from "./config/settings.js";
+import { Health } from "./gen/grpc/health/v1/health_pb.js";
+import { FeatureStatusService } from "./gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { TimeSeriesService } from "./gen/meridian/timeseries/v1/time_series_pb.js";
+import { createLogger, type Logger } from "./log/logger.js";
+import { openDatabase, type Db } from "./storage/database.js";
+import { Cors } from "./transport/cors.js";
+import { errorInterceptor } from "./transport/error-interceptor.js";
+import { HealthState, healthService } from "./transport/health.js";
+import { listen, type Listener } from "./transport/listener.js";
+import { createNodeHandler } from "./transport/node-handler.js";
+
+export const VERSION = "0.1.0";
+const DRAIN_MS = 10_000; // D32
+
+export interface Meridian {
+  readonly db: Db;
+  readonly address: AddressInfo;
+  readonly url: string;
+  readonly logger: Logger;
+  /** Drains (D32): refuses new work, finishes requests in flight, closes the database. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export async function startMeridian(settings: Settings, logger: Logger = createLogger(settings.logLevel)): Promise<Meridian> {
+  const db = openDatabase(settings.db);
+  const health = new HealthState();
+  const shutdown = new AbortController();
+  const apiKeys = new ApiKeyStore(db);
+  const services = [FeatureStatusService, TimeSeriesService];
+
+  const router = createConnectRouter({
+    interceptors: [errorInterceptor(logger), authInterceptor(apiKeys, createJwtVerifier(jwtSettings(settings)))],
+    acceptCompression: [compressionGzip, compressionBrotli],
+    readMaxBytes: 64 * 1024 * 1024,
+    shutdownSignal: shutdown.signal,
+  });
+  router.service(Health, healthService(health, services.map((s) => s.typeName)));
+  // Methods not implemented yet answer Unimplemented (501 on REST).
+  router.service(FeatureStatusService, {});
+  router.service(TimeSeriesService, {});
+
+  const handler = createNodeHandler({ handlers: router.handlers, health, cors: new Cors(settings.corsOrigins), logger });
+  let listener: Listener;
+  try {
+    listener = await listen(handler, settings);
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  health.set("serving");
+  const url = `${listener.tls ? "https" : "http"}://${hostForUrl(listener.address)}:${listener.address.port}`;
+  logger.info({ address: url, db: settings.db, version: VERSION }, `Meridian ${VERSION} listening on ${url}`);
+
+  let closing: Promise<void> | undefined;
+  return {
+    db,
+    address: listener.address,
+    url,
+    logger,
+    close(graceMs = DRAIN_MS) {
+      closing ??= (async () => {
+        health.set("draining");
+        await listener.close(graceMs);
+        shutdown.abort();
+        db.close();
+        logger.info("Meridian stopped");
+      })();
+      return closing;
+    },
+  };
+}
+
+function jwtSettings(s: Settings) {
+  return { secret: s.jwtSecret, jwksFile: s.jwksFile, issuer: s.jwtIssuer, audience: s.jwtAudience };
+}
+
+function hostForUrl(a: AddressInfo): string {
+  return a.family === "IPv6" ? `[${a.address}]` : a.address;
+}

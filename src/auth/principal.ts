@@ -1,0 +1,34 @@
+// Who is calling, resolved once per request from an API key or a JWT (D10).
+// Handlers read the principal and nothing else about credentials.
+import { createContextKey, type HandlerContext } from "@connectrpc/connect";
+import { unauthenticated } from "../transport/errors.js";
+
+export interface Principal {
+  clientId: string;
+  roles: string[];
+  scopes: string[];
+  /** Project ids; "*" means every project. */
+  projects: string[];
+  via: "api-key" | "jwt";
+}
+
+export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "meridian principal" });
+
+/** The caller of an authenticated method; the interceptor has already refused anonymous calls. */
+export function principalOf(ctx: HandlerContext): Principal {
+  const p = ctx.values.get(principalKey);
+  if (!p) throw unauthenticated("credentials required");
+  return p;
+}
+
+export function hasScope(p: Principal, ...anyOf: string[]): boolean {
+  return anyOf.some((s) => p.scopes.includes(s));
+}
+
+export function hasRole(p: Principal, role: string): boolean {
+  return p.roles.includes(role);
+}
+
+export function hasProject(p: Principal, project: string): boolean {
+  return p.projects.includes("*") || p.projects.includes(project);
+}

@@ -1,0 +1,124 @@
+// meridian serve | apikey create|list|revoke | --help. What a command creates
+// goes alone to stdout; logs and messages go to stderr (D33).
+import { parseArgs } from "node:util";
+import { startMeridian, VERSION } from "../app.js";
+import { ApiKeyStore } from "../auth/api-keys.js";
+import { SETTINGS, SettingError, flagOf, loadSettings, settingsHelp } from "../config/settings.js";
+import { openDatabase } from "../storage/database.js";
+
+const USAGE = `Meridian ${VERSION}: feature status messages and time series over gRPC, Connect and JSON.
+
+Usage:
+  meridian serve [flags]                 serve the API (npm start)
+  meridian apikey create --client-id ID [--role R]... [--scope S]... [--project P]...
+                                         print a new API key (shown once)
+  meridian apikey list [--json]          list keys: id, client id, roles, scopes, projects, created
+  meridian apikey revoke ID              revoke a key; it gets 401 from then on
+  meridian --help                        this text
+
+Settings (environment variable, or the flag on serve; the flag wins):
+${settingsHelp()}
+`;
+
+export async function main(argv: string[]): Promise<number> {
+  try {
+    const [command, ...rest] = argv;
+    switch (command) {
+      case "serve":
+        return await serve(rest);
+      case "apikey":
+        return apikey(rest);
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        process.stdout.write(USAGE);
+        return command === undefined ? 2 : 0;
+      case "--version":
+        process.stdout.write(`${VERSION}\n`);
+        return 0;
+      default:
+        process.stderr.write(`meridian: unknown command "${command}"\n\n${USAGE}`);
+        return 2;
+    }
+  } catch (e) {
+    if (e instanceof SettingError || (e as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+      process.stderr.write(`meridian: ${(e as Error).message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+async function serve(argv: string[]): Promise<number> {
+  const options = Object.fromEntries(SETTINGS.map((s) => [flagOf(s.env), { type: "string" as const }]));
+  const { values } = parseArgs({ args: argv, options, strict: true });
+  const app = await startMeridian(loadSettings(process.env, values as Record<string, string | undefined>));
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      app.logger.info({ signal }, "draining");
+      app.close().then(resolve, (e) => {
+        app.logger.error({ err: e }, "shutdown failed");
+        resolve();
+      });
+    };
+    process.once("SIGTERM", () => stop("SIGTERM"));
+    process.once("SIGINT", () => stop("SIGINT"));
+  });
+  return 0;
+}
+
+function apikey(argv: string[]): number {
+  const [sub, ...rest] = argv;
+  const db = openDatabase(loadSettings().db);
+  try {
+    const store = new ApiKeyStore(db);
+    if (sub === "create") {
+      const { values } = parseArgs({
+        args: rest,
+        strict: true,
+        options: {
+          "client-id": { type: "string" },
+          role: { type: "string", multiple: true },
+          scope: { type: "string", multiple: true },
+          project: { type: "string", multiple: true },
+        },
+      });
+      const clientId = values["client-id"];
+      if (!clientId) {
+        process.stderr.write("meridian apikey create: --client-id is required\n");
+        return 2;
+      }
+      const { id, key } = store.create({ clientId, roles: values.role ?? [], scopes: values.scope ?? [], projects: values.project ?? [] });
+      process.stdout.write(`${key}\n`);
+      process.stderr.write(`created API key ${id} for client ${clientId}\n`);
+      return 0;
+    }
+    if (sub === "list") {
+      const { values } = parseArgs({ args: rest, strict: true, options: { json: { type: "boolean" } } });
+      const keys = store.list();
+      if (values.json) process.stdout.write(JSON.stringify(keys, null, 2) + "\n");
+      else for (const k of keys) {
+        process.stdout.write([k.id, k.clientId, `roles=${k.roles.join(",")}`, `scopes=${k.scopes.join(",")}`, `projects=${k.projects.join(",")}`, k.createdAt].join("\t") + "\n");
+      }
+      return 0;
+    }
+    if (sub === "revoke") {
+      const { positionals } = parseArgs({ args: rest, strict: true, allowPositionals: true });
+      if (positionals.length !== 1) {
+        process.stderr.write("usage: meridian apikey revoke ID\n");
+        return 2;
+      }
+      if (!store.revoke(positionals[0])) {
+        process.stderr.write(`meridian: no live API key with id ${positionals[0]}\n`);
+        return 1;
+      }
+      process.stderr.write(`revoked API key ${positionals[0]}\n`);
+      return 0;
+    }
+    process.stderr.write(`meridian apikey: expected create, list or revoke\n`);
+    return 2;
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,84 @@
+// Every setting once: its environment variable, its flag on `meridian serve`,
+// its default and its help line (D31). Flags win over the environment.
+export interface Settings {
+  port: number;
+  host: string;
+  db: string;
+  tlsCert: string;
+  tlsKey: string;
+  jwtSecret: string;
+  jwksFile: string;
+  jwtIssuer: string;
+  jwtAudience: string;
+  corsOrigins: string[];
+  cleanupIntervalS: number;
+  messageRetentionDays: number;
+  allowHttpLinks: boolean;
+  logLevel: string;
+}
+
+interface Spec<K extends keyof Settings> {
+  key: K;
+  env: string;
+  default: string;
+  help: string;
+  parse: (text: string, name: string) => Settings[K];
+}
+
+const int = (min: number, max: number) => (text: string, name: string) => {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || n < min || n > max) throw new SettingError(`${name} must be an integer from ${min} to ${max}, got "${text}"`);
+  return n;
+};
+const str = (text: string) => text;
+const bool = (text: string, name: string) => {
+  const t = text.trim().toLowerCase();
+  if (t === "true" || t === "1") return true;
+  if (t === "false" || t === "0" || t === "") return false;
+  throw new SettingError(`${name} must be true or false, got "${text}"`);
+};
+const list = (text: string) => text.split(",").map((s) => s.trim()).filter(Boolean);
+
+type AnySpec = { [K in keyof Settings]: Spec<K> }[keyof Settings];
+
+export const SETTINGS: readonly AnySpec[] = [
+  { key: "port", env: "MERIDIAN_PORT", default: "8080", help: "TCP port (0 picks a free one)", parse: int(0, 65535) },
+  { key: "host", env: "MERIDIAN_HOST", default: "127.0.0.1", help: "interface to listen on (0.0.0.0 to expose)", parse: str },
+  { key: "db", env: "MERIDIAN_DB", default: "./data/meridian.db", help: "SQLite database file", parse: str },
+  { key: "tlsCert", env: "MERIDIAN_TLS_CERT", default: "", help: "PEM certificate file; with the key, serves TLS", parse: str },
+  { key: "tlsKey", env: "MERIDIAN_TLS_KEY", default: "", help: "PEM private key file", parse: str },
+  { key: "jwtSecret", env: "MERIDIAN_JWT_SECRET", default: "", help: "HS256 secret for bearer tokens (UTF-8 bytes)", parse: str },
+  { key: "jwksFile", env: "MERIDIAN_JWKS_FILE", default: "", help: "public JWKS file for bearer tokens", parse: str },
+  { key: "jwtIssuer", env: "MERIDIAN_JWT_ISSUER", default: "", help: "required token issuer (iss), if set", parse: str },
+  { key: "jwtAudience", env: "MERIDIAN_JWT_AUDIENCE", default: "", help: "required token audience (aud), if set", parse: str },
+  { key: "corsOrigins", env: "MERIDIAN_CORS_ORIGINS", default: "", help: "browser origins allowed to call, comma separated", parse: list },
+  { key: "cleanupIntervalS", env: "MERIDIAN_CLEANUP_INTERVAL_S", default: "3600", help: "seconds between expired-message cleanups", parse: int(1, 31_536_000) },
+  { key: "messageRetentionDays", env: "MERIDIAN_MESSAGE_RETENTION_DAYS", default: "30", help: "days an expired message is kept", parse: int(0, 36_500) },
+  { key: "allowHttpLinks", env: "MERIDIAN_ALLOW_HTTP_LINKS", default: "false", help: "keep http: links in message bodies", parse: bool },
+  { key: "logLevel", env: "MERIDIAN_LOG_LEVEL", default: "info", help: "trace, debug, info, warn, error, fatal or silent", parse: str },
+];
+
+export class SettingError extends Error {}
+
+/** The flag of a setting: MERIDIAN_CLEANUP_INTERVAL_S -> --cleanup-interval-s. */
+export function flagOf(env: string): string {
+  return env.replace(/^MERIDIAN_/, "").toLowerCase().replace(/_/g, "-");
+}
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Record<string, string | undefined> = {}): Settings {
+  const out: Partial<Record<keyof Settings, unknown>> = {};
+  for (const spec of SETTINGS) {
+    const flag = flags[flagOf(spec.env)];
+    const text = flag ?? env[spec.env] ?? spec.default;
+    out[spec.key] = spec.parse(text, flag !== undefined ? `--${flagOf(spec.env)}` : spec.env);
+  }
+  const s = out as Settings;
+  if (Boolean(s.tlsCert) !== Boolean(s.tlsKey)) throw new SettingError("MERIDIAN_TLS_CERT and MERIDIAN_TLS_KEY go together");
+  return s;
+}
+
+export function settingsHelp(): string {
+  const rows = SETTINGS.map((s) => [`--${flagOf(s.env)}`, s.env, s.default === "" ? "(none)" : s.default, s.help]);
+  const w = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => `  ${r[0].padEnd(w[0])}  ${r[1].padEnd(w[1])}  ${r[2].padEnd(w[2])}  ${r[3]}`).join("\n");
+}

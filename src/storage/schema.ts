@@ -1,0 +1,34 @@
+// The schema of Meridian's database, as an ordered list of migrations. This
+// module owns it: no other file creates or alters a table. A migration is
+// never edited once released; a change is a new migration at the end.
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "api keys and server secrets",
+    sql: `
+      CREATE TABLE api_keys (
+        id          TEXT PRIMARY KEY,
+        client_id   TEXT NOT NULL,
+        roles       TEXT NOT NULL,  -- JSON array
+        scopes      TEXT NOT NULL,  -- JSON array
+        projects    TEXT NOT NULL,  -- JSON array
+        secret_hash BLOB NOT NULL,  -- SHA-256 of the secret part
+        created_at  TEXT NOT NULL,
+        revoked_at  TEXT
+      ) STRICT;
+
+      -- Keys the server makes for itself (cursor signing), kept so they survive restarts.
+      CREATE TABLE server_secrets (
+        name  TEXT PRIMARY KEY,
+        value BLOB NOT NULL
+      ) STRICT;
+    `,
+  },
+];

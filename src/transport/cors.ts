@@ -1,0 +1,43 @@
+// Browser access for the origins of MERIDIAN_CORS_ORIGINS only (D36).
+import { cors as connectCors } from "@connectrpc/connect";
+import type { NodeRequest, NodeResponse } from "./node-types.js";
+
+const METHODS = ["GET", "POST", "PATCH", "DELETE"];
+const HEADERS = [
+  "svc-open-api-key",
+  "svc-service-id",
+  "svc-project-id",
+  "svc-dataset-id",
+  "api-version",
+  "authorization",
+  "content-type",
+  ...connectCors.allowedHeaders,
+];
+const EXPOSED = ["www-authenticate", ...connectCors.exposedHeaders];
+
+export class Cors {
+  private readonly origins: Set<string>;
+  constructor(origins: readonly string[]) {
+    this.origins = new Set(origins);
+  }
+
+  /** Adds CORS headers for an allowed origin; true when the request was a preflight and is answered. */
+  handle(req: NodeRequest, res: NodeResponse): boolean {
+    const origin = req.headers.origin;
+    if (this.origins.size === 0 || typeof origin !== "string") return false;
+    res.setHeader("vary", "Origin");
+    if (!this.origins.has(origin)) return false;
+    res.setHeader("access-control-allow-origin", origin);
+    if (req.method === "OPTIONS" && req.headers["access-control-request-method"]) {
+      res.writeHead(204, {
+        "access-control-allow-methods": METHODS.join(", "),
+        "access-control-allow-headers": HEADERS.join(", "),
+        "access-control-max-age": "7200",
+      });
+      res.end();
+      return true;
+    }
+    res.setHeader("access-control-expose-headers", EXPOSED.join(", "));
+    return false;
+  }
+}

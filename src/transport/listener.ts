@@ -1,0 +1,95 @@
+// One port for HTTP/1.1 and HTTP/2 (D4). Cleartext: the first bytes tell an
+// HTTP/2 client (its connection preface starts "PRI * HTTP/2.0") from an
+// HTTP/1.1 one, and the socket goes to the matching server. TLS: ALPN decides.
+import http from "node:http";
+import http2 from "node:http2";
+import net, { type AddressInfo, type Socket } from "node:net";
+import { readFileSync } from "node:fs";
+import type { NodeHandler } from "./node-types.js";
+
+export interface ListenOptions {
+  port: number;
+  host: string;
+  tlsCert?: string;
+  tlsKey?: string;
+}
+
+export interface Listener {
+  readonly address: AddressInfo;
+  readonly tls: boolean;
+  /** Stops accepting, lets requests in flight finish for up to graceMs, then cuts what is left. */
+  close(graceMs: number): Promise<void>;
+}
+
+const H2_PREFACE = Buffer.from("PRI * HTTP/2.0");
+
+export async function listen(handler: NodeHandler, opts: ListenOptions): Promise<Listener> {
+  const sockets = new Set<Socket>();
+  const sessions = new Set<http2.Http2Session>();
+  const h2Options = { settings: { initialWindowSize: 1 << 20 } };
+  let outer: net.Server;
+  let h1: http.Server | undefined;
+  const tls = Boolean(opts.tlsCert && opts.tlsKey);
+
+  if (tls) {
+    const secure = http2.createSecureServer(
+      { ...h2Options, cert: readFileSync(opts.tlsCert!), key: readFileSync(opts.tlsKey!), allowHTTP1: true },
+      handler,
+    );
+    secure.on("session", (s) => track(sessions, s));
+    secure.on("secureConnection", (s: Socket) => track(sockets, s));
+    outer = secure;
+  } else {
+    h1 = http.createServer({ keepAliveTimeout: 65_000 }, handler);
+    const h2 = http2.createServer(h2Options, handler);
+    h2.on("session", (s) => track(sessions, s));
+    const h1Server = h1;
+    outer = net.createServer((socket) => {
+      track(sockets, socket);
+      socket.once("error", () => socket.destroy());
+      // Peek at the first chunk, hand it back, and let the chosen server read it.
+      socket.once("data", (chunk: Buffer) => {
+        socket.pause();
+        socket.unshift(chunk);
+        const isH2 = chunk.subarray(0, H2_PREFACE.length).equals(H2_PREFACE.subarray(0, Math.min(chunk.length, H2_PREFACE.length)));
+        (isH2 ? h2 : h1Server).emit("connection", socket);
+        process.nextTick(() => socket.resume());
+      });
+    });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    outer.once("error", reject);
+    outer.listen(opts.port, opts.host, () => {
+      outer.off("error", reject);
+      resolve();
+    });
+  });
+
+  return {
+    address: outer.address() as AddressInfo,
+    tls,
+    close(graceMs) {
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          for (const s of sessions) s.destroy();
+          for (const s of sockets) s.destroy();
+        }, graceMs);
+        timer.unref();
+        outer.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        // GOAWAY: HTTP/2 clients finish their streams and open no new ones.
+        for (const s of sessions) s.close();
+        h1?.closeIdleConnections();
+        if (tls) for (const s of sockets) if (!(s as Socket & { _httpMessage?: unknown })._httpMessage) s.end();
+      });
+    },
+  };
+}
+
+function track<T extends { once(event: "close", fn: () => void): unknown }>(set: Set<T>, item: T): void {
+  set.add(item);
+  item.once("close", () => set.delete(item));
+}

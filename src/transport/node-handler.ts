@@ -1,0 +1,78 @@
+// The one request handler behind the port: health, CORS, then the Connect
+// router (gRPC, gRPC-Web, Connect on /pkg.Service/Method), then the REST
+// transcoder for the paths of the spec. Every request ends in one log line (D34).
+import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import type { Logger } from "../log/logger.js";
+import type { Cors } from "./cors.js";
+import type { HealthState } from "./health.js";
+import { sendJson, sendProblem } from "./http-io.js";
+import type { NodeHandler, NodeRequest, NodeResponse } from "./node-types.js";
+import { requestInfoKey, type RequestInfo } from "./request-info.js";
+import { Transcoder } from "./rest/transcoder.js";
+
+export interface HandlerParts {
+  handlers: readonly UniversalHandler[];
+  health: HealthState;
+  cors: Cors;
+  logger: Logger;
+}
+
+export function createNodeHandler({ handlers, health, cors, logger }: HandlerParts): NodeHandler {
+  const rpcPaths = new Map(handlers.map((h) => [h.requestPath, h]));
+  const transcoder = new Transcoder(handlers);
+
+  return (req, res) => {
+    const started = process.hrtime.bigint();
+    const info: RequestInfo = {};
+    res.once("close", () => logRequest(logger, req, res, info, started));
+    if (health.state === "draining" && req.httpVersionMajor === 1) res.setHeader("connection", "close");
+    if (cors.handle(req, res)) return;
+
+    const path = (req.url ?? "/").split("?", 1)[0];
+    if (path === "/healthz" && (req.method === "GET" || req.method === "HEAD")) {
+      const ok = health.state === "serving";
+      sendJson(res, ok ? 200 : 503, { status: ok ? "ok" : health.state });
+      return;
+    }
+    const contextValues = createContextValues().set(requestInfoKey, info);
+    const rpc = rpcPaths.get(path);
+    if (rpc) {
+      serveRpc(rpc, req, res, contextValues, logger);
+      return;
+    }
+    transcoder.serve(req, res, contextValues).catch((e) => {
+      logger.error({ err: e }, "REST request failed");
+      try {
+        if (!res.headersSent) sendProblem(res, new ConnectError("internal error", Code.Internal));
+        else res.destroy();
+      } catch {
+        res.destroy();
+      }
+    });
+  };
+}
+
+function serveRpc(rpc: UniversalHandler, req: NodeRequest, res: NodeResponse, contextValues: ReturnType<typeof createContextValues>, logger: Logger): void {
+  const uReq = universalRequestFromNodeRequest(req, res, undefined, contextValues);
+  rpc(uReq)
+    .then((uRes) => universalResponseToNodeResponse(uRes, res))
+    .catch((e) => {
+      if (ConnectError.from(e).code !== Code.Aborted) logger.error({ err: e, rpc: rpc.requestPath }, "RPC failed");
+    });
+}
+
+function logRequest(logger: Logger, req: NodeRequest, res: NodeResponse, info: RequestInfo, started: bigint): void {
+  // Path without the query string: a cursor is harmless, but nothing else there needs keeping.
+  logger.info(
+    {
+      method: req.method,
+      path: (req.url ?? "").split("?", 1)[0],
+      status: res.statusCode,
+      durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+      clientId: info.clientId,
+    },
+    "request",
+  );
+}

@@ -1,0 +1,77 @@
+// RFC 9457 problem details for REST callers (D8). gRPC and Connect callers get
+// the same ConnectError through their own protocol; this is the REST face of it.
+import { Code, ConnectError } from "@connectrpc/connect";
+import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
+import { STATUS_CODES } from "node:http";
+import { BadRequestSchema } from "../gen/google/rpc/error_details_pb.js";
+import type { Violations } from "./errors.js";
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  /** Stable machine-readable code: the Connect/gRPC code name. */
+  code: string;
+  errors?: Violations;
+}
+
+/** An error raised by the REST layer itself, whose status no Connect code names (405, 413, 415). */
+export class HttpError extends ConnectError {
+  constructor(
+    readonly httpStatus: number,
+    message: string,
+    code: Code,
+    headers?: Record<string, string>,
+  ) {
+    super(message, code, headers);
+  }
+}
+
+const codeNames: Record<number, string> = {
+  [Code.Canceled]: "canceled",
+  [Code.Unknown]: "unknown",
+  [Code.InvalidArgument]: "invalid_argument",
+  [Code.DeadlineExceeded]: "deadline_exceeded",
+  [Code.NotFound]: "not_found",
+  [Code.AlreadyExists]: "already_exists",
+  [Code.PermissionDenied]: "permission_denied",
+  [Code.ResourceExhausted]: "resource_exhausted",
+  [Code.FailedPrecondition]: "failed_precondition",
+  [Code.Aborted]: "aborted",
+  [Code.OutOfRange]: "out_of_range",
+  [Code.Unimplemented]: "unimplemented",
+  [Code.Internal]: "internal",
+  [Code.Unavailable]: "unavailable",
+  [Code.DataLoss]: "data_loss",
+  [Code.Unauthenticated]: "unauthenticated",
+};
+
+export function httpStatusOf(err: ConnectError): number {
+  // Not instanceof: ConnectError's Symbol.hasInstance makes every ConnectError an HttpError.
+  const own = (err as Partial<HttpError>).httpStatus;
+  return typeof own === "number" ? own : codeToHttpStatus(err.code);
+}
+
+export function problemOf(err: ConnectError): Problem {
+  const status = httpStatusOf(err);
+  const problem: Problem = {
+    type: "about:blank",
+    title: STATUS_CODES[status] ?? "Error",
+    status,
+    // Internal errors never show their cause (D8); it is logged instead.
+    detail: status >= 500 && err.code !== Code.Unimplemented && err.code !== Code.Unavailable ? "internal error" : err.rawMessage,
+    code: codeNames[err.code] ?? "unknown",
+  };
+  const violations = violationsOf(err);
+  if (violations) problem.errors = violations;
+  return problem;
+}
+
+function violationsOf(err: ConnectError): Violations | undefined {
+  const [badRequest] = err.findDetails(BadRequestSchema);
+  if (!badRequest || badRequest.fieldViolations.length === 0) return undefined;
+  const out: Violations = {};
+  for (const v of badRequest.fieldViolations) (out[v.field] ??= []).push(v.description);
+  return out;
+}

@@ -1,0 +1,9 @@
+// What the request log line needs from inside a call (D34): set by the auth
+// interceptor, read by the logger when the response ends.
+import { createContextKey } from "@connectrpc/connect";
+
+export interface RequestInfo {
+  clientId?: string;
+}
+
+export const requestInfoKey = createContextKey<RequestInfo | undefined>(undefined, { description: "request info" });

@@ -1,0 +1,85 @@
+// The REST route table, derived from the google.api.http annotations of the
+// served methods at start-up (D5): templates parsed, field paths resolved
+// against each input message, everything checked before the first request.
+import { getOption, hasOption, type DescField, type DescMethod } from "@bufbuild/protobuf";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import { http } from "../../gen/google/api/annotations_pb.js";
+import type { HttpRule } from "../../gen/google/api/http_pb.js";
+import { rest } from "../../gen/meridian/api/v1/rest_pb.js";
+import { parsePathTemplate, type PathTemplate } from "./path-template.js";
+import { resolveFieldPath, pathKey } from "./field-path.js";
+import { RouteTrie } from "./route-trie.js";
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024; // D6
+
+export interface RestRoute {
+  httpMethod: string;
+  template: PathTemplate;
+  method: DescMethod;
+  handler: UniversalHandler;
+  /** Where the request body goes: nowhere, the whole message, or one field. */
+  body: "none" | "*" | DescField[];
+  variables: { fields: DescField[]; start: number; end: number }[];
+  /** Field paths set by the path or the body, which query parameters may not set. */
+  bound: Set<string>;
+  responseBody?: DescField;
+  successStatus: number;
+  maxBodyBytes: number;
+  /** Server-streaming google.api.HttpBody: the answer is raw bytes, streamed. */
+  streamsHttpBody: boolean;
+}
+
+export function buildRestRoutes(handlers: readonly UniversalHandler[]): RouteTrie<RestRoute> {
+  const trie = new RouteTrie<RestRoute>();
+  for (const handler of handlers) {
+    const method = handler.method;
+    if (!hasOption(method, http)) continue;
+    const top = getOption(method, http);
+    for (const rule of [top, ...top.additionalBindings]) {
+      const route = routeOf(handler, method, rule);
+      trie.add(route.httpMethod, route.template, route);
+    }
+  }
+  return trie;
+}
+
+function routeOf(handler: UniversalHandler, method: DescMethod, rule: HttpRule): RestRoute {
+  const where = `${method.parent.typeName}.${method.name}`;
+  const pattern = rule.pattern;
+  if (pattern.case === undefined || pattern.case === "custom") throw new Error(`${where}: unsupported http rule`);
+  const template = parsePathTemplate(pattern.value);
+  const input = method.input;
+  const bound = new Set<string>();
+  const variables = template.variables.map((v) => {
+    const fields = resolveFieldPath(input, v.fieldPath);
+    const last = fields[fields.length - 1];
+    if (last.fieldKind !== "scalar" && last.fieldKind !== "enum") throw new Error(`${where}: path variable ${v.fieldPath} must be a scalar`);
+    bound.add(pathKey(fields));
+    return { fields, start: v.start, end: v.end };
+  });
+  let body: RestRoute["body"] = "none";
+  if (rule.body === "*") body = "*";
+  else if (rule.body !== "") {
+    body = resolveFieldPath(input, rule.body);
+    bound.add(pathKey(body));
+  }
+  const streamsHttpBody = method.methodKind === "server_streaming" && method.output.typeName === "google.api.HttpBody";
+  if (method.methodKind !== "unary" && !streamsHttpBody) throw new Error(`${where}: only unary methods and streams of google.api.HttpBody have REST bindings`);
+  const responseBody = rule.responseBody ? resolveFieldPath(method.output, rule.responseBody) : undefined;
+  if (responseBody && responseBody.length !== 1) throw new Error(`${where}: response_body must name a top-level field`);
+  const options = hasOption(method, rest) ? getOption(method, rest) : undefined;
+  const isEmpty = method.output.typeName === "google.protobuf.Empty";
+  return {
+    httpMethod: pattern.case.toUpperCase(),
+    template,
+    method,
+    handler,
+    body,
+    variables,
+    bound,
+    responseBody: responseBody?.[0],
+    successStatus: options?.successStatus || (isEmpty ? 204 : 200),
+    maxBodyBytes: Number(options?.maxBodyBytes || DEFAULT_MAX_BODY_BYTES),
+    streamsHttpBody,
+  };
+}

@@ -1,0 +1,246 @@
+// REST transcoding in the manner of vanguard-go: match the path in the trie,
+// then build the input message from the body first, then path variables,
+// then query parameters; call the method's own Connect handler (so REST
+// callers pass the same interceptors: auth, logging) and turn its answer
+// into the spec's JSON, or its error into problem+json (D8).
+import { create, fromBinary, fromJson, toBinary, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
+import {
+  createAsyncIterable,
+  encodeEnvelope,
+  pipe,
+  readAllBytes,
+  transformSplitEnvelope,
+  type UniversalServerRequest,
+  type UniversalServerResponse,
+} from "@connectrpc/connect/protocol";
+import { codeFromHttpStatus, endStreamFlag, endStreamFromJson, errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import { HttpBodySchema } from "../../gen/google/api/httpbody_pb.js";
+import { HttpError } from "../problem.js";
+import { invalidField } from "../errors.js";
+import type { NodeRequest, NodeResponse } from "../node-types.js";
+import { readBody, isJsonMediaType, sendJson, sendProblem } from "../http-io.js";
+import { buildRestRoutes, type RestRoute } from "./rest-routes.js";
+import { lookupQueryField, pathKey, setAtPath, textToJson } from "./field-path.js";
+import { fillNulls } from "./json-shape.js";
+import type { RouteTrie } from "./route-trie.js";
+
+const MAX_STREAM_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+/** Request headers that describe the REST exchange itself, not the call. */
+const hopHeaders = new Set([
+  "content-type",
+  "content-length",
+  "content-encoding",
+  "accept-encoding",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "te",
+  "upgrade",
+  "host",
+]);
+
+export class Transcoder {
+  private readonly trie: RouteTrie<RestRoute>;
+  private readonly queryFields = new WeakMap<RestRoute, Map<string, ReturnType<typeof lookupQueryField>>>();
+
+  constructor(handlers: readonly UniversalHandler[]) {
+    this.trie = buildRestRoutes(handlers);
+  }
+
+  /** Matches a request; exported for the route table test. */
+  match(method: string, pathname: string) {
+    return this.trie.match(method, splitPath(pathname));
+  }
+
+  async serve(req: NodeRequest, res: NodeResponse, contextValues: ContextValues): Promise<void> {
+    try {
+      const url = new URL(req.url ?? "/", "http://localhost");
+      const match = this.match(req.method ?? "GET", url.pathname);
+      if (match.kind === "not-found") throw new HttpError(404, `no route for ${url.pathname}`, Code.NotFound);
+      if (match.kind === "method-not-allowed") {
+        throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`, Code.Unimplemented, { allow: match.allowed.join(", ") });
+      }
+      const route = match.route;
+      const input = await this.buildInput(route, req, url, match.segments);
+      await this.invoke(route, input, req, res, contextValues);
+    } catch (e) {
+      if (!res.headersSent) sendProblem(res, ConnectError.from(e));
+      else res.destroy();
+    }
+  }
+
+  private async buildInput(route: RestRoute, req: NodeRequest, url: URL, segments: string[]): Promise<Uint8Array> {
+    const json: JsonObject = {};
+    // 1. Body.
+    if (route.body !== "none") {
+      const text = await readJsonBody(req, route.maxBodyBytes);
+      if (text !== undefined) {
+        let parsed: JsonValue;
+        try {
+          parsed = JSON.parse(text);
+        } catch (e) {
+          throw invalidField("body", `malformed JSON: ${(e as Error).message}`);
+        }
+        if (route.body === "*") {
+          if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw invalidField("body", "must be a JSON object");
+          Object.assign(json, parsed);
+        } else {
+          setAtPath(json, route.body, parsed);
+        }
+      }
+    } else {
+      req.resume(); // a body where none is bound is ignored
+    }
+    // 2. Path variables.
+    for (const v of route.variables) {
+      let text: string;
+      try {
+        text = segments.slice(v.start, Math.max(v.end, v.start + 1)).map(decodeURIComponent).join("/");
+        if (v.end > route.template.segments.length - 1 && route.template.segments[v.end - 1]?.kind === "rest") {
+          text = segments.slice(v.start).map(decodeURIComponent).join("/");
+        }
+      } catch {
+        throw invalidField(pathKey(v.fields), "malformed percent-encoding in the path");
+      }
+      setAtPath(json, v.fields, textToJson(v.fields[v.fields.length - 1], text));
+    }
+    // 3. Query parameters, for fields neither the body nor the path set.
+    if (route.body !== "*") {
+      let cache = this.queryFields.get(route);
+      if (!cache) this.queryFields.set(route, (cache = new Map()));
+      const repeated = new Map<string, JsonValue[]>();
+      for (const [name, value] of url.searchParams) {
+        const fields = lookupQueryField(route.method.input, name, cache);
+        if (!fields) continue; // unknown parameters are ignored, like unknown JSON fields (D6)
+        const key = pathKey(fields);
+        if ([...route.bound].some((b) => key === b || key.startsWith(b + "."))) continue;
+        const last = fields[fields.length - 1];
+        const v = textToJson(last, value);
+        if (last.fieldKind === "list") {
+          let arr = repeated.get(key);
+          if (!arr) {
+            repeated.set(key, (arr = []));
+            setAtPath(json, fields, arr);
+          }
+          arr.push(v);
+        } else {
+          setAtPath(json, fields, v);
+        }
+      }
+    }
+    try {
+      return toBinary(route.method.input, fromJson(route.method.input, json, { ignoreUnknownFields: true }));
+    } catch (e) {
+      const cause = (e as Error).cause;
+      if (isFieldError(cause)) {
+        const field = cause.field();
+        throw invalidField(field.jsonName ?? field.name, cause.message);
+      }
+      throw invalidField("body", (e as Error).message);
+    }
+  }
+
+  private async invoke(route: RestRoute, input: Uint8Array, req: NodeRequest, res: NodeResponse, contextValues: ContextValues): Promise<void> {
+    const abort = new AbortController();
+    res.once("close", () => abort.abort());
+    const header = new Headers();
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (v === undefined || k.startsWith(":") || hopHeaders.has(k)) continue;
+      header.set(k, Array.isArray(v) ? v.join(", ") : v);
+    }
+    header.set("connect-protocol-version", "1");
+    header.set("content-type", route.streamsHttpBody ? "application/connect+proto" : "application/proto");
+    const uReq: UniversalServerRequest = {
+      httpVersion: req.httpVersion,
+      url: `http://localhost${route.handler.requestPath}`,
+      method: "POST",
+      header,
+      body: createAsyncIterable([route.streamsHttpBody ? encodeEnvelope(0, input) : input]),
+      signal: abort.signal,
+      contextValues,
+    };
+    const uRes = await route.handler(uReq);
+    if (route.streamsHttpBody && uRes.status === 200) return this.writeStream(route, uRes, res);
+    const bytes = uRes.body ? await readAllBytes(uRes.body, Number.MAX_SAFE_INTEGER) : new Uint8Array(0);
+    if (uRes.status !== 200) {
+      throw errorFromJsonBytes(bytes, uRes.header, new ConnectError(`HTTP ${uRes.status}`, codeFromHttpStatus(uRes.status)));
+    }
+    const output = fromBinary(route.method.output, bytes);
+    const headers = passHeaders(uRes.header);
+    if (route.successStatus === 204) {
+      res.writeHead(204, headers);
+      res.end();
+      return;
+    }
+    let json = fillNulls(route.method.output, toJson(route.method.output, output, { alwaysEmitImplicit: true }));
+    if (route.responseBody) json = (json as JsonObject)[route.responseBody.jsonName] ?? null;
+    sendJson(res, route.successStatus, json, headers);
+  }
+
+  /** Streams google.api.HttpBody messages as raw bytes; an error before the first byte is a problem+json. */
+  private async writeStream(route: RestRoute, uRes: UniversalServerResponse, res: NodeResponse): Promise<void> {
+    if (!uRes.body) throw new ConnectError("empty stream", Code.Internal);
+    let started = false;
+    for await (const env of pipe(uRes.body, transformSplitEnvelope(MAX_STREAM_MESSAGE_BYTES))) {
+      if ((env.flags & endStreamFlag) === endStreamFlag) {
+        const end = endStreamFromJson(env.data);
+        if (end.error) {
+          if (!started) throw end.error;
+          res.destroy(end.error); // the status is sent: a cut stream is the only honest signal
+          return;
+        }
+        break;
+      }
+      const chunk = fromBinary(HttpBodySchema, env.data);
+      if (!started) {
+        started = true;
+        res.writeHead(route.successStatus, { ...passHeaders(uRes.header), "content-type": chunk.contentType || "application/json; charset=utf-8" });
+      }
+      if (chunk.data.length > 0 && !(res as NodeJS.WritableStream).write(chunk.data)) {
+        await new Promise((resolve) => res.once("drain", resolve));
+      }
+    }
+    if (!started) {
+      const empty = create(HttpBodySchema);
+      res.writeHead(route.successStatus, { "content-type": empty.contentType || "application/json; charset=utf-8" });
+    }
+    res.end();
+  }
+}
+
+/** protobuf-es gives fromJson's error a FieldError cause naming the field (not exported, hence the shape test). */
+function isFieldError(e: unknown): e is Error & { field(): { name: string; jsonName?: string } } {
+  return e instanceof Error && typeof (e as { field?: unknown }).field === "function";
+}
+
+function splitPath(pathname: string): string[] {
+  const parts = pathname.split("/");
+  parts.shift(); // leading ""
+  return parts;
+}
+
+/** Handler response headers worth passing on (custom ones, auth challenges); protocol headers stay behind. */
+function passHeaders(h: Headers | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  h?.forEach((v, k) => {
+    if (k.startsWith("connect-") || k.startsWith("grpc-") || hopHeaders.has(k) || k === "vary") return;
+    out[k] = v;
+  });
+  return out;
+}
+
+async function readJsonBody(req: NodeRequest, maxBytes: number): Promise<string | undefined> {
+  const length = req.headers["content-length"];
+  const hasBody = (length !== undefined && length !== "0") || req.headers["transfer-encoding"] !== undefined;
+  const type = req.headers["content-type"];
+  if (type === undefined && !hasBody) return undefined;
+  if (!isJsonMediaType(type)) {
+    req.resume();
+    throw new HttpError(415, `content type ${type ?? "(none)"} is not JSON; send application/json`, Code.InvalidArgument);
+  }
+  const bytes = await readBody(req, maxBytes);
+  return bytes.length === 0 ? undefined : bytes.toString("utf8");
+}
