@@ -13,6 +13,7 @@ import { TimeSeriesService } from "./gen/meridian/timeseries/v1/time_series_pb.j
 import { createLogger, type Logger } from "./log/logger.js";
 import { openDatabase, type Db } from "./storage/database.js";
 import { Cors } from "./transport/cors.js";
+import { apiVersionInterceptor } from "./transport/api-version.js";
 import { errorInterceptor } from "./transport/error-interceptor.js";
 import { HealthState, healthService } from "./transport/health.js";
 import { listen, type Listener } from "./transport/listener.js";
@@ -38,7 +39,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   const services = [FeatureStatusService, TimeSeriesService];
 
   const router = createConnectRouter({
-    interceptors: [errorInterceptor(logger), authInterceptor(apiKeys, createJwtVerifier(jwtSettings(settings)))],
+    interceptors: [errorInterceptor(logger), authInterceptor(apiKeys, createJwtVerifier(jwtSettings(settings))), apiVersionInterceptor()],
     acceptCompression: [compressionGzip, compressionBrotli],
     readMaxBytes: 64 * 1024 * 1024,
     shutdownSignal: shutdown.signal,

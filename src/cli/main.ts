@@ -53,18 +53,14 @@ export async function main(argv: string[]): Promise<number> {
 async function serve(argv: string[]): Promise<number> {
   const options = Object.fromEntries(SETTINGS.map((s) => [flagOf(s.env), { type: "string" as const }]));
   const { values } = parseArgs({ args: argv, options, strict: true });
-  const app = await startMeridian(loadSettings(process.env, values as Record<string, string | undefined>));
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      app.logger.info({ signal }, "draining");
-      app.close().then(resolve, (e) => {
-        app.logger.error({ err: e }, "shutdown failed");
-        resolve();
-      });
-    };
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
+  // Listen for signals before serving: a SIGTERM right after start-up must drain, not kill.
+  const signal = new Promise<string>((resolve) => {
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+    process.once("SIGINT", () => resolve("SIGINT"));
   });
+  const app = await startMeridian(loadSettings(process.env, values as Record<string, string | undefined>));
+  app.logger.info({ signal: await signal }, "draining");
+  await app.close();
   return 0;
 }
 

@@ -11,9 +11,9 @@ const HEADERS = [
   "api-version",
   "authorization",
   "content-type",
-  ...connectCors.allowedHeaders,
+  ...connectCors.allowedHeaders.map((h) => h.toLowerCase()),
 ];
-const EXPOSED = ["www-authenticate", ...connectCors.exposedHeaders];
+const EXPOSED = ["www-authenticate", ...connectCors.exposedHeaders.map((h) => h.toLowerCase())];
 
 export class Cors {
   private readonly origins: Set<string>;

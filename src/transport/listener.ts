@@ -26,9 +26,26 @@ const H2_PREFACE = Buffer.from("PRI * HTTP/2.0");
 export async function listen(handler: NodeHandler, opts: ListenOptions): Promise<Listener> {
   const sockets = new Set<Socket>();
   const sessions = new Set<http2.Http2Session>();
+  // HTTP/1.1 requests in progress per socket, so that draining can end idle
+  // keep-alive connections (http.Server tracks these only for sockets it accepted itself).
+  const active = new Map<Socket, number>();
+  let draining = false;
+  const countHttp1 = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
+    if (req.httpVersionMajor !== 1) return;
+    const socket = req.socket as Socket;
+    active.set(socket, (active.get(socket) ?? 0) + 1);
+    res.once("close", () => {
+      const n = (active.get(socket) ?? 1) - 1;
+      active.set(socket, n);
+      if (draining && n === 0) socket.end();
+    });
+  };
+  const endIdleHttp1 = () => {
+    for (const s of sockets) if ((s as { alpnProtocol?: string | false }).alpnProtocol !== "h2" && !(active.get(s) ?? 0) && !h2Sockets.has(s)) s.end();
+  };
+  const h2Sockets = new WeakSet<Socket>();
   const h2Options = { settings: { initialWindowSize: 1 << 20 } };
   let outer: net.Server;
-  let h1: http.Server | undefined;
   const tls = Boolean(opts.tlsCert && opts.tlsKey);
 
   if (tls) {
@@ -37,22 +54,28 @@ export async function listen(handler: NodeHandler, opts: ListenOptions): Promise
       handler,
     );
     secure.on("session", (s) => track(sessions, s));
-    secure.on("secureConnection", (s: Socket) => track(sockets, s));
+    secure.on("secureConnection", (s: Socket) => {
+      track(sockets, s);
+      s.once("close", () => active.delete(s));
+    });
+    secure.on("request", countHttp1);
     outer = secure;
   } else {
-    h1 = http.createServer({ keepAliveTimeout: 65_000 }, handler);
+    const h1 = http.createServer({ keepAliveTimeout: 65_000 }, handler);
+    h1.on("request", countHttp1);
     const h2 = http2.createServer(h2Options, handler);
     h2.on("session", (s) => track(sessions, s));
-    const h1Server = h1;
     outer = net.createServer((socket) => {
       track(sockets, socket);
+      socket.once("close", () => active.delete(socket));
       socket.once("error", () => socket.destroy());
       // Peek at the first chunk, hand it back, and let the chosen server read it.
       socket.once("data", (chunk: Buffer) => {
         socket.pause();
         socket.unshift(chunk);
         const isH2 = chunk.subarray(0, H2_PREFACE.length).equals(H2_PREFACE.subarray(0, Math.min(chunk.length, H2_PREFACE.length)));
-        (isH2 ? h2 : h1Server).emit("connection", socket);
+        if (isH2) h2Sockets.add(socket);
+        (isH2 ? h2 : h1).emit("connection", socket);
         process.nextTick(() => socket.resume());
       });
     });
@@ -80,10 +103,10 @@ export async function listen(handler: NodeHandler, opts: ListenOptions): Promise
           clearTimeout(timer);
           resolve();
         });
+        draining = true;
         // GOAWAY: HTTP/2 clients finish their streams and open no new ones.
         for (const s of sessions) s.close();
-        h1?.closeIdleConnections();
-        if (tls) for (const s of sockets) if (!(s as Socket & { _httpMessage?: unknown })._httpMessage) s.end();
+        endIdleHttp1();
       });
     },
   };

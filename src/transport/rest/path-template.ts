@@ -85,3 +85,9 @@ function splitTopLevel(s: string, source: string): string[] {
   if (out.some((p) => p === "")) throw new TemplateError(`empty segment in "${source}"`);
   return out;
 }
+
+/** The raw segments a variable captured; one ending in "**" takes all that remain. */
+export function capturedSegments(template: PathTemplate, v: Pick<Variable, "start" | "end">, segments: readonly string[]): string[] {
+  const rest = template.segments[v.end - 1]?.kind === "rest";
+  return segments.slice(v.start, rest ? undefined : v.end);
+}

@@ -25,6 +25,7 @@ import { buildRestRoutes, type RestRoute } from "./rest-routes.js";
 import { lookupQueryField, pathKey, setAtPath, textToJson } from "./field-path.js";
 import { fillNulls } from "./json-shape.js";
 import type { RouteTrie } from "./route-trie.js";
+import { capturedSegments } from "./path-template.js";
 
 const MAX_STREAM_MESSAGE_BYTES = 64 * 1024 * 1024;
 
@@ -98,10 +99,7 @@ export class Transcoder {
     for (const v of route.variables) {
       let text: string;
       try {
-        text = segments.slice(v.start, Math.max(v.end, v.start + 1)).map(decodeURIComponent).join("/");
-        if (v.end > route.template.segments.length - 1 && route.template.segments[v.end - 1]?.kind === "rest") {
-          text = segments.slice(v.start).map(decodeURIComponent).join("/");
-        }
+        text = capturedSegments(route.template, v, segments).map(decodeURIComponent).join("/");
       } catch {
         throw invalidField(pathKey(v.fields), "malformed percent-encoding in the path");
       }

@@ -1,0 +1,165 @@
+// D32 health and graceful shutdown, D34 request logs, D36 CORS, D4 TLS.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
+import { pino } from "pino";
+import { HealthState } from "../../src/transport/health.js";
+import { createNodeHandler } from "../../src/transport/node-handler.js";
+import { Cors } from "../../src/transport/cors.js";
+import { connect as h2connect } from "node:http2";
+import { get as httpsGet } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+import { exited, meridian, serve } from "../helpers/cli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "meridian-life-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("D32 health", () => {
+  it("D32 /healthz answers 200 {status: ok} once serving, and a drained server accepts no new connection", async () => {
+    const server = await startTestServer();
+    const r = await fetch(`${server.url}/healthz`);
+    expect(r.status).toBe(200);
+    expect(await r.json()).toEqual({ status: "ok" });
+    await server.app.close(2000);
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    rmSync(server.dir, { recursive: true, force: true });
+  });
+
+  it.each(["starting", "draining"] as const)("D32 /healthz answers 503 while %s", async (state) => {
+    // The real handler on a real port, with the serving state held where a request can see it.
+    const health = new HealthState();
+    health.set(state);
+    const handler = createNodeHandler({ handlers: [], health, cors: new Cors([]), logger: pino({ level: "silent" }) });
+    const srv = createServer(handler);
+    await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+    try {
+      const r = await fetch(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/healthz`);
+      expect(r.status).toBe(503);
+      expect(await r.json()).toEqual({ status: state });
+    } finally {
+      srv.close();
+    }
+  });
+
+  it("D32 SIGTERM finishes a request in flight, then exits and closes the database", async () => {
+    const db = join(dir, "sigterm.db");
+    const key = meridian(["apikey", "create", "--client-id", "t", "--scope", "platform_iam_featurestatus_readwrite", "--role", "BackOffice"], { MERIDIAN_DB: db }).stdout.trim();
+    const { child, url, stderr } = await serve({ MERIDIAN_DB: db });
+    // A request whose body is still arriving when SIGTERM comes.
+    const response = new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${url}/api/admin/feature/message`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "svc-open-api-key": key, "transfer-encoding": "chunked" },
+      });
+      req.on("response", (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode!));
+      });
+      req.on("error", reject);
+      req.write('{"message": {');
+      setTimeout(() => {
+        child.kill("SIGTERM");
+        setTimeout(() => req.end('"title": "x"}}'), 300);
+      }, 200);
+    });
+    const status = await response;
+    expect(status).toBeGreaterThanOrEqual(200);
+    expect(status).not.toBe(503);
+    expect(await exited(child)).toBe(0);
+    expect(stderr()).toContain("Meridian stopped");
+    // A cleanly closed WAL database leaves no -wal file behind.
+    expect(existsSync(`${db}-wal`)).toBe(false);
+  });
+});
+
+describe("D34 request logs", () => {
+  let server: TestServer;
+  beforeAll(async () => (server = await startTestServer()));
+  afterAll(() => server.close());
+
+  it("D34 one JSON line per request with method, path, status, duration and client id, never a credential or a body", async () => {
+    const key = server.key({ clientId: "logged", scopes: ["platform_iam_featurestatus_readwrite"], roles: ["BackOffice"] });
+    const secretBody = JSON.stringify({ message: { title: "very-secret-title-text" } });
+    await fetch(`${server.url}/api/admin/feature/message?cursor=abc`, { method: "POST", headers: { "svc-open-api-key": key, "content-type": "application/json" }, body: secretBody });
+    await new Promise((r) => setTimeout(r, 50));
+    const line = server.logs.find((l) => l.msg === "request" && l.clientId === "logged");
+    expect(line).toMatchObject({ method: "POST", path: "/api/admin/feature/message", clientId: "logged" });
+    expect(typeof line!.status).toBe("number");
+    expect(typeof line!.durationMs).toBe("number");
+    const all = JSON.stringify(server.logs);
+    expect(all).not.toContain(key);
+    expect(all).not.toContain(key.split("_")[2]);
+    expect(all).not.toContain("very-secret-title-text");
+  });
+});
+
+describe("D36 CORS", () => {
+  let server: TestServer;
+  beforeAll(async () => (server = await startTestServer({ MERIDIAN_CORS_ORIGINS: "https://app.example, https://admin.example" })));
+  afterAll(() => server.close());
+
+  it("D36 a preflight from an allowed origin is answered with methods and the spec's headers", async () => {
+    const r = await fetch(`${server.url}/api/admin/feature/message`, {
+      method: "OPTIONS",
+      headers: { origin: "https://app.example", "access-control-request-method": "POST", "access-control-request-headers": "svc-open-api-key, content-type" },
+    });
+    expect(r.status).toBe(204);
+    expect(r.headers.get("access-control-allow-origin")).toBe("https://app.example");
+    expect(r.headers.get("access-control-allow-methods")).toContain("PATCH");
+    const allowed = r.headers.get("access-control-allow-headers")!;
+    for (const h of ["svc-open-api-key", "svc-service-id", "svc-project-id", "svc-dataset-id", "api-version", "authorization", "content-type", "connect-protocol-version", "x-grpc-web"]) {
+      expect(allowed).toContain(h);
+    }
+  });
+
+  it("D36 responses to an allowed origin carry CORS headers; other origins get none", async () => {
+    const ok = await fetch(`${server.url}/healthz`, { headers: { origin: "https://admin.example" } });
+    expect(ok.headers.get("access-control-allow-origin")).toBe("https://admin.example");
+    const other = await fetch(`${server.url}/healthz`, { headers: { origin: "https://evil.example" } });
+    expect(other.headers.get("access-control-allow-origin")).toBeNull();
+    const pre = await fetch(`${server.url}/api/admin/feature/message`, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } });
+    expect(pre.headers.get("access-control-allow-origin")).toBeNull();
+  });
+});
+
+describe("D4 TLS", () => {
+  const cert = join(dir, "cert.pem");
+  const key = join(dir, "key.pem");
+  let haveOpenssl = true;
+  try {
+    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"], { stdio: "ignore" });
+  } catch {
+    haveOpenssl = false;
+  }
+
+  it.skipIf(!haveOpenssl)("D4 with MERIDIAN_TLS_CERT and _KEY the port serves HTTPS over HTTP/1.1 and HTTP/2", async () => {
+    const server = await startTestServer({ MERIDIAN_TLS_CERT: cert, MERIDIAN_TLS_KEY: key });
+    try {
+      expect(server.url).toMatch(/^https:/);
+      const ca = readFileSync(cert);
+      const h1 = await new Promise<string>((resolve, reject) => {
+        httpsGet(`${server.url}/healthz`, { ca }, (res) => {
+          let b = "";
+          res.on("data", (d) => (b += d));
+          res.on("end", () => resolve(b));
+        }).on("error", reject);
+      });
+      expect(JSON.parse(h1)).toEqual({ status: "ok" });
+      const session = h2connect(server.url, { ca });
+      const h2 = await new Promise<number>((resolve, reject) => {
+        const s = session.request({ ":path": "/healthz" });
+        s.on("response", (h) => resolve(Number(h[":status"])));
+        s.on("error", reject);
+        s.end();
+      });
+      session.close();
+      expect(h2).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,61 @@
+// Storage: WAL, versioned migrations that run at start, one schema owner.
+import { afterAll, describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { migrate, openDatabase, schemaVersion } from "../../src/storage/database.js";
+import { MIGRATIONS } from "../../src/storage/schema.js";
+import { crc32c } from "../../src/storage/native.js";
+
+const dir = mkdtempSync(join(tmpdir(), "meridian-db-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("database", () => {
+  it("opens in WAL mode with every migration applied", () => {
+    const db = openDatabase(join(dir, "a", "nested", "m.db"));
+    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(schemaVersion(db)).toBe(MIGRATIONS[MIGRATIONS.length - 1].version);
+    db.close();
+  });
+
+  it("migrations are versioned: a second start applies nothing, a new one applies only itself", () => {
+    const path = join(dir, "v.db");
+    openDatabase(path).close();
+    const db = new Database(path);
+    expect(migrate(db, MIGRATIONS)).toBe(0);
+    const next = [...MIGRATIONS, { version: MIGRATIONS.length + 1, name: "test", sql: "CREATE TABLE extra (x INTEGER) STRICT;" }];
+    expect(migrate(db, next)).toBe(1);
+    expect(schemaVersion(db)).toBe(MIGRATIONS.length + 1);
+    db.close();
+  });
+
+  it("refuses a database from a newer Meridian", () => {
+    const path = join(dir, "newer.db");
+    const raw = new Database(path);
+    raw.pragma("user_version = 999");
+    raw.close();
+    expect(() => openDatabase(path)).toThrow(/newer/);
+  });
+
+  it("a failing migration leaves the database at the previous version", () => {
+    const path = join(dir, "fail.db");
+    openDatabase(path).close();
+    const db = new Database(path);
+    const bad = [...MIGRATIONS, { version: MIGRATIONS.length + 1, name: "bad", sql: "CREATE TABLE ok_table (x INTEGER); SELECT nope FROM nowhere;" }];
+    expect(() => migrate(db, bad)).toThrow();
+    expect(schemaVersion(db)).toBe(MIGRATIONS.length);
+    expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'ok_table'").get()).toEqual({ n: 0 });
+    db.close();
+  });
+});
+
+describe("native addon", () => {
+  it("computes CRC-32C (check value of '123456789' is 0xE3069283)", () => {
+    expect(crc32c(new TextEncoder().encode("123456789"))).toBe(0xe3069283);
+    expect(crc32c(new Uint8Array(0))).toBe(0);
+  });
+  it("throws a TypeError, never crashes, on a wrong argument", () => {
+    expect(() => crc32c("nope" as unknown as Uint8Array)).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,75 @@
+// D4, D5, D10: one port answers gRPC (grpc-js over h2c), Connect (HTTP/2 and
+// HTTP/1.1), gRPC-Web and REST, and every protocol reaches the same handler
+// through the same authentication.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as grpc from "@grpc/grpc-js";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/grpc/health/v1/health_pb.js";
+import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+import { connectClient, grpcUnary, grpcWebClient, hostPort } from "../helpers/clients.js";
+
+let server: TestServer;
+let key: string;
+const READ = { scopes: ["platform_iam_featurestatus_read"], roles: ["BackOffice"], clientId: "interop" };
+
+beforeAll(async () => {
+  server = await startTestServer();
+  key = server.key(READ);
+});
+afterAll(() => server.close());
+
+async function connectCode(p: Promise<unknown>): Promise<Code | "ok"> {
+  try {
+    await p;
+    return "ok";
+  } catch (e) {
+    return ConnectError.from(e).code;
+  }
+}
+
+describe("D4 one port, every protocol", () => {
+  it("D32 grpc-js health check answers SERVING without credentials", async () => {
+    const r = await grpcUnary(hostPort(server.url), Health.method.check, {});
+    expect(r.error).toBeUndefined();
+    expect(r.response?.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+  });
+
+  it("D32 grpc-js health check of an unknown service is NOT_FOUND", async () => {
+    const r = await grpcUnary(hostPort(server.url), Health.method.check, { service: "no.such.Service" });
+    expect(r.error?.code).toBe(grpc.status.NOT_FOUND);
+  });
+
+  it("D10 without credentials every protocol says unauthenticated", async () => {
+    const g = await grpcUnary(hostPort(server.url), FeatureStatusService.method.listGlobalMessages, {});
+    expect(g.error?.code).toBe(grpc.status.UNAUTHENTICATED);
+    expect(await connectCode(connectClient(FeatureStatusService, server.url, "2").listGlobalMessages({}))).toBe(Code.Unauthenticated);
+    expect(await connectCode(connectClient(FeatureStatusService, server.url, "1.1").listGlobalMessages({}))).toBe(Code.Unauthenticated);
+    expect(await connectCode(grpcWebClient(FeatureStatusService, server.url).listGlobalMessages({}))).toBe(Code.Unauthenticated);
+    const r = await fetch(`${server.url}/api/admin/feature/message`);
+    expect(r.status).toBe(401);
+    expect(r.headers.get("www-authenticate")).toMatch(/Bearer/);
+  });
+
+  it("D10 a bad key is refused alike by every protocol", async () => {
+    const headers = { "svc-open-api-key": "mrd_aaaaaaaaaaaa_" + "x".repeat(43) };
+    const g = await grpcUnary(hostPort(server.url), FeatureStatusService.method.listGlobalMessages, {}, headers);
+    expect(g.error?.code).toBe(grpc.status.UNAUTHENTICATED);
+    expect(await connectCode(connectClient(FeatureStatusService, server.url).listGlobalMessages({}, { headers }))).toBe(Code.Unauthenticated);
+    expect((await fetch(`${server.url}/api/admin/feature/message`, { headers })).status).toBe(401);
+  });
+
+  it("D5 with a valid key, gRPC, Connect, gRPC-Web and REST reach the same handler", async () => {
+    const headers = { "svc-open-api-key": key };
+    const g = await grpcUnary(hostPort(server.url), FeatureStatusService.method.deleteGlobalMessage, { messageId: 1 }, headers);
+    expect(g.error?.code).toBe(grpc.status.UNIMPLEMENTED);
+    expect(await connectCode(connectClient(FeatureStatusService, server.url, "2").deleteGlobalMessage({ messageId: 1 }, { headers }))).toBe(Code.Unimplemented);
+    expect(await connectCode(connectClient(FeatureStatusService, server.url, "1.1").deleteGlobalMessage({ messageId: 1 }, { headers }))).toBe(Code.Unimplemented);
+    expect(await connectCode(grpcWebClient(FeatureStatusService, server.url).deleteGlobalMessage({ messageId: 1 }, { headers }))).toBe(Code.Unimplemented);
+    const rest = await fetch(`${server.url}/api/admin/feature/message/1`, { method: "DELETE", headers });
+    expect(rest.status).toBe(501);
+    // Past authentication on every protocol: the request log names the client each time.
+    const lines = server.logs.filter((l) => l.msg === "request" && l.clientId === "interop");
+    expect(lines.length).toBeGreaterThanOrEqual(5);
+  });
+});

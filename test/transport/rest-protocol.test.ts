@@ -1,0 +1,135 @@
+// D6-D9 on the REST paths of the real server.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+
+let server: TestServer;
+let headers: Record<string, string>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  headers = {
+    "svc-open-api-key": server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] }),
+  };
+});
+afterAll(() => server.close());
+
+const post = (path: string, body: string | Uint8Array, contentType?: string, extra: Record<string, string> = {}) =>
+  fetch(`${server.url}${path}`, {
+    method: "POST",
+    headers: { ...headers, ...(contentType ? { "content-type": contentType } : {}), ...extra },
+    body,
+  });
+
+describe("D6 request bodies", () => {
+  it.each(["application/json", "application/json; charset=latin1", "text/json", "application/json-patch+json", "application/vnd.meridian+json", "APPLICATION/JSON"])(
+    "D6 accepts %s",
+    async (type) => {
+      const r = await post("/api/admin/feature/message", "{}", type);
+      expect(r.status).not.toBe(415);
+      expect(r.headers.get("content-type")).toMatch(/json/);
+    },
+  );
+
+  it.each(["text/plain", "application/x-www-form-urlencoded", "application/xml", "multipart/form-data; boundary=x"])("D6 refuses %s with 415", async (type) => {
+    const r = await post("/api/admin/feature/message", "{}", type);
+    expect(r.status).toBe(415);
+    expect(r.headers.get("content-type")).toBe("application/problem+json; charset=utf-8");
+  });
+
+  it("D6 a body without a content type gets 415", async () => {
+    const r = await fetch(`${server.url}/api/admin/feature/message`, { method: "POST", headers, body: new Uint8Array([123, 125]) });
+    expect(r.status).toBe(415);
+  });
+
+  it("D6 GET and DELETE need no content type", async () => {
+    const r = await fetch(`${server.url}/api/admin/feature/message`, { headers });
+    expect(r.status).not.toBe(415);
+    const d = await fetch(`${server.url}/api/admin/feature/message/1`, { method: "DELETE", headers });
+    expect(d.status).not.toBe(415);
+  });
+
+  it("D6 a body over 1 MiB gets 413", async () => {
+    const big = JSON.stringify({ title: "x".repeat(1024 * 1024) });
+    const r = await post("/api/admin/feature/message", big, "application/json");
+    expect(r.status).toBe(413);
+    expect(((await r.json()) as { status: number }).status).toBe(413);
+  });
+
+  it("D6 value uploads accept bodies above 1 MiB (their limit is 64 MiB)", async () => {
+    const rows = JSON.stringify({ data: Array.from({ length: 60_000 }, (_, i) => [`2000-01-01T00:00:${String(i % 60).padStart(2, "0")}`, 1.5, 0]) });
+    expect(rows.length).toBeGreaterThan(1024 * 1024);
+    const r = await post("/api/ts/dataset/00000000-0000-0000-0000-000000000001/timeseries/00000000-0000-0000-0000-000000000002/values", rows, "application/json");
+    expect(r.status).not.toBe(413);
+  });
+
+  it("D8 malformed JSON is a 400 problem naming the body", async () => {
+    const r = await post("/api/admin/feature/message", "{nope", "application/json");
+    expect(r.status).toBe(400);
+    const p = (await r.json()) as { errors: Record<string, string[]> };
+    expect(Object.keys(p.errors)).toEqual(["body"]);
+  });
+
+  it("D6 unknown JSON fields are ignored", async () => {
+    const r = await post("/api/admin/feature/message", JSON.stringify({ message: { surprise: 1 }, whatever: [1, 2] }), "application/json");
+    expect(r.status).not.toBe(400);
+  });
+});
+
+describe("D7 responses are JSON whatever Accept says", () => {
+  it("D7 Accept: text/plain still gets application/json", async () => {
+    const r = await fetch(`${server.url}/healthz`, { headers: { accept: "text/plain" } });
+    expect(r.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    const p = await fetch(`${server.url}/api/admin/feature/x/message?limit=zero`, { headers: { ...headers, accept: "text/plain" } });
+    expect(p.headers.get("content-type")).toBe("application/problem+json; charset=utf-8");
+  });
+});
+
+describe("D8 errors are problem details", () => {
+  it("D8 404 for an unknown path", async () => {
+    const r = await fetch(`${server.url}/api/nothing/here`, { headers });
+    expect(r.status).toBe(404);
+    expect(await r.json()).toMatchObject({ type: "about:blank", title: "Not Found", status: 404 });
+  });
+
+  it("D8 405 with Allow for a known path and another method", async () => {
+    const r = await fetch(`${server.url}/api/admin/feature/message`, { method: "PUT", headers });
+    expect(r.status).toBe(405);
+    expect(r.headers.get("allow")).toBe("GET, POST");
+  });
+
+  it("D8 401 with WWW-Authenticate and no stack trace", async () => {
+    const r = await fetch(`${server.url}/api/admin/feature/message`);
+    expect(r.status).toBe(401);
+    expect(r.headers.get("www-authenticate")).toBeTruthy();
+    const text = await r.text();
+    expect(text).not.toMatch(/at .*\.(js|ts):\d+/);
+    expect(JSON.parse(text)).toMatchObject({ status: 401, title: "Unauthorized", code: "unauthenticated" });
+  });
+
+  it("D8 a query parameter of the wrong type is a 400 naming the field", async () => {
+    const r = await fetch(`${server.url}/api/admin/feature/app/message?limit=1.5`, { headers });
+    expect(r.status).toBe(400);
+    const p = (await r.json()) as { errors: Record<string, string[]>; detail: string };
+    expect(Object.keys(p.errors)).toEqual(["limit"]);
+    expect(p.detail).toContain("limit");
+  });
+
+  it("D8 malformed percent-encoding in the path is a 400", async () => {
+    const r = await fetch(`${server.url}/api/admin/feature/%E0%A4%A/message`, { headers });
+    expect(r.status).toBe(400);
+  });
+});
+
+describe("D9 api-version", () => {
+  it.each(["2", "3", " 3 "])("D9 accepts api-version %j", async (v) => {
+    const r = await fetch(`${server.url}/api/admin/feature/message`, { headers: { ...headers, "api-version": v } });
+    expect(r.status).not.toBe(400);
+  });
+
+  it.each(["1", "4", "2.0", "abc", ""])("D9 refuses api-version %j with 400", async (v) => {
+    const r = await fetch(`${server.url}/api/admin/feature/message`, { headers: { ...headers, "api-version": v } });
+    expect(r.status).toBe(400);
+    const p = (await r.json()) as { errors: Record<string, string[]> };
+    expect(Object.keys(p.errors)).toEqual(["api-version"]);
+  });
+});

@@ -1,0 +1,88 @@
+// One table of cases for the REST route matching, in the manner of hono's
+// shared router tests: each row is a request and what must match.
+import { describe, expect, it } from "vitest";
+import { capturedSegments, parsePathTemplate, TemplateError } from "../../src/transport/rest/path-template.js";
+import { RouteTrie, DuplicateRouteError } from "../../src/transport/rest/route-trie.js";
+
+const ROUTES: [string, string][] = [
+  ["GET", "/api/admin/feature/{feature_id}/message"],
+  ["POST", "/api/admin/feature/{feature_id}/message"],
+  ["PATCH", "/api/admin/feature/{feature_id}/message/{message_id}"],
+  ["DELETE", "/api/admin/feature/{feature_id}/message/{message_id}"],
+  ["GET", "/api/admin/feature/message"],
+  ["POST", "/api/admin/feature/message"],
+  ["PATCH", "/api/admin/feature/message/{message_id}"],
+  ["DELETE", "/api/admin/feature/message/{message_id}"],
+  ["GET", "/api/ts/dataset/{dataset_id}"],
+  ["GET", "/api/ts/dataset/{dataset_id}/timeseries/list"],
+  ["GET", "/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}"],
+  ["POST", "/api/ts/dataset/{dataset_id}/timeseries/values"],
+  ["GET", "/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values"],
+  ["GET", "/files/{name=**}"],
+  ["GET", "/v1/{name=shelves/*}/books"],
+];
+
+type Expect = { route: string; vars?: Record<string, string> } | { status: 404 } | { status: 405; allow: string[] };
+
+const CASES: [string, string, Expect][] = [
+  ["GET", "/api/admin/feature/app1/message", { route: "GET /api/admin/feature/{feature_id}/message", vars: { feature_id: "app1" } }],
+  ["GET", "/api/admin/feature/message", { route: "GET /api/admin/feature/message" }],
+  // literal "message" beats the variable, for the method that has it
+  ["PATCH", "/api/admin/feature/message/7", { route: "PATCH /api/admin/feature/message/{message_id}", vars: { message_id: "7" } }],
+  // ...and backtracks to the variable when only the variable route has the method
+  ["GET", "/api/admin/feature/message/message", { route: "GET /api/admin/feature/{feature_id}/message", vars: { feature_id: "message" } }],
+  ["PATCH", "/api/admin/feature/app1/message/9", { route: "PATCH /api/admin/feature/{feature_id}/message/{message_id}", vars: { feature_id: "app1", message_id: "9" } }],
+  ["PUT", "/api/admin/feature/app1/message", { status: 405, allow: ["GET", "POST"] }],
+  ["GET", "/api/admin/feature/app1/message/9", { status: 405, allow: ["DELETE", "PATCH"] }],
+  ["GET", "/api/ts/dataset/d1/timeseries/list", { route: "GET /api/ts/dataset/{dataset_id}/timeseries/list", vars: { dataset_id: "d1" } }],
+  ["GET", "/api/ts/dataset/d1/timeseries/s1", { route: "GET /api/ts/dataset/{dataset_id}/timeseries/{time_series_id}", vars: { dataset_id: "d1", time_series_id: "s1" } }],
+  ["POST", "/api/ts/dataset/d1/timeseries/values", { route: "POST /api/ts/dataset/{dataset_id}/timeseries/values" }],
+  // "values" as a series id for GET: the variable route
+  ["GET", "/api/ts/dataset/d1/timeseries/values", { route: "GET /api/ts/dataset/{dataset_id}/timeseries/{time_series_id}", vars: { time_series_id: "values" } }],
+  ["GET", "/api/ts/dataset/d1/timeseries/s1/values", { route: "GET /api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values" }],
+  ["GET", "/api/ts/dataset", { status: 404 }],
+  ["GET", "/api/ts/dataset/d1/", { status: 404 }],
+  ["GET", "/nope", { status: 404 }],
+  ["GET", "/files/a/b/c", { route: "GET /files/{name=**}", vars: { name: "a/b/c" } }],
+  ["GET", "/v1/shelves/s1/books", { route: "GET /v1/{name=shelves/*}/books", vars: { name: "shelves/s1" } }],
+  ["GET", "/v1/racks/s1/books", { status: 404 }],
+];
+
+function buildTrie() {
+  const trie = new RouteTrie<{ key: string; template: ReturnType<typeof parsePathTemplate> }>();
+  for (const [method, source] of ROUTES) {
+    const template = parsePathTemplate(source);
+    trie.add(method, template, { key: `${method} ${source}`, template });
+  }
+  return trie;
+}
+
+describe("D5 REST route matching from templates", () => {
+  const trie = buildTrie();
+  it.each(CASES)("%s %s", (method, path, expected) => {
+    const result = trie.match(method, path.split("/").slice(1));
+    if ("route" in expected) {
+      expect(result.kind).toBe("found");
+      if (result.kind !== "found") return;
+      expect(result.route.key).toBe(expected.route);
+      for (const [name, value] of Object.entries(expected.vars ?? {})) {
+        const v = result.route.template.variables.find((x) => x.fieldPath === name)!;
+        expect(capturedSegments(result.route.template, v, result.segments).join("/")).toBe(value);
+      }
+    } else if (expected.status === 405) {
+      expect(result).toEqual({ kind: "method-not-allowed", allowed: expected.allow });
+    } else {
+      expect(result).toEqual({ kind: "not-found" });
+    }
+  });
+
+  it("refuses a method bound twice to the same template", () => {
+    const trie2 = new RouteTrie<string>();
+    trie2.add("GET", parsePathTemplate("/a/{x}"), "one");
+    expect(() => trie2.add("GET", parsePathTemplate("/a/{y}"), "two")).toThrow(DuplicateRouteError);
+  });
+
+  it.each(["a/b", "/a/{x", "/a//b", "/a/{x}/{x}", "/a/**/b", "/a/b:verb", "/a/{1x}"])("refuses the malformed template %s", (t) => {
+    expect(() => parsePathTemplate(t)).toThrow(TemplateError);
+  });
+});
