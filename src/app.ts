@@ -12,6 +12,12 @@ import { FeatureStatusService } from "./gen/meridian/featurestatus/v1/feature_st
 import { TimeSeriesService } from "./gen/meridian/timeseries/v1/time_series_pb.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { openDatabase, type Db } from "./storage/database.js";
+import { CursorSeal } from "./storage/cursor-seal.js";
+import { serverSecret } from "./storage/server-secrets.js";
+import { startCleanup } from "./featurestatus/cleanup.js";
+import { featureStatusService } from "./featurestatus/feature-status-service.js";
+import { MessageStore } from "./featurestatus/message-store.js";
+import { Sanitizer } from "./featurestatus/sanitize.js";
 import { Cors } from "./transport/cors.js";
 import { apiVersionInterceptor } from "./transport/api-version.js";
 import { errorInterceptor } from "./transport/error-interceptor.js";
@@ -45,8 +51,16 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     shutdownSignal: shutdown.signal,
   });
   router.service(Health, healthService(health, services.map((s) => s.typeName)));
+  const messages = new MessageStore(db);
+  router.service(
+    FeatureStatusService,
+    featureStatusService({
+      store: messages,
+      sanitizer: new Sanitizer({ allowHttpLinks: settings.allowHttpLinks }),
+      cursors: new CursorSeal(serverSecret(db, "cursor-key")),
+    }),
+  );
   // Methods not implemented yet answer Unimplemented (501 on REST).
-  router.service(FeatureStatusService, {});
   router.service(TimeSeriesService, {});
 
   const handler = createNodeHandler({ handlers: router.handlers, health, cors: new Cors(settings.corsOrigins), logger });
@@ -57,6 +71,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     db.close();
     throw e;
   }
+  const cleanup = startCleanup(messages, { intervalS: settings.cleanupIntervalS, retentionDays: settings.messageRetentionDays, logger });
   health.set("serving");
   const url = `${listener.tls ? "https" : "http"}://${hostForUrl(listener.address)}:${listener.address.port}`;
   logger.info({ address: url, db: settings.db, version: VERSION }, `Meridian ${VERSION} listening on ${url}`);
@@ -70,6 +85,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     close(graceMs = DRAIN_MS) {
       closing ??= (async () => {
         health.set("draining");
+        cleanup.stop();
         await listener.close(graceMs);
         shutdown.abort();
         db.close();

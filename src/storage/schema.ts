@@ -31,4 +31,23 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 2,
+    name: "feature status messages",
+    sql: `
+      -- AUTOINCREMENT: an id is never reused, so a client's id and a cursor never name another message.
+      CREATE TABLE messages (
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        feature_id    TEXT,             -- NULL: a global message
+        type          TEXT NOT NULL,
+        title         TEXT NOT NULL,
+        body          TEXT NOT NULL,
+        start_date    INTEGER NOT NULL, -- epoch seconds, UTC
+        expiring_date INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX messages_by_start ON messages (feature_id, start_date, id);
+      CREATE INDEX messages_by_expiry ON messages (feature_id, expiring_date, id);
+      CREATE INDEX messages_expiring ON messages (expiring_date);
+    `,
+  },
 ];

@@ -35,7 +35,7 @@ describe("D31 settings and help", () => {
     child.kill("SIGTERM");
     expect(await exited(child)).toBe(0);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    const line = JSON.parse(stderr().split("\n")[0]) as Record<string, unknown>;
+    const line = stderr().split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => "address" in l)!;
     expect(line).toMatchObject({ address: url, db: env.MERIDIAN_DB, version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
   });
 });

@@ -6,12 +6,13 @@ import * as grpc from "@grpc/grpc-js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/grpc/health/v1/health_pb.js";
 import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { TimeSeriesService } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { connectClient, grpcUnary, grpcWebClient, hostPort } from "../helpers/clients.js";
 
 let server: TestServer;
 let key: string;
-const READ = { scopes: ["platform_iam_featurestatus_read"], roles: ["BackOffice"], clientId: "interop" };
+const READ = { scopes: ["platform_iam_featurestatus_readwrite"], roles: ["BackOffice"], clientId: "interop" };
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -59,17 +60,40 @@ describe("D4 one port, every protocol", () => {
     expect((await fetch(`${server.url}/api/admin/feature/message`, { headers })).status).toBe(401);
   });
 
-  it("D5 with a valid key, gRPC, Connect, gRPC-Web and REST reach the same handler", async () => {
+  it("D5 with a valid key, gRPC, Connect, gRPC-Web and REST reach the same handler and see the same data", async () => {
     const headers = { "svc-open-api-key": key };
-    const g = await grpcUnary(hostPort(server.url), FeatureStatusService.method.deleteGlobalMessage, { messageId: 1 }, headers);
+    const created = await fetch(`${server.url}/api/admin/feature/message`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ type: "Critical", title: "Outage", startDate: "2020-01-01T00:00:00Z", expiringDate: "2099-01-01T00:00:00Z" }),
+    });
+    expect(created.status).toBe(201);
+    const id = ((await created.json()) as { id: number }).id;
+
+    const g = await grpcUnary(hostPort(server.url), FeatureStatusService.method.listGlobalMessages, {}, headers);
+    const c2 = await connectClient(FeatureStatusService, server.url, "2").listGlobalMessages({}, { headers });
+    const c1 = await connectClient(FeatureStatusService, server.url, "1.1").listGlobalMessages({}, { headers });
+    const web = await grpcWebClient(FeatureStatusService, server.url).listGlobalMessages({}, { headers });
+    const rest = (await (await fetch(`${server.url}/api/admin/feature/message`, { headers })).json()) as { data: { id: number; featureId: unknown }[]; cursor: unknown };
+
+    expect(g.error).toBeUndefined();
+    for (const data of [g.response!.data, c2.data, c1.data, web.data]) {
+      expect(data.map((m) => [m.id, m.title, m.type, m.startDate, m.featureId])).toEqual([[id, "Outage", "Critical", "2020-01-01T00:00:00Z", undefined]]);
+    }
+    // REST shows the unset optional fields as null (the spec's JSON).
+    expect(rest.data.map((m) => [m.id, m.featureId])).toEqual([[id, null]]);
+    expect(rest.cursor).toBeNull();
+  });
+
+  it("D5 an RPC not implemented yet answers Unimplemented on every protocol, past authentication", async () => {
+    const headers = { "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": "p" };
+    const id = "00000000-0000-0000-0000-000000000001";
+    const g = await grpcUnary(hostPort(server.url), TimeSeriesService.method.deleteDataset, { datasetId: id }, headers);
     expect(g.error?.code).toBe(grpc.status.UNIMPLEMENTED);
-    expect(await connectCode(connectClient(FeatureStatusService, server.url, "2").deleteGlobalMessage({ messageId: 1 }, { headers }))).toBe(Code.Unimplemented);
-    expect(await connectCode(connectClient(FeatureStatusService, server.url, "1.1").deleteGlobalMessage({ messageId: 1 }, { headers }))).toBe(Code.Unimplemented);
-    expect(await connectCode(grpcWebClient(FeatureStatusService, server.url).deleteGlobalMessage({ messageId: 1 }, { headers }))).toBe(Code.Unimplemented);
-    const rest = await fetch(`${server.url}/api/admin/feature/message/1`, { method: "DELETE", headers });
-    expect(rest.status).toBe(501);
-    // Past authentication on every protocol: the request log names the client each time.
-    const lines = server.logs.filter((l) => l.msg === "request" && l.clientId === "interop");
-    expect(lines.length).toBeGreaterThanOrEqual(5);
+    expect(await connectCode(connectClient(TimeSeriesService, server.url).deleteDataset({ datasetId: id }, { headers }))).toBe(Code.Unimplemented);
+    expect(await connectCode(grpcWebClient(TimeSeriesService, server.url).deleteDataset({ datasetId: id }, { headers }))).toBe(Code.Unimplemented);
+    expect((await fetch(`${server.url}/api/ts/dataset/${id}`, { method: "DELETE", headers })).status).toBe(501);
+    const lines = server.logs.filter((l) => l.msg === "request" && l.clientId === "interop" && String(l.path).includes("atase"));
+    expect(lines.length).toBe(4);
   });
 });

@@ -1,0 +1,33 @@
+// D22: deletes messages that expired longer ago than the retention period,
+// global ones too, at start and then every interval; logs how many.
+import type { Logger } from "../log/logger.js";
+import type { MessageStore } from "./message-store.js";
+
+export interface CleanupOptions {
+  intervalS: number;
+  retentionDays: number;
+  logger: Logger;
+  /** Seconds since the epoch. */
+  now?: () => number;
+}
+
+export function startCleanup(store: MessageStore, opts: CleanupOptions): { runOnce(): number; stop(): void } {
+  const now = opts.now ?? (() => Math.floor(Date.now() / 1000));
+  const runOnce = () => {
+    const cutoff = now() - opts.retentionDays * 86_400;
+    const deleted = store.purgeExpiredBefore(cutoff);
+    opts.logger.info({ deleted, retentionDays: opts.retentionDays }, `message cleanup deleted ${deleted} expired message(s)`);
+    return deleted;
+  };
+  const safeRun = () => {
+    try {
+      runOnce();
+    } catch (e) {
+      opts.logger.error({ err: e }, "message cleanup failed");
+    }
+  };
+  safeRun();
+  const timer = setInterval(safeRun, opts.intervalS * 1000);
+  timer.unref();
+  return { runOnce, stop: () => clearInterval(timer) };
+}

@@ -1,0 +1,194 @@
+// The eight RPCs of part A. Per-feature and global routes share every rule;
+// they differ only in scope (a feature, or global) and in what a 404 means.
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import {
+  FeatureStatusService,
+  MessageSchema,
+  type ListMessagesResponse,
+  type Message,
+  type MessageFields,
+} from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { hasRole, hasScope, principalOf, type Principal } from "../auth/principal.js";
+import { invalidField, notFound, permissionDenied, ViolationList } from "../transport/errors.js";
+import type { CursorSeal } from "../storage/cursor-seal.js";
+import { BODY_MAX, TITLE_MAX, codePoints, formatDate, isFeatureId, parseMessageType, parseZonedDate } from "./message-fields.js";
+import { MAX_MESSAGE_ID, sortKeyOf, type Expiry, type MessageData, type MessageRow, type MessageStore, type SortBy, type SortOrder } from "./message-store.js";
+import type { Sanitizer } from "./sanitize.js";
+
+const READ_SCOPES = ["platform_iam_featurestatus_read", "platform_iam_featurestatus_readwrite"];
+const WRITE_SCOPE = "platform_iam_featurestatus_readwrite";
+const BACK_OFFICE = "BackOffice";
+
+const DEFAULT_LIMIT = 100; // D21
+const MAX_LIMIT = 1000;
+
+export interface FeatureStatusDeps {
+  store: MessageStore;
+  sanitizer: Sanitizer;
+  cursors: CursorSeal;
+  /** Seconds since the epoch. */
+  now?: () => number;
+}
+
+/** Where a message lives: one feature, or global (null). */
+type Scope = string | null;
+
+interface ListParams {
+  expiry?: string;
+  sortBy?: string;
+  sortOrder?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeof FeatureStatusService> {
+  const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
+
+  const list = (ctx: HandlerContext, scope: Scope, p: ListParams): ListMessagesResponse => {
+    const principal = principalOf(ctx);
+    if (!hasScope(principal, ...READ_SCOPES)) throw permissionDenied(`listing messages needs scope ${READ_SCOPES[0]}`);
+    if (scope !== null) {
+      checkFeatureId(scope);
+      // D13: outside BackOffice, a caller lists only the feature its credential was issued for.
+      if (!hasRole(principal, BACK_OFFICE) && principal.clientId !== scope) {
+        throw permissionDenied(`client ${principal.clientId} may not list the messages of feature ${scope}`);
+      }
+    }
+    const v = new ViolationList();
+    const expiry = oneOf<Expiry>(p.expiry, ["All", "NonExpired", "Expired", "Pending"], "NonExpired", "expiry", v);
+    const sortBy = oneOf<SortBy>(p.sortBy, ["StartDate", "ExpiringDate"], "StartDate", "sortBy", v);
+    const sortOrder = oneOf<SortOrder>(p.sortOrder, ["Asc", "Desc"], "Desc", "sortOrder", v);
+    let limit = p.limit ?? DEFAULT_LIMIT;
+    if (limit < 1) v.add("limit", "must be an integer of at least 1");
+    limit = Math.min(limit, MAX_LIMIT);
+    v.throwIfAny();
+
+    const binding = JSON.stringify(["messages", scope, expiry, sortBy, sortOrder]);
+    let after: { key: number; id: number } | undefined;
+    if (p.cursor !== undefined && p.cursor !== "") {
+      const opened = deps.cursors.open(binding, p.cursor);
+      if (!isPosition(opened)) throw invalidField("cursor", "malformed, or issued for another listing");
+      after = { key: opened[0], id: opened[1] };
+    }
+    // One row more than asked tells whether another page follows.
+    const rows = deps.store.list({ featureId: scope, expiry, sortBy, sortOrder, after, limit: limit + 1, now: now() });
+    const more = rows.length > limit;
+    const page = more ? rows.slice(0, limit) : rows;
+    const last = page[page.length - 1];
+    return {
+      $typeName: "meridian.featurestatus.v1.ListMessagesResponse",
+      data: page.map(toMessage),
+      cursor: more ? deps.cursors.seal(binding, [sortKeyOf(last, sortBy), last.id]) : undefined,
+    };
+  };
+
+  const createIn = (ctx: HandlerContext, scope: Scope, fields: MessageFields | undefined): Message => {
+    requireWriter(principalOf(ctx));
+    if (scope !== null) checkFeatureId(scope);
+    const f = fields ?? ({} as MessageFields);
+    const v = new ViolationList();
+    for (const name of ["type", "title", "startDate", "expiringDate"] as const) if (f[name] === undefined) v.add(name, "is required");
+    const data = validated({ feature_id: scope, type: "", title: "", body: "", start_date: 0, expiring_date: 0 }, f, deps.sanitizer, v);
+    const row = deps.store.insert(data);
+    if (row.id > MAX_MESSAGE_ID) throw new Error("message ids are exhausted");
+    return toMessage(row);
+  };
+
+  const updateIn = (ctx: HandlerContext, scope: Scope, messageId: number, fields: MessageFields | undefined): Message => {
+    requireWriter(principalOf(ctx));
+    const existing = findIn(scope, messageId);
+    // D16: absent fields keep their value; the merge is validated as on create. featureId never changes.
+    const merged = validated(existing, fields ?? ({} as MessageFields), deps.sanitizer);
+    return toMessage(deps.store.update({ ...merged, id: existing.id }));
+  };
+
+  const deleteIn = (ctx: HandlerContext, scope: Scope, messageId: number) => {
+    requireWriter(principalOf(ctx));
+    findIn(scope, messageId);
+    deps.store.delete(messageId);
+    return {};
+  };
+
+  /** The message, if it belongs to this scope; a message of another feature, or of the other kind, is a 404. */
+  const findIn = (scope: Scope, messageId: number): MessageRow => {
+    if (scope !== null) checkFeatureId(scope);
+    const row = messageId > 0 ? deps.store.get(messageId) : undefined;
+    if (!row || row.feature_id !== scope) {
+      throw notFound(scope === null ? `no global message ${messageId}` : `no message ${messageId} for feature ${scope}`);
+    }
+    return row;
+  };
+
+  return {
+    listFeatureMessages: (req, ctx) => list(ctx, req.featureId, req),
+    listGlobalMessages: (req, ctx) => list(ctx, null, req),
+    createFeatureMessage: (req, ctx) => createIn(ctx, req.featureId, req.message),
+    createGlobalMessage: (req, ctx) => createIn(ctx, null, req.message),
+    updateFeatureMessage: (req, ctx) => updateIn(ctx, req.featureId, req.messageId, req.message),
+    updateGlobalMessage: (req, ctx) => updateIn(ctx, null, req.messageId, req.message),
+    deleteFeatureMessage: (req, ctx) => deleteIn(ctx, req.featureId, req.messageId),
+    deleteGlobalMessage: (req, ctx) => deleteIn(ctx, null, req.messageId),
+  };
+}
+
+function requireWriter(p: Principal): void {
+  // D13: both the readwrite scope and the BackOffice role.
+  if (!hasScope(p, WRITE_SCOPE) || !hasRole(p, BACK_OFFICE)) {
+    throw permissionDenied(`writing messages needs scope ${WRITE_SCOPE} and role ${BACK_OFFICE}`);
+  }
+}
+
+function checkFeatureId(id: string): void {
+  if (!isFeatureId(id)) throw invalidField("featureId", "must be 1 to 128 characters of A-Z a-z 0-9 . _ -");
+}
+
+/** Applies the given fields over `base`, validating and sanitising the result (D15-D17, D20). */
+function validated(base: MessageData, f: MessageFields, sanitizer: Sanitizer, v = new ViolationList()): MessageData {
+  const out: MessageData = { ...base };
+  if (f.type !== undefined) out.type = parseMessageType(f.type, "type", v) ?? out.type;
+  if (f.title !== undefined) {
+    if (codePoints(f.title) > TITLE_MAX) v.add("title", `must be at most ${TITLE_MAX} characters`);
+    else {
+      out.title = sanitizer.title(f.title);
+      if (out.title === "") v.add("title", "is empty once markup is removed");
+    }
+  }
+  if (f.body !== undefined) {
+    if (codePoints(f.body) > BODY_MAX) v.add("body", `must be at most ${BODY_MAX} characters`);
+    else {
+      const clean = sanitizer.body(f.body);
+      if (clean === undefined) v.add("body", "holds markup outside the allowed HTML subset");
+      else out.body = clean;
+    }
+  }
+  if (f.startDate !== undefined) out.start_date = parseZonedDate(f.startDate, "startDate", v) ?? out.start_date;
+  if (f.expiringDate !== undefined) out.expiring_date = parseZonedDate(f.expiringDate, "expiringDate", v) ?? out.expiring_date;
+  if (v.empty && out.expiring_date <= out.start_date) v.add("expiringDate", "must be after startDate");
+  v.throwIfAny();
+  return out;
+}
+
+/** D19: filter and sort values are case-insensitive; unknown values are a 400. */
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], fallback: T, field: string, v: ViolationList): T {
+  if (value === undefined || value === "") return fallback;
+  const hit = allowed.find((a) => a.toLowerCase() === value.toLowerCase());
+  if (!hit) v.add(field, `must be one of ${allowed.join(", ")}`);
+  return hit ?? fallback;
+}
+
+function isPosition(x: unknown): x is [number, number] {
+  return Array.isArray(x) && x.length === 2 && Number.isInteger(x[0]) && Number.isInteger(x[1]);
+}
+
+function toMessage(row: MessageRow): Message {
+  return create(MessageSchema, {
+    id: row.id,
+    featureId: row.feature_id ?? undefined,
+    type: row.type,
+    title: row.title,
+    body: row.body,
+    startDate: formatDate(row.start_date),
+    expiringDate: formatDate(row.expiring_date),
+  });
+}

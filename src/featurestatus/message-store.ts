@@ -1,0 +1,114 @@
+// Messages in SQLite. Listings are keyset-paged on (sort key, id), so rows
+// inserted or deleted between pages neither repeat nor vanish (D21).
+import type { Statement } from "better-sqlite3";
+import type { Db } from "../storage/database.js";
+
+export interface MessageRow {
+  id: number;
+  feature_id: string | null;
+  type: string;
+  title: string;
+  body: string;
+  start_date: number;
+  expiring_date: number;
+}
+
+export type MessageData = Omit<MessageRow, "id">;
+
+export type Expiry = "All" | "NonExpired" | "Expired" | "Pending";
+export type SortBy = "StartDate" | "ExpiringDate";
+export type SortOrder = "Asc" | "Desc";
+
+export interface ListQuery {
+  /** A feature's listing (its messages and every global one), or null for global messages only. */
+  featureId: string | null;
+  expiry: Expiry;
+  sortBy: SortBy;
+  sortOrder: SortOrder;
+  /** Keyset position: rows strictly after it in the listing's order. */
+  after?: { key: number; id: number };
+  limit: number;
+  now: number;
+}
+
+// D19 windows, relative to now (seconds).
+const EXPIRY_SQL: Record<Expiry, string> = {
+  All: "1",
+  NonExpired: "start_date <= @now AND @now < expiring_date",
+  Expired: "expiring_date <= @now",
+  Pending: "@now < start_date",
+};
+const SORT_COLUMN: Record<SortBy, string> = { StartDate: "start_date", ExpiringDate: "expiring_date" };
+
+export const MAX_MESSAGE_ID = 2 ** 31 - 1; // the API's id is an int32
+
+export class MessageStore {
+  private readonly listStatements = new Map<string, Statement>();
+  private readonly insertStmt;
+  private readonly getStmt;
+  private readonly updateStmt;
+  private readonly deleteStmt;
+  private readonly purgeStmt;
+
+  constructor(private readonly db: Db) {
+    this.insertStmt = db.prepare<MessageData, MessageRow>(
+      "INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date) VALUES (@feature_id, @type, @title, @body, @start_date, @expiring_date) RETURNING *",
+    );
+    this.getStmt = db.prepare<[number], MessageRow>("SELECT * FROM messages WHERE id = ?");
+    this.updateStmt = db.prepare<MessageRow, MessageRow>(
+      "UPDATE messages SET type = @type, title = @title, body = @body, start_date = @start_date, expiring_date = @expiring_date WHERE id = @id RETURNING *",
+    );
+    this.deleteStmt = db.prepare<[number]>("DELETE FROM messages WHERE id = ?");
+    this.purgeStmt = db.prepare<[number]>("DELETE FROM messages WHERE expiring_date < ?");
+  }
+
+  insert(data: MessageData): MessageRow {
+    return this.insertStmt.get(data)!;
+  }
+
+  get(id: number): MessageRow | undefined {
+    return this.getStmt.get(id);
+  }
+
+  update(row: MessageRow): MessageRow {
+    return this.updateStmt.get(row)!;
+  }
+
+  delete(id: number): boolean {
+    return this.deleteStmt.run(id).changes > 0;
+  }
+
+  /** Deletes messages that expired before the cutoff (epoch seconds); returns how many. */
+  purgeExpiredBefore(cutoff: number): number {
+    return this.purgeStmt.run(cutoff).changes;
+  }
+
+  list(q: ListQuery): MessageRow[] {
+    const col = SORT_COLUMN[q.sortBy];
+    const dir = q.sortOrder === "Asc" ? "ASC" : "DESC";
+    const cmp = q.sortOrder === "Asc" ? ">" : "<";
+    const key = `${q.featureId === null}|${q.expiry}|${col}|${dir}|${q.after !== undefined}`;
+    let stmt = this.listStatements.get(key);
+    if (!stmt) {
+      const scope = q.featureId === null ? "feature_id IS NULL" : "(feature_id = @feature OR feature_id IS NULL)";
+      const keyset = q.after ? `AND (${col}, id) ${cmp} (@afterKey, @afterId)` : "";
+      stmt = this.db.prepare(
+        `SELECT * FROM messages WHERE ${scope} AND ${EXPIRY_SQL[q.expiry]} ${keyset} ORDER BY ${col} ${dir}, id ${dir} LIMIT @limit`,
+      );
+      this.listStatements.set(key, stmt);
+    }
+    const params: Record<string, unknown> = { now: q.now, limit: q.limit };
+    if (q.featureId !== null) params.feature = q.featureId;
+    if (q.after) {
+      params.afterKey = q.after.key;
+      params.afterId = q.after.id;
+    }
+    // EXPIRY_SQL "All" has no @now; better-sqlite3 refuses unused named parameters.
+    if (q.expiry === "All") delete params.now;
+    return stmt.all(params) as MessageRow[];
+  }
+}
+
+export function sortKeyOf(row: MessageRow, sortBy: SortBy): number {
+  return sortBy === "StartDate" ? row.start_date : row.expiring_date;
+}

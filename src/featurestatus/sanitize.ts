@@ -1,0 +1,104 @@
+// D20. The body keeps the spec's allowlist only; the title becomes plain text.
+// Two independent layers: sanitize-html cleans, then parse5 (an HTML parser
+// that sees markup as a browser does) checks the result against the same
+// allowlist. A body that fails the check is refused, never stored.
+import sanitizeHtml from "sanitize-html";
+import { decodeHTML } from "entities";
+import { parseFragment } from "parse5";
+
+export const BODY_TAGS = ["b", "strong", "i", "em", "u", "br", "p", "ul", "ol", "li", "a"];
+
+// Elements whose content is dropped with them rather than kept as text.
+const DROP_WITH_CONTENT = [
+  "script", "style", "textarea", "xmp", "noscript", "template", "svg", "math",
+  "iframe", "noembed", "noframes", "object", "embed", "title", "head", "option", "select", "plaintext",
+];
+
+export interface SanitizeOptions {
+  allowHttpLinks: boolean;
+}
+
+export class Sanitizer {
+  private readonly schemes: Set<string>;
+  private readonly bodyOptions: sanitizeHtml.IOptions;
+  private readonly titleOptions: sanitizeHtml.IOptions;
+
+  constructor(opts: SanitizeOptions) {
+    this.schemes = new Set(opts.allowHttpLinks ? ["https:", "mailto:", "http:"] : ["https:", "mailto:"]);
+    this.bodyOptions = {
+      allowedTags: BODY_TAGS,
+      allowedAttributes: { a: ["href"] },
+      allowedSchemes: [...this.schemes].map((s) => s.slice(0, -1)),
+      allowedSchemesAppliedToAttributes: ["href"],
+      allowProtocolRelative: false,
+      allowedSchemesByTag: {},
+      disallowedTagsMode: "discard",
+      nonTextTags: DROP_WITH_CONTENT,
+      allowVulnerableTags: false,
+      parseStyleAttributes: false,
+      // Relative hrefs are not covered by allowedSchemes: judge every href here, as a browser parses it.
+      transformTags: {
+        a: (tagName, attribs) => {
+          const out: Record<string, string> = {};
+          if (attribs.href !== undefined && this.hrefAllowed(attribs.href)) out.href = attribs.href;
+          return { tagName, attribs: out };
+        },
+      },
+    };
+    this.titleOptions = { allowedTags: [], allowedAttributes: {}, disallowedTagsMode: "discard", nonTextTags: DROP_WITH_CONTENT };
+  }
+
+  /** Only absolute URLs with an allowed scheme, parsed by the WHATWG URL parser browsers use. */
+  hrefAllowed(href: string): boolean {
+    try {
+      return this.schemes.has(new URL(href).protocol);
+    } catch {
+      return false; // relative, protocol-relative or malformed
+    }
+  }
+
+  /** The cleaned body, or undefined when the cleaned text still fails the independent check. */
+  body(html: string): string | undefined {
+    const clean = sanitizeHtml(stripControls(html), this.bodyOptions);
+    return this.bodyAllowed(clean) ? clean : undefined;
+  }
+
+  /**
+   * Plain text: markup is removed, then entities are decoded, until nothing
+   * changes, so that encoded markup cannot decode into a tag later. A "<"
+   * or "&" that forms no tag stays a character.
+   */
+  title(text: string): string {
+    let current = stripControls(text);
+    for (let i = 0; i < 8; i++) {
+      const next = decodeHTML(sanitizeHtml(current, this.titleOptions));
+      if (next === current) break;
+      current = next;
+    }
+    // Whatever is left that a browser could still read as the start of a tag goes.
+    return current.replace(/<(?=[A-Za-z!/?])/g, "").trim();
+  }
+
+  /** The independent check: every element and attribute within the allowlist, no comment. */
+  bodyAllowed(html: string): boolean {
+    const stack: unknown[] = [parseFragment(html)];
+    while (stack.length) {
+      const node = stack.pop() as { nodeName: string; tagName?: string; namespaceURI?: string; attrs?: { name: string; value: string }[]; childNodes?: unknown[]; content?: unknown };
+      if (node.nodeName === "#comment" || node.nodeName === "#documentType") return false;
+      if (node.tagName !== undefined) {
+        if (!BODY_TAGS.includes(node.tagName) || node.namespaceURI !== "http://www.w3.org/1999/xhtml") return false;
+        for (const a of node.attrs ?? []) {
+          if (node.tagName !== "a" || a.name !== "href" || !this.hrefAllowed(a.value)) return false;
+        }
+      }
+      if (node.content) stack.push(node.content);
+      for (const c of node.childNodes ?? []) stack.push(c);
+    }
+    return true;
+  }
+}
+
+/** NUL and other C0 controls but tab, newline and carriage return: they only serve to hide markup. */
+function stripControls(s: string): string {
+  return s.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, "");
+}

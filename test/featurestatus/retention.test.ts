@@ -1,0 +1,61 @@
+// D22 cleanup of expired messages.
+import { afterAll, describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { openDatabase } from "../../src/storage/database.js";
+import { MessageStore } from "../../src/featurestatus/message-store.js";
+import { startCleanup } from "../../src/featurestatus/cleanup.js";
+import { startTestServer } from "../helpers/server.js";
+
+const dir = mkdtempSync(join(tmpdir(), "meridian-ret-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const DAY = 86_400;
+
+function seed(store: MessageStore, now: number) {
+  const add = (feature: string | null, expiredDaysAgo: number) =>
+    store.insert({ feature_id: feature, type: "Warning", title: "t", body: "", start_date: now - expiredDaysAgo * DAY - 10, expiring_date: now - expiredDaysAgo * DAY }).id;
+  return { oldFeature: add("f", 31), oldGlobal: add(null, 45), recent: add("f", 29), live: add(null, -1) };
+}
+
+describe("D22 retention", () => {
+  it("D22 deletes messages expired longer ago than the retention, global ones too, and logs how many (injected clock)", () => {
+    const db = openDatabase(join(dir, "a.db"));
+    const store = new MessageStore(db);
+    const now = 2_000_000_000;
+    const ids = seed(store, now);
+    const logs: { deleted?: number }[] = [];
+    const logger = pino({ level: "info" }, { write: (s: string) => void logs.push(JSON.parse(s)) });
+    const job = startCleanup(store, { intervalS: 3600, retentionDays: 30, logger, now: () => now });
+    job.stop();
+    expect(store.get(ids.oldFeature)).toBeUndefined();
+    expect(store.get(ids.oldGlobal)).toBeUndefined();
+    expect(store.get(ids.recent)).toBeDefined();
+    expect(store.get(ids.live)).toBeDefined();
+    expect(logs.find((l) => l.deleted !== undefined)?.deleted).toBe(2);
+    // A shorter retention reaches the recent one too.
+    const job2 = startCleanup(store, { intervalS: 3600, retentionDays: 10, logger, now: () => now });
+    job2.stop();
+    expect(store.get(ids.recent)).toBeUndefined();
+    expect(store.get(ids.live)).toBeDefined();
+    db.close();
+  });
+
+  it("D22 runs at start and every MERIDIAN_CLEANUP_INTERVAL_S on the real clock", async () => {
+    const server = await startTestServer({ MERIDIAN_CLEANUP_INTERVAL_S: "1", MERIDIAN_MESSAGE_RETENTION_DAYS: "0" });
+    try {
+      const runs = () => server.logs.filter((l) => typeof l.deleted === "number").length;
+      expect(runs()).toBe(1); // at start
+      const store = new MessageStore(server.app.db);
+      const now = Math.floor(Date.now() / 1000);
+      const id = store.insert({ feature_id: null, type: "Warning", title: "t", body: "", start_date: now - 100, expiring_date: now - 5 }).id;
+      const deadline = Date.now() + 5000;
+      while (store.get(id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(store.get(id)).toBeUndefined();
+      expect(runs()).toBeGreaterThanOrEqual(2);
+    } finally {
+      await server.close();
+    }
+  });
+});

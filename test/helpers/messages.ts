@@ -1,0 +1,38 @@
+// REST helpers for the message routes.
+import type { TestServer } from "./server.js";
+
+export const RW = { roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] };
+
+export interface ApiMessage {
+  id: number;
+  featureId: string | null;
+  type: string;
+  title: string;
+  body: string;
+  startDate: string;
+  expiringDate: string;
+}
+
+export function iso(offsetSeconds: number): string {
+  return new Date(Date.now() + offsetSeconds * 1000).toISOString().slice(0, 19) + "Z";
+}
+
+export function draft(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return { type: "Warning", title: "Maintenance", body: "<b>soon</b>", startDate: iso(-3600), expiringDate: iso(3600), ...over };
+}
+
+export function api(server: TestServer, key: string) {
+  const headers = { "svc-open-api-key": key, "content-type": "application/json" };
+  const call = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(server.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await r.text();
+    return { status: r.status, json: text ? JSON.parse(text) : undefined, headers: r.headers };
+  };
+  return {
+    call,
+    create: (feature: string | null, body: unknown) => call("POST", feature === null ? "/api/admin/feature/message" : `/api/admin/feature/${feature}/message`, body),
+    update: (feature: string | null, id: number, body: unknown) => call("PATCH", feature === null ? `/api/admin/feature/message/${id}` : `/api/admin/feature/${feature}/message/${id}`, body),
+    remove: (feature: string | null, id: number) => call("DELETE", feature === null ? `/api/admin/feature/message/${id}` : `/api/admin/feature/${feature}/message/${id}`),
+    list: (feature: string | null, query = "") => call("GET", (feature === null ? "/api/admin/feature/message" : `/api/admin/feature/${feature}/message`) + (query ? `?${query}` : "")),
+  };
+}
