@@ -3,7 +3,7 @@
 // then query parameters; call the method's own Connect handler (so REST
 // callers pass the same interceptors: auth, logging) and turn its answer
 // into the spec's JSON, or its error into problem+json (D8).
-import { create, fromBinary, fromJson, toBinary, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { fromBinary, fromJson, toBinary, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
 import {
   createAsyncIterable,
@@ -28,6 +28,7 @@ import type { RouteTrie } from "./route-trie.js";
 import { capturedSegments } from "./path-template.js";
 
 const MAX_STREAM_MESSAGE_BYTES = 64 * 1024 * 1024;
+const JSON_TYPE = "application/json; charset=utf-8";
 
 /** Request headers that describe the REST exchange itself, not the call. */
 const hopHeaders = new Set([
@@ -195,16 +196,13 @@ export class Transcoder {
       const chunk = fromBinary(HttpBodySchema, env.data);
       if (!started) {
         started = true;
-        res.writeHead(route.successStatus, { ...passHeaders(uRes.header), "content-type": chunk.contentType || "application/json; charset=utf-8" });
+        res.writeHead(route.successStatus, { ...passHeaders(uRes.header), "content-type": chunk.contentType || JSON_TYPE });
       }
       if (chunk.data.length > 0 && !(res as NodeJS.WritableStream).write(chunk.data)) {
         await new Promise((resolve) => res.once("drain", resolve));
       }
     }
-    if (!started) {
-      const empty = create(HttpBodySchema);
-      res.writeHead(route.successStatus, { "content-type": empty.contentType || "application/json; charset=utf-8" });
-    }
+    if (!started) res.writeHead(route.successStatus, { "content-type": JSON_TYPE });
     res.end();
   }
 }
