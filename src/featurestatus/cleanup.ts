@@ -2,6 +2,7 @@
 // global ones too, at start and then every interval; logs how many.
 import type { Logger } from "../log/logger.js";
 import type { MessageStore } from "./message-store.js";
+import { nowSeconds } from "./message-fields.js";
 
 export interface CleanupOptions {
   intervalS: number;
@@ -12,7 +13,7 @@ export interface CleanupOptions {
 }
 
 export function startCleanup(store: MessageStore, opts: CleanupOptions): { runOnce(): number; stop(): void } {
-  const now = opts.now ?? (() => Math.floor(Date.now() / 1000));
+  const now = opts.now ?? nowSeconds;
   const runOnce = () => {
     const cutoff = now() - opts.retentionDays * 86_400;
     const deleted = store.purgeExpiredBefore(cutoff);

@@ -4,6 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   FeatureStatusService,
+  ListMessagesResponseSchema,
   MessageSchema,
   type ListMessagesResponse,
   type Message,
@@ -12,8 +13,8 @@ import {
 import { hasRole, hasScope, principalOf, type Principal } from "../auth/principal.js";
 import { invalidField, notFound, permissionDenied, ViolationList } from "../transport/errors.js";
 import type { CursorSeal } from "../storage/cursor-seal.js";
-import { BODY_MAX, TITLE_MAX, codePoints, formatDate, isFeatureId, parseMessageType, parseZonedDate } from "./message-fields.js";
-import { MAX_MESSAGE_ID, sortKeyOf, type Expiry, type MessageData, type MessageRow, type MessageStore, type SortBy, type SortOrder } from "./message-store.js";
+import { BODY_MAX, TITLE_MAX, codePoints, formatDate, isFeatureId, nowSeconds, parseMessageType, parseZonedDate } from "./message-fields.js";
+import { sortKeyOf, type Expiry, type MessageData, type MessageRow, type MessageStore, type SortBy, type SortOrder } from "./message-store.js";
 import type { Sanitizer } from "./sanitize.js";
 
 const READ_SCOPES = ["platform_iam_featurestatus_read", "platform_iam_featurestatus_readwrite"];
@@ -43,13 +44,13 @@ interface ListParams {
 }
 
 export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeof FeatureStatusService> {
-  const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
+  const now = deps.now ?? nowSeconds;
 
   const list = (ctx: HandlerContext, scope: Scope, p: ListParams): ListMessagesResponse => {
     const principal = principalOf(ctx);
     if (!hasScope(principal, ...READ_SCOPES)) throw permissionDenied(`listing messages needs scope ${READ_SCOPES[0]}`);
+    checkScope(scope);
     if (scope !== null) {
-      checkFeatureId(scope);
       // D13: outside BackOffice, a caller lists only the feature its credential was issued for.
       if (!hasRole(principal, BACK_OFFICE) && principal.clientId !== scope) {
         throw permissionDenied(`client ${principal.clientId} may not list the messages of feature ${scope}`);
@@ -76,23 +77,20 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     const more = rows.length > limit;
     const page = more ? rows.slice(0, limit) : rows;
     const last = page[page.length - 1];
-    return {
-      $typeName: "meridian.featurestatus.v1.ListMessagesResponse",
+    return create(ListMessagesResponseSchema, {
       data: page.map(toMessage),
       cursor: more ? deps.cursors.seal(binding, [sortKeyOf(last, sortBy), last.id]) : undefined,
-    };
+    });
   };
 
   const createIn = (ctx: HandlerContext, scope: Scope, fields: MessageFields | undefined): Message => {
     requireWriter(principalOf(ctx));
-    if (scope !== null) checkFeatureId(scope);
+    checkScope(scope);
     const f = fields ?? ({} as MessageFields);
     const v = new ViolationList();
     for (const name of ["type", "title", "startDate", "expiringDate"] as const) if (f[name] === undefined) v.add(name, "is required");
     const data = validated({ feature_id: scope, type: "", title: "", body: "", start_date: 0, expiring_date: 0 }, f, deps.sanitizer, v);
-    const row = deps.store.insert(data);
-    if (row.id > MAX_MESSAGE_ID) throw new Error("message ids are exhausted");
-    return toMessage(row);
+    return toMessage(deps.store.insert(data));
   };
 
   const updateIn = (ctx: HandlerContext, scope: Scope, messageId: number, fields: MessageFields | undefined): Message => {
@@ -112,7 +110,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
 
   /** The message, if it belongs to this scope; a message of another feature, or of the other kind, is a 404. */
   const findIn = (scope: Scope, messageId: number): MessageRow => {
-    if (scope !== null) checkFeatureId(scope);
+    checkScope(scope);
     const row = messageId > 0 ? deps.store.get(messageId) : undefined;
     if (!row || row.feature_id !== scope) {
       throw notFound(scope === null ? `no global message ${messageId}` : `no message ${messageId} for feature ${scope}`);
@@ -139,8 +137,9 @@ function requireWriter(p: Principal): void {
   }
 }
 
-function checkFeatureId(id: string): void {
-  if (!isFeatureId(id)) throw invalidField("featureId", "must be 1 to 128 characters of A-Z a-z 0-9 . _ -");
+/** D18 for a feature scope; the global scope has no id to check. */
+function checkScope(scope: Scope): void {
+  if (scope !== null && !isFeatureId(scope)) throw invalidField("featureId", "must be 1 to 128 characters of A-Z a-z 0-9 . _ -");
 }
 
 /** Applies the given fields over `base`, validating and sanitising the result (D15-D17, D20). */

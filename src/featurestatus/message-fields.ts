@@ -60,6 +60,11 @@ export function parseZonedDate(text: string, field: string, v: ViolationList): n
   return Math.floor(ms / 1000) - offset;
 }
 
+/** The clock of message windows and retention: whole seconds since the epoch. */
+export function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
 /** yyyy-MM-ddTHH:mm:ssZ (D15). */
 export function formatDate(epochSeconds: number): string {
   return new Date(epochSeconds * 1000).toISOString().slice(0, 19) + "Z";

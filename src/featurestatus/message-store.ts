@@ -62,8 +62,13 @@ export class MessageStore {
     this.purgeStmt = db.prepare<[number]>("DELETE FROM messages WHERE expiring_date < ?");
   }
 
+  /** Inserts and returns the row; refuses (and stores nothing) once ids pass the API's int32. */
   insert(data: MessageData): MessageRow {
-    return this.insertStmt.get(data)!;
+    return this.db.transaction(() => {
+      const row = this.insertStmt.get(data)!;
+      if (row.id > MAX_MESSAGE_ID) throw new Error("message ids are exhausted");
+      return row;
+    })();
   }
 
   get(id: number): MessageRow | undefined {
@@ -103,8 +108,6 @@ export class MessageStore {
       params.afterKey = q.after.key;
       params.afterId = q.after.id;
     }
-    // EXPIRY_SQL "All" has no @now; better-sqlite3 refuses unused named parameters.
-    if (q.expiry === "All") delete params.now;
     return stmt.all(params) as MessageRow[];
   }
 }

@@ -8,17 +8,17 @@ const MAC_BYTES = 16;
 export class CursorSeal {
   constructor(private readonly key: Buffer) {}
 
-  seal(binding: string, payload: unknown, separator = "."): string {
+  seal(binding: string, payload: unknown): string {
     const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
-    return `${body}${separator}${this.mac(binding, body)}`;
+    return `${body}.${this.mac(binding, body)}`;
   }
 
   /** The payload, or undefined for a cursor that is malformed or not of this binding. */
-  open(binding: string, cursor: string, separator = "."): unknown {
-    const at = cursor.lastIndexOf(separator);
+  open(binding: string, cursor: string): unknown {
+    const at = cursor.lastIndexOf(".");
     if (at <= 0) return undefined;
     const body = cursor.slice(0, at);
-    const given = Buffer.from(cursor.slice(at + separator.length), "base64url");
+    const given = Buffer.from(cursor.slice(at + 1), "base64url");
     const want = Buffer.from(this.mac(binding, body), "base64url");
     if (given.length !== want.length || !timingSafeEqual(given, want)) return undefined;
     try {

@@ -29,6 +29,7 @@ export async function listen(handler: NodeHandler, opts: ListenOptions): Promise
   // HTTP/1.1 requests in progress per socket, so that draining can end idle
   // keep-alive connections (http.Server tracks these only for sockets it accepted itself).
   const active = new Map<Socket, number>();
+  const h2Sockets = new WeakSet<Socket>();
   let draining = false;
   const countHttp1 = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
     if (req.httpVersionMajor !== 1) return;
@@ -41,9 +42,8 @@ export async function listen(handler: NodeHandler, opts: ListenOptions): Promise
     });
   };
   const endIdleHttp1 = () => {
-    for (const s of sockets) if ((s as { alpnProtocol?: string | false }).alpnProtocol !== "h2" && !(active.get(s) ?? 0) && !h2Sockets.has(s)) s.end();
+    for (const s of sockets) if (!h2Sockets.has(s) && !active.get(s)) s.end();
   };
-  const h2Sockets = new WeakSet<Socket>();
   const h2Options = { settings: { initialWindowSize: 1 << 20 } };
   let outer: net.Server;
   const tls = Boolean(opts.tlsCert && opts.tlsKey);
@@ -54,8 +54,9 @@ export async function listen(handler: NodeHandler, opts: ListenOptions): Promise
       handler,
     );
     secure.on("session", (s) => track(sessions, s));
-    secure.on("secureConnection", (s: Socket) => {
+    secure.on("secureConnection", (s: Socket & { alpnProtocol?: string | false }) => {
       track(sockets, s);
+      if (s.alpnProtocol === "h2") h2Sockets.add(s);
       s.once("close", () => active.delete(s));
     });
     secure.on("request", countHttp1);

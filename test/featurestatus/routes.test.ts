@@ -1,20 +1,12 @@
 // Part A routes, D15-D19, D21 through REST on the real server.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../helpers/server.js";
-import { api, draft, iso, RW, type ApiMessage } from "../helpers/messages.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { draft, iso, useMessageServer, type ApiMessage } from "../helpers/messages.js";
 
-let server: TestServer;
-let a: ReturnType<typeof api>;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  a = api(server, server.key(RW));
-});
-afterAll(() => server.close());
+const t = useMessageServer();
 
 describe("the eight routes", () => {
   it("D15 create answers 201 with every field; featureId comes from the route, not the body", async () => {
-    const r = await a.create("alpha", { ...draft(), featureId: "beta" });
+    const r = await t.a.create("alpha", { ...draft(), featureId: "beta" });
     expect(r.status).toBe(201);
     expect(r.json).toMatchObject({ featureId: "alpha", type: "Warning", title: "Maintenance", body: "<b>soon</b>" });
     expect(Object.keys(r.json).sort()).toEqual(["body", "expiringDate", "featureId", "id", "startDate", "title", "type"]);
@@ -22,51 +14,51 @@ describe("the eight routes", () => {
   });
 
   it("global create is stored as global (featureId null) whatever the body says", async () => {
-    const r = await a.create(null, { ...draft(), featureId: "alpha" });
+    const r = await t.a.create(null, { ...draft(), featureId: "alpha" });
     expect(r.status).toBe(201);
     expect(r.json.featureId).toBeNull();
   });
 
   it("a feature listing holds its own messages and every global one, not other features'", async () => {
-    const own = (await a.create("list-f", draft({ title: "own" }))).json as ApiMessage;
-    const other = (await a.create("list-other", draft({ title: "other" }))).json as ApiMessage;
-    const global = (await a.create(null, draft({ title: "global" }))).json as ApiMessage;
-    const ids = ((await a.list("list-f", "limit=1000")).json.data as ApiMessage[]).map((m) => m.id);
+    const own = (await t.a.create("list-f", draft({ title: "own" }))).json as ApiMessage;
+    const other = (await t.a.create("list-other", draft({ title: "other" }))).json as ApiMessage;
+    const global = (await t.a.create(null, draft({ title: "global" }))).json as ApiMessage;
+    const ids = ((await t.a.list("list-f", "limit=1000")).json.data as ApiMessage[]).map((m) => m.id);
     expect(ids).toContain(own.id);
     expect(ids).toContain(global.id);
     expect(ids).not.toContain(other.id);
-    const globalIds = ((await a.list(null, "limit=1000")).json.data as ApiMessage[]).map((m) => m.id);
+    const globalIds = ((await t.a.list(null, "limit=1000")).json.data as ApiMessage[]).map((m) => m.id);
     expect(globalIds).toContain(global.id);
     expect(globalIds).not.toContain(own.id);
   });
 
   it("update and delete on the feature route; 404 for another feature's message or a global one", async () => {
-    const m = (await a.create("upd", draft())).json as ApiMessage;
-    const g = (await a.create(null, draft())).json as ApiMessage;
-    expect((await a.update("other", m.id, { title: "x" })).status).toBe(404);
-    expect((await a.update("upd", g.id, { title: "x" })).status).toBe(404);
-    expect((await a.remove("other", m.id)).status).toBe(404);
-    expect((await a.remove("upd", g.id)).status).toBe(404);
-    const u = await a.update("upd", m.id, { title: "changed", featureId: "elsewhere" });
+    const m = (await t.a.create("upd", draft())).json as ApiMessage;
+    const g = (await t.a.create(null, draft())).json as ApiMessage;
+    expect((await t.a.update("other", m.id, { title: "x" })).status).toBe(404);
+    expect((await t.a.update("upd", g.id, { title: "x" })).status).toBe(404);
+    expect((await t.a.remove("other", m.id)).status).toBe(404);
+    expect((await t.a.remove("upd", g.id)).status).toBe(404);
+    const u = await t.a.update("upd", m.id, { title: "changed", featureId: "elsewhere" });
     expect(u.status).toBe(200);
     expect(u.json).toMatchObject({ id: m.id, featureId: "upd", title: "changed" });
-    const d = await a.remove("upd", m.id);
+    const d = await t.a.remove("upd", m.id);
     expect(d.status).toBe(204);
-    expect((await a.remove("upd", m.id)).status).toBe(404);
+    expect((await t.a.remove("upd", m.id)).status).toBe(404);
   });
 
   it("update and delete on the global route; 404 for a feature message", async () => {
-    const m = (await a.create("gfeat", draft())).json as ApiMessage;
-    const g = (await a.create(null, draft())).json as ApiMessage;
-    expect((await a.update(null, m.id, { title: "x" })).status).toBe(404);
-    expect((await a.remove(null, m.id)).status).toBe(404);
-    expect((await a.update(null, g.id, { type: "Critical" })).json).toMatchObject({ id: g.id, featureId: null, type: "Critical" });
-    expect((await a.remove(null, g.id)).status).toBe(204);
-    expect((await a.update(null, 999999, { title: "x" })).status).toBe(404);
+    const m = (await t.a.create("gfeat", draft())).json as ApiMessage;
+    const g = (await t.a.create(null, draft())).json as ApiMessage;
+    expect((await t.a.update(null, m.id, { title: "x" })).status).toBe(404);
+    expect((await t.a.remove(null, m.id)).status).toBe(404);
+    expect((await t.a.update(null, g.id, { type: "Critical" })).json).toMatchObject({ id: g.id, featureId: null, type: "Critical" });
+    expect((await t.a.remove(null, g.id)).status).toBe(204);
+    expect((await t.a.update(null, 999999, { title: "x" })).status).toBe(404);
   });
 
   it("a problem+json 404 for an unknown message id", async () => {
-    const r = await a.update("x", 123456789, { title: "t" });
+    const r = await t.a.update("x", 123456789, { title: "t" });
     expect(r.status).toBe(404);
     expect(r.headers.get("content-type")).toBe("application/problem+json; charset=utf-8");
   });
@@ -79,25 +71,25 @@ describe("D15-D18 validation", () => {
     ["startDate", { startDate: undefined }],
     ["expiringDate", { expiringDate: undefined }],
   ])("D15 %s is required on create", async (field, over) => {
-    const r = await a.create("req", draft(over));
+    const r = await t.a.create("req", draft(over));
     expect(r.status).toBe(400);
     expect(Object.keys(r.json.errors)).toContain(field);
   });
 
   it("D15 body defaults to an empty string", async () => {
-    const r = await a.create("req", draft({ body: undefined }));
+    const r = await t.a.create("req", draft({ body: undefined }));
     expect(r.status).toBe(201);
     expect(r.json.body).toBe("");
   });
 
   it.each(["critical", "Error", "", "Info"])("D15 type %j is refused", async (type) => {
-    const r = await a.create("req", draft({ type }));
+    const r = await t.a.create("req", draft({ type }));
     expect(r.status).toBe(400);
     expect(Object.keys(r.json.errors)).toEqual(["type"]);
   });
 
   it("D15 expiringDate must be after startDate", async () => {
-    const r = await a.create("req", draft({ startDate: "2030-01-01T00:00:00Z", expiringDate: "2030-01-01T00:00:00Z" }));
+    const r = await t.a.create("req", draft({ startDate: "2030-01-01T00:00:00Z", expiringDate: "2030-01-01T00:00:00Z" }));
     expect(r.status).toBe(400);
     expect(Object.keys(r.json.errors)).toEqual(["expiringDate"]);
   });
@@ -105,72 +97,72 @@ describe("D15-D18 validation", () => {
   it.each(["2030-01-01T00:00:00", "2030-01-01", "tomorrow", "2030-02-30T00:00:00Z", "2030-01-01T25:00:00Z", "2030-01-01T00:00:00+25:00"])(
     "D15 date %j is refused",
     async (d) => {
-      const r = await a.create("req", draft({ startDate: d }));
+      const r = await t.a.create("req", draft({ startDate: d }));
       expect(r.status).toBe(400);
       expect(Object.keys(r.json.errors)).toEqual(["startDate"]);
     },
   );
 
   it("D15 dates with an offset are stored in UTC and returned as yyyy-MM-ddTHH:mm:ssZ", async () => {
-    const r = await a.create("tz", draft({ startDate: "2030-06-01T12:30:00+02:00", expiringDate: "2030-06-02T00:00:00.750-05:30" }));
+    const r = await t.a.create("tz", draft({ startDate: "2030-06-01T12:30:00+02:00", expiringDate: "2030-06-02T00:00:00.750-05:30" }));
     expect(r.status).toBe(201);
     expect(r.json.startDate).toBe("2030-06-01T10:30:00Z");
     expect(r.json.expiringDate).toBe("2030-06-02T05:30:00Z");
   });
 
   it("D17 lengths count code points: 255 astral characters are a valid title, 256 are not", async () => {
-    expect((await a.create("len", draft({ title: "😀".repeat(255) }))).status).toBe(201);
-    const r = await a.create("len", draft({ title: "😀".repeat(256) }));
+    expect((await t.a.create("len", draft({ title: "😀".repeat(255) }))).status).toBe(201);
+    const r = await t.a.create("len", draft({ title: "😀".repeat(256) }));
     expect(r.status).toBe(400);
     expect(Object.keys(r.json.errors)).toEqual(["title"]);
   });
 
   it("D17 a body over 4000 code points is refused, not cut", async () => {
-    expect((await a.create("len", draft({ body: "é".repeat(4000) }))).status).toBe(201);
-    const r = await a.create("len", draft({ body: "é".repeat(4001) }));
+    expect((await t.a.create("len", draft({ body: "é".repeat(4000) }))).status).toBe(201);
+    const r = await t.a.create("len", draft({ body: "é".repeat(4001) }));
     expect(r.status).toBe(400);
     expect(Object.keys(r.json.errors)).toEqual(["body"]);
   });
 
   it.each(["has space", "a".repeat(129), "semi;colon", "ümlaut"])("D18 feature id %j is refused", async (id) => {
-    const r = await a.create(encodeURIComponent(id), draft());
+    const r = await t.a.create(encodeURIComponent(id), draft());
     expect(r.status).toBe(400);
     expect(Object.keys(r.json.errors)).toEqual(["featureId"]);
   });
 
   it("D18 a 128-character feature id of the allowed set is fine", async () => {
-    expect((await a.create("A.b_c-9".padEnd(128, "z"), draft())).status).toBe(201);
+    expect((await t.a.create("A.b_c-9".padEnd(128, "z"), draft())).status).toBe(201);
   });
 
   it("D16 update is partial: absent fields keep their value, and the merge is validated", async () => {
-    const m = (await a.create("patch", draft({ title: "keep", body: "<i>keep</i>" }))).json as ApiMessage;
-    const u = await a.update("patch", m.id, { type: "Informational" });
+    const m = (await t.a.create("patch", draft({ title: "keep", body: "<i>keep</i>" }))).json as ApiMessage;
+    const u = await t.a.update("patch", m.id, { type: "Informational" });
     expect(u.json).toMatchObject({ title: "keep", body: "<i>keep</i>", type: "Informational", startDate: m.startDate });
-    const bad = await a.update("patch", m.id, { expiringDate: "2000-01-01T00:00:00Z" });
+    const bad = await t.a.update("patch", m.id, { expiringDate: "2000-01-01T00:00:00Z" });
     expect(bad.status).toBe(400);
-    const after = (await a.list("patch", "expiry=All")).json.data.find((x: ApiMessage) => x.id === m.id);
+    const after = (await t.a.list("patch", "expiry=All")).json.data.find((x: ApiMessage) => x.id === m.id);
     expect(after.expiringDate).toBe(m.expiringDate);
   });
 
   it("D8 a failed create stores nothing and names every bad field", async () => {
-    const before = (await a.list("nothing", "expiry=All")).json.data.length;
-    const r = await a.create("nothing", { type: "Nope", title: "", startDate: "x", expiringDate: "y" });
+    const before = (await t.a.list("nothing", "expiry=All")).json.data.length;
+    const r = await t.a.create("nothing", { type: "Nope", title: "", startDate: "x", expiringDate: "y" });
     expect(r.status).toBe(400);
     expect(Object.keys(r.json.errors).sort()).toEqual(["expiringDate", "startDate", "title", "type"]);
-    const r2 = await a.create("nothing", draft({ type: "Nope", startDate: "x" }));
+    const r2 = await t.a.create("nothing", draft({ type: "Nope", startDate: "x" }));
     expect(Object.keys(r2.json.errors).sort()).toEqual(["startDate", "type"]);
-    expect((await a.list("nothing", "expiry=All")).json.data.length).toBe(before);
+    expect((await t.a.list("nothing", "expiry=All")).json.data.length).toBe(before);
   });
 });
 
 describe("D19 windows and sorting", () => {
   let pending: ApiMessage, active: ApiMessage, expired: ApiMessage;
   beforeAll(async () => {
-    pending = (await a.create("win", draft({ startDate: iso(3600), expiringDate: iso(7200) }))).json;
-    active = (await a.create("win", draft({ startDate: iso(-3600), expiringDate: iso(3600) }))).json;
-    expired = (await a.create("win", draft({ startDate: iso(-7200), expiringDate: iso(-3600) }))).json;
+    pending = (await t.a.create("win", draft({ startDate: iso(3600), expiringDate: iso(7200) }))).json;
+    active = (await t.a.create("win", draft({ startDate: iso(-3600), expiringDate: iso(3600) }))).json;
+    expired = (await t.a.create("win", draft({ startDate: iso(-7200), expiringDate: iso(-3600) }))).json;
   });
-  const ids = async (q: string) => ((await a.list("win", q)).json.data as ApiMessage[]).filter((m) => m.featureId === "win").map((m) => m.id);
+  const ids = async (q: string) => ((await t.a.list("win", q)).json.data as ApiMessage[]).filter((m) => m.featureId === "win").map((m) => m.id);
 
   it("D19 the default listing holds the active messages only", async () => {
     expect(await ids("")).toEqual([active.id]);
@@ -188,15 +180,15 @@ describe("D19 windows and sorting", () => {
     expect(await ids("expiry=All&sortBy=ExpiringDate")).toEqual([pending.id, active.id, expired.id]);
   });
   it.each(["expiry=Soon", "sortBy=Title", "sortOrder=Up"])("D19 unknown value %s gets 400", async (q) => {
-    const r = await a.list("win", q);
+    const r = await t.a.list("win", q);
     expect(r.status).toBe(400);
     expect(Object.keys(r.json.errors)).toEqual([q.split("=")[0]]);
   });
   it("D19 ties in the sort key are broken by id in the same direction", async () => {
     const same = { startDate: "2031-01-01T00:00:00Z", expiringDate: "2032-01-01T00:00:00Z" };
     const made = [];
-    for (let i = 0; i < 3; i++) made.push(((await a.create("ties", draft(same))).json as ApiMessage).id);
-    const only = async (q: string) => ((await a.list("ties", q)).json.data as ApiMessage[]).filter((m) => m.featureId === "ties").map((m) => m.id);
+    for (let i = 0; i < 3; i++) made.push(((await t.a.create("ties", draft(same))).json as ApiMessage).id);
+    const only = async (q: string) => ((await t.a.list("ties", q)).json.data as ApiMessage[]).filter((m) => m.featureId === "ties").map((m) => m.id);
     expect(await only("expiry=Pending&sortOrder=Asc")).toEqual(made);
     expect(await only("expiry=Pending&sortOrder=Desc")).toEqual([...made].reverse());
   });
@@ -204,25 +196,25 @@ describe("D19 windows and sorting", () => {
 
 describe("D21 limit and cursor", () => {
   beforeAll(async () => {
-    for (let i = 0; i < 25; i++) await a.create("page", draft({ startDate: iso(-10_000 + i * 10) }));
+    for (let i = 0; i < 25; i++) await t.a.create("page", draft({ startDate: iso(-10_000 + i * 10) }));
   });
 
   it("D21 limit defaults to 100 and the last page has cursor null", async () => {
-    const r = await a.list("page", "expiry=All");
+    const r = await t.a.list("page", "expiry=All");
     expect(r.json.data.length).toBeLessThanOrEqual(100);
     expect(r.json.cursor).toBeNull();
   });
 
   it("D21 limit above 1000 is clamped", async () => {
-    for (let i = 0; i < 1001; i++) server.app.db.prepare("INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date) VALUES ('clamp', 'Warning', 't', '', 0, 1)").run();
-    const r = await a.list("clamp", "expiry=Expired&limit=5000");
+    for (let i = 0; i < 1001; i++) t.server.app.db.prepare("INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date) VALUES ('clamp', 'Warning', 't', '', 0, 1)").run();
+    const r = await t.a.list("clamp", "expiry=Expired&limit=5000");
     expect(r.status).toBe(200);
     expect(r.json.data.length).toBe(1000);
     expect(typeof r.json.cursor).toBe("string");
   });
 
   it.each(["0", "-1", "1.5", "ten", "99999999999"])("D21 limit %s gets 400", async (l) => {
-    const r = await a.list("page", `limit=${l}`);
+    const r = await t.a.list("page", `limit=${l}`);
     expect(r.status).toBe(400);
     expect(Object.keys(r.json.errors)).toEqual(["limit"]);
   });
@@ -231,7 +223,7 @@ describe("D21 limit and cursor", () => {
     const seen: number[] = [];
     let cursor: string | null = null;
     do {
-      const r: { json: { data: ApiMessage[]; cursor: string | null } } = await a.list("page", `expiry=All&limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      const r: { json: { data: ApiMessage[]; cursor: string | null } } = await t.a.list("page", `expiry=All&limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
       seen.push(...r.json.data.filter((m) => m.featureId === "page").map((m) => m.id));
       cursor = r.json.cursor;
     } while (cursor);
@@ -240,44 +232,44 @@ describe("D21 limit and cursor", () => {
   });
 
   it("D21 a cursor used with another listing gets 400, and so does a malformed one", async () => {
-    const first = await a.list("page", "expiry=All&limit=5");
+    const first = await t.a.list("page", "expiry=All&limit=5");
     const cursor = encodeURIComponent(first.json.cursor);
     for (const q of [`expiry=Expired&cursor=${cursor}`, `expiry=All&sortBy=ExpiringDate&cursor=${cursor}`, `expiry=All&sortOrder=Asc&cursor=${cursor}`]) {
-      const r = await a.list("page", `${q}&limit=5`);
+      const r = await t.a.list("page", `${q}&limit=5`);
       expect(r.status).toBe(400);
       expect(Object.keys(r.json.errors)).toEqual(["cursor"]);
     }
-    expect((await a.list("other-feature", `expiry=All&cursor=${cursor}`)).status).toBe(400);
-    expect((await a.list(null, `expiry=All&cursor=${cursor}`)).status).toBe(400);
+    expect((await t.a.list("other-feature", `expiry=All&cursor=${cursor}`)).status).toBe(400);
+    expect((await t.a.list(null, `expiry=All&cursor=${cursor}`)).status).toBe(400);
     for (const bad of ["garbage", first.json.cursor.slice(0, -3), first.json.cursor + "x", "e30.AAAAAAAAAAAAAAAAAAAAAA"]) {
-      expect((await a.list("page", `expiry=All&cursor=${encodeURIComponent(bad)}`)).status).toBe(400);
+      expect((await t.a.list("page", `expiry=All&cursor=${encodeURIComponent(bad)}`)).status).toBe(400);
     }
     // The same listing with a different limit is the same listing.
-    expect((await a.list("page", `expiry=All&limit=9&cursor=${cursor}`)).status).toBe(200);
+    expect((await t.a.list("page", `expiry=All&limit=9&cursor=${cursor}`)).status).toBe(200);
   });
 
   it("D21 inserts and deletes between pages neither repeat nor skip a row", async () => {
     const f = "keyset";
     const made: ApiMessage[] = [];
-    for (let i = 0; i < 30; i++) made.push((await a.create(f, draft({ startDate: iso(-20_000 + i * 60) }))).json);
+    for (let i = 0; i < 30; i++) made.push((await t.a.create(f, draft({ startDate: iso(-20_000 + i * 60) }))).json);
     const seen: number[] = [];
     let cursor: string | null = null;
     let round = 0;
     const deleted = new Set<number>();
     const inserted = new Set<number>();
     do {
-      const r: { json: { data: ApiMessage[]; cursor: string | null } } = await a.list(f, `expiry=All&sortOrder=Asc&limit=4${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      const r: { json: { data: ApiMessage[]; cursor: string | null } } = await t.a.list(f, `expiry=All&sortOrder=Asc&limit=4${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
       seen.push(...r.json.data.filter((m) => m.featureId === f).map((m) => m.id));
       cursor = r.json.cursor;
       // Between pages: delete a row not read yet and insert one before and one after the position.
       if (!cursor) break;
       const unread = made.filter((m) => !seen.includes(m.id) && !deleted.has(m.id));
       if (unread.length > 2) {
-        await a.remove(f, unread[1].id);
+        await t.a.remove(f, unread[1].id);
         deleted.add(unread[1].id);
       }
-      const early = (await a.create(f, draft({ startDate: iso(-30_000 - round) }))).json as ApiMessage; // before the position: never seen
-      const late = (await a.create(f, draft({ startDate: iso(-100 + round) }))).json as ApiMessage; // after: seen once
+      const early = (await t.a.create(f, draft({ startDate: iso(-30_000 - round) }))).json as ApiMessage; // before the position: never seen
+      const late = (await t.a.create(f, draft({ startDate: iso(-100 + round) }))).json as ApiMessage; // after: seen once
       inserted.add(late.id);
       void early;
       round++;

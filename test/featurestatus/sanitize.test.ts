@@ -1,13 +1,13 @@
 // D20 through the public interface: what is stored holds nothing outside the
 // allowlist. Also runs every payload of ../shared/xss/*.txt when that folder
 // is present (a user's clone has none; that part is then skipped).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseFragment } from "parse5";
 import { decodeHTML } from "entities";
-import { startTestServer, type TestServer } from "../helpers/server.js";
-import { api, draft, RW } from "../helpers/messages.js";
+import { startTestServer } from "../helpers/server.js";
+import { api, draft, RW, useMessageServer } from "../helpers/messages.js";
 
 const ALLOWED = new Set(["b", "strong", "i", "em", "u", "br", "p", "ul", "ol", "li", "a"]);
 
@@ -48,18 +48,12 @@ function titleViolations(title: string): string[] {
   return [];
 }
 
-let server: TestServer;
-let a: ReturnType<typeof api>;
-beforeAll(async () => {
-  server = await startTestServer();
-  a = api(server, server.key(RW));
-});
-afterAll(() => server.close());
+const t = useMessageServer();
 
 /** Posts as body and as title; returns what was stored (or undefined when refused with a 400). */
 async function store(payload: string): Promise<{ body?: string; title?: string }> {
-  const asBody = await a.create("xss", draft({ body: payload }));
-  const asTitle = await a.create("xss", draft({ title: payload }));
+  const asBody = await t.a.create("xss", draft({ body: payload }));
+  const asTitle = await t.a.create("xss", draft({ title: payload }));
   for (const r of [asBody, asTitle]) expect([201, 400]).toContain(r.status);
   return { body: asBody.status === 201 ? asBody.json.body : undefined, title: asTitle.status === 201 ? asTitle.json.title : undefined };
 }
@@ -107,12 +101,12 @@ const HARD_CASES = [
 describe("D20 sanitising", () => {
   it("D20 the allowlist survives: b strong i em u br p ul ol li and a with https/mailto href", async () => {
     const html = '<p><b>b</b><strong>s</strong><i>i</i><em>e</em><u>u</u><br /></p><ul><li>1</li></ul><ol><li>2</li></ol><p><a href="https://x.example/a?b=1&amp;c=2">l</a><a href="mailto:ops@x.example">m</a></p>';
-    const r = await a.create("keep", draft({ body: html }));
+    const r = await t.a.create("keep", draft({ body: html }));
     expect(r.json.body).toBe(html);
   });
 
   it("D20 http: links are removed unless MERIDIAN_ALLOW_HTTP_LINKS=true", async () => {
-    const r = await a.create("http", draft({ body: '<a href="http://x.example">x</a>' }));
+    const r = await t.a.create("http", draft({ body: '<a href="http://x.example">x</a>' }));
     expect(r.json.body).toBe("<a>x</a>");
     const s2 = await startTestServer({ MERIDIAN_ALLOW_HTTP_LINKS: "true" });
     try {
@@ -125,28 +119,28 @@ describe("D20 sanitising", () => {
 
   it("D20 the content of script, style, textarea, xmp, noscript, template, svg and math is dropped, not kept as text", async () => {
     for (const tag of ["script", "style", "textarea", "xmp", "noscript", "template", "svg", "math"]) {
-      const r = await a.create("drop", draft({ body: `<p>keep</p><${tag}>SECRET</${tag}>` }));
+      const r = await t.a.create("drop", draft({ body: `<p>keep</p><${tag}>SECRET</${tag}>` }));
       expect(r.json.body, tag).toBe("<p>keep</p>");
     }
   });
 
   it("D20 the title is plain text; < and & that form no tag stay characters", async () => {
-    expect((await a.create("t", draft({ title: "<b>Planned</b> maintenance" }))).json.title).toBe("Planned maintenance");
-    expect((await a.create("t", draft({ title: "a < b & c > d" }))).json.title).toBe("a < b & c > d");
-    expect((await a.create("t", draft({ title: "I <3 uptime" }))).json.title).toBe("I <3 uptime");
+    expect((await t.a.create("t", draft({ title: "<b>Planned</b> maintenance" }))).json.title).toBe("Planned maintenance");
+    expect((await t.a.create("t", draft({ title: "a < b & c > d" }))).json.title).toBe("a < b & c > d");
+    expect((await t.a.create("t", draft({ title: "I <3 uptime" }))).json.title).toBe("I <3 uptime");
   });
 
   it("D20 a title that is empty once markup is removed gets 400", async () => {
     for (const title of ["<script>alert(1)</script>", "<b></b>", "   ", "&lt;script&gt;x&lt;/script&gt;"]) {
-      const r = await a.create("t", draft({ title }));
+      const r = await t.a.create("t", draft({ title }));
       expect(r.status, title).toBe(400);
       expect(Object.keys(r.json.errors)).toEqual(["title"]);
     }
   });
 
   it("D20 sanitising applies on update too", async () => {
-    const m = (await a.create("u", draft())).json;
-    const r = await a.update("u", m.id, { body: "<img src=x onerror=alert(1)><b>ok</b>", title: "<i>t</i>" });
+    const m = (await t.a.create("u", draft())).json;
+    const r = await t.a.update("u", m.id, { body: "<img src=x onerror=alert(1)><b>ok</b>", title: "<i>t</i>" });
     expect(r.json.body).toBe("<b>ok</b>");
     expect(r.json.title).toBe("t");
   });

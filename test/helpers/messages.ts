@@ -1,5 +1,6 @@
 // REST helpers for the message routes.
-import type { TestServer } from "./server.js";
+import { afterAll, beforeAll } from "vitest";
+import { startTestServer, type TestServer } from "./server.js";
 
 export const RW = { roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] };
 
@@ -35,4 +36,15 @@ export function api(server: TestServer, key: string) {
     remove: (feature: string | null, id: number) => call("DELETE", feature === null ? `/api/admin/feature/message/${id}` : `/api/admin/feature/${feature}/message/${id}`),
     list: (feature: string | null, query = "") => call("GET", (feature === null ? "/api/admin/feature/message" : `/api/admin/feature/${feature}/message`) + (query ? `?${query}` : "")),
   };
+}
+
+/** A server for the file's tests and a BackOffice writer's client of it, filled in by beforeAll. */
+export function useMessageServer(env: Record<string, string> = {}): { server: TestServer; a: ReturnType<typeof api> } {
+  const ctx = {} as { server: TestServer; a: ReturnType<typeof api> };
+  beforeAll(async () => {
+    ctx.server = await startTestServer(env);
+    ctx.a = api(ctx.server, ctx.server.key(RW));
+  });
+  afterAll(() => ctx.server.close());
+  return ctx;
 }

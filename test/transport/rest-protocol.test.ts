@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const post = (path: string, body: string | Uint8Array, contentType?: string, extra: Record<string, string> = {}) =>
+const post = (path: string, body: string, contentType?: string, extra: Record<string, string> = {}) =>
   fetch(`${server.url}${path}`, {
     method: "POST",
     headers: { ...headers, ...(contentType ? { "content-type": contentType } : {}), ...extra },

@@ -20,8 +20,8 @@ export interface RestRoute {
   /** Where the request body goes: nowhere, the whole message, or one field. */
   body: "none" | "*" | DescField[];
   variables: { fields: DescField[]; start: number; end: number }[];
-  /** Field paths set by the path or the body, which query parameters may not set. */
-  bound: Set<string>;
+  /** Field paths set by the path or the body, which query parameters may not set (nor their subfields). */
+  bound: string[];
   responseBody?: DescField;
   successStatus: number;
   maxBodyBytes: number;
@@ -49,19 +49,19 @@ function routeOf(handler: UniversalHandler, method: DescMethod, rule: HttpRule):
   if (pattern.case === undefined || pattern.case === "custom") throw new Error(`${where}: unsupported http rule`);
   const template = parsePathTemplate(pattern.value);
   const input = method.input;
-  const bound = new Set<string>();
+  const bound: string[] = [];
   const variables = template.variables.map((v) => {
     const fields = resolveFieldPath(input, v.fieldPath);
     const last = fields[fields.length - 1];
     if (last.fieldKind !== "scalar" && last.fieldKind !== "enum") throw new Error(`${where}: path variable ${v.fieldPath} must be a scalar`);
-    bound.add(pathKey(fields));
+    bound.push(pathKey(fields));
     return { fields, start: v.start, end: v.end };
   });
   let body: RestRoute["body"] = "none";
   if (rule.body === "*") body = "*";
   else if (rule.body !== "") {
     body = resolveFieldPath(input, rule.body);
-    bound.add(pathKey(body));
+    bound.push(pathKey(body));
   }
   const streamsHttpBody = method.methodKind === "server_streaming" && method.output.typeName === "google.api.HttpBody";
   if (method.methodKind !== "unary" && !streamsHttpBody) throw new Error(`${where}: only unary methods and streams of google.api.HttpBody have REST bindings`);

@@ -115,7 +115,7 @@ export class Transcoder {
         const fields = lookupQueryField(route.method.input, name, cache);
         if (!fields) continue; // unknown parameters are ignored, like unknown JSON fields (D6)
         const key = pathKey(fields);
-        if ([...route.bound].some((b) => key === b || key.startsWith(b + "."))) continue;
+        if (route.bound.some((b) => key === b || key.startsWith(b + "."))) continue;
         const last = fields[fields.length - 1];
         const v = textToJson(last, value);
         if (last.fieldKind === "list") {
