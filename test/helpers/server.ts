@@ -59,6 +59,11 @@ export async function signToken(claims: Record<string, unknown>, opts: { expires
   return jwt.sign(new TextEncoder().encode(opts.secret ?? JWT_SECRET));
 }
 
+/** The secret part of an API key "mrd_<id>_<secret>" (the secret may itself contain "_"). */
+export function secretOf(key: string): string {
+  return key.slice(key.indexOf("_", 4) + 1);
+}
+
 export function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
 }
