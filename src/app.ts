@@ -24,6 +24,7 @@ import { errorInterceptor } from "./transport/error-interceptor.js";
 import { HealthState, healthService } from "./transport/health.js";
 import { listen, type Listener } from "./transport/listener.js";
 import { createNodeHandler } from "./transport/node-handler.js";
+import { ServiceRegistry } from "./transport/service-registry.js";
 
 export const VERSION = "0.1.0";
 const DRAIN_MS = 10_000; // D32
@@ -44,15 +45,17 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   const apiKeys = new ApiKeyStore(db);
   const services = [FeatureStatusService, TimeSeriesService];
 
+  const interceptors = [errorInterceptor(logger), authInterceptor(apiKeys, createJwtVerifier(jwtSettings(settings))), apiVersionInterceptor()];
   const router = createConnectRouter({
-    interceptors: [errorInterceptor(logger), authInterceptor(apiKeys, createJwtVerifier(jwtSettings(settings))), apiVersionInterceptor()],
+    interceptors,
     acceptCompression: [compressionGzip, compressionBrotli],
     readMaxBytes: 64 * 1024 * 1024,
     shutdownSignal: shutdown.signal,
   });
-  router.service(Health, healthService(health, services.map((s) => s.typeName)));
+  const registry = new ServiceRegistry(router, interceptors);
+  registry.add(Health, healthService(health, services.map((s) => s.typeName)));
   const messages = new MessageStore(db);
-  router.service(
+  registry.add(
     FeatureStatusService,
     featureStatusService({
       store: messages,
@@ -61,9 +64,9 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     }),
   );
   // Methods not implemented yet answer Unimplemented (501 on REST).
-  router.service(TimeSeriesService, {});
+  registry.add(TimeSeriesService, {});
 
-  const handler = createNodeHandler({ handlers: router.handlers, health, cors: new Cors(settings.corsOrigins), logger });
+  const handler = createNodeHandler({ services: registry, shutdownSignal: shutdown.signal, health, cors: new Cors(settings.corsOrigins), logger });
   let listener: Listener;
   try {
     listener = await listen(handler, settings);

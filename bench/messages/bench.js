@@ -40,7 +40,9 @@ db.transaction(() => {
 const key = new ApiKeyStore(db).create({ clientId: "bench", roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_read"], projects: [] }).key;
 db.close();
 
-const server = spawn(process.execPath, [join(root, "bin", "meridian.js"), "serve"], {
+// BENCH_SERVER_ARGS="--cpu-prof" profiles the server under load.
+const serverArgs = (process.env.BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean);
+const server = spawn(process.execPath, [...serverArgs, join(root, "bin", "meridian.js"), "serve"], {
   env: { ...process.env, MERIDIAN_DB: dbPath, MERIDIAN_PORT: "0", MERIDIAN_LOG_LEVEL: "info" },
   stdio: ["ignore", "ignore", "pipe"],
 });

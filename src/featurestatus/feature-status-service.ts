@@ -16,6 +16,7 @@ import type { CursorSeal } from "../storage/cursor-seal.js";
 import { BODY_MAX, TITLE_MAX, codePoints, formatDate, isFeatureId, nowSeconds, parseMessageType, parseZonedDate } from "./message-fields.js";
 import { sortKeyOf, type Expiry, type MessageData, type MessageRow, type MessageStore, type SortBy, type SortOrder } from "./message-store.js";
 import type { Sanitizer } from "./sanitize.js";
+import { ListingCache } from "./listing-cache.js";
 
 const READ_SCOPES = ["platform_iam_featurestatus_read", "platform_iam_featurestatus_readwrite"];
 const WRITE_SCOPE = "platform_iam_featurestatus_readwrite";
@@ -43,8 +44,21 @@ interface ListParams {
   limit?: number;
 }
 
+interface PageQuery {
+  binding: string;
+  scope: Scope;
+  expiry: Expiry;
+  sortBy: SortBy;
+  sortOrder: SortOrder;
+  limit: number;
+  cursor?: string;
+  /** Seconds since the epoch. */
+  at: number;
+}
+
 export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeof FeatureStatusService> {
   const now = deps.now ?? nowSeconds;
+  const listings = new ListingCache<ListMessagesResponse>(deps.store);
 
   const list = (ctx: HandlerContext, scope: Scope, p: ListParams): ListMessagesResponse => {
     const principal = principalOf(ctx);
@@ -65,15 +79,21 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     limit = Math.min(limit, MAX_LIMIT);
     v.throwIfAny();
 
+    // The cursor is bound to the listing it came from (D21).
     const binding = JSON.stringify(["messages", scope, expiry, sortBy, sortOrder]);
+    const at = now();
+    return listings.get(`${binding}|${limit}|${p.cursor ?? ""}`, at, () => page({ binding, scope, expiry, sortBy, sortOrder, limit, cursor: p.cursor, at }));
+  };
+
+  const page = ({ binding, scope, expiry, sortBy, sortOrder, limit, cursor, at }: PageQuery): ListMessagesResponse => {
     let after: { key: number; id: number } | undefined;
-    if (p.cursor !== undefined && p.cursor !== "") {
-      const opened = deps.cursors.open(binding, p.cursor);
+    if (cursor !== undefined && cursor !== "") {
+      const opened = deps.cursors.open(binding, cursor);
       if (!isPosition(opened)) throw invalidField("cursor", "malformed, or issued for another listing");
       after = { key: opened[0], id: opened[1] };
     }
     // One row more than asked tells whether another page follows.
-    const rows = deps.store.list({ featureId: scope, expiry, sortBy, sortOrder, after, limit: limit + 1, now: now() });
+    const rows = deps.store.list({ featureId: scope, expiry, sortBy, sortOrder, after, limit: limit + 1, now: at });
     const more = rows.length > limit;
     const page = more ? rows.slice(0, limit) : rows;
     const last = page[page.length - 1];

@@ -44,6 +44,10 @@ export const MAX_MESSAGE_ID = 2 ** 31 - 1; // the API's id is an int32
 
 export class MessageStore {
   private readonly listStatements = new Map<string, Statement>();
+  /** Writes through this store; SQLite's data_version counts only other connections' commits. */
+  private writes = 0;
+  private readonly dataVersionStmt;
+  private readonly nextChangeStmt;
   private readonly insertStmt;
   private readonly getStmt;
   private readonly updateStmt;
@@ -60,10 +64,27 @@ export class MessageStore {
     );
     this.deleteStmt = db.prepare<[number]>("DELETE FROM messages WHERE id = ?");
     this.purgeStmt = db.prepare<[number]>("DELETE FROM messages WHERE expiring_date < ?");
+    this.dataVersionStmt = db.prepare("PRAGMA data_version").pluck();
+    this.nextChangeStmt = db
+      .prepare<{ now: number }>(
+        "SELECT min((SELECT min(start_date) FROM messages WHERE start_date > @now), (SELECT min(expiring_date) FROM messages WHERE expiring_date > @now))",
+      )
+      .pluck();
+  }
+
+  /** Changes whenever the messages may have changed, by this process or any other. */
+  changeMark(): string {
+    return `${this.writes}:${this.dataVersionStmt.get()}`;
+  }
+
+  /** The first second after `now` at which some message starts or expires (D19 windows move), or Infinity. */
+  nextChangeAfter(now: number): number {
+    return (this.nextChangeStmt.get({ now }) as number | null) ?? Infinity;
   }
 
   /** Inserts and returns the row; refuses (and stores nothing) once ids pass the API's int32. */
   insert(data: MessageData): MessageRow {
+    this.writes++;
     return this.db.transaction(() => {
       const row = this.insertStmt.get(data)!;
       if (row.id > MAX_MESSAGE_ID) throw new Error("message ids are exhausted");
@@ -76,15 +97,18 @@ export class MessageStore {
   }
 
   update(row: MessageRow): MessageRow {
+    this.writes++;
     return this.updateStmt.get(row)!;
   }
 
   delete(id: number): boolean {
+    this.writes++;
     return this.deleteStmt.run(id).changes > 0;
   }
 
   /** Deletes messages that expired before the cutoff (epoch seconds); returns how many. */
   purgeExpiredBefore(cutoff: number): number {
+    this.writes++;
     return this.purgeStmt.run(cutoff).changes;
   }
 

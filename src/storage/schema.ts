@@ -50,4 +50,11 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX messages_expiring ON messages (expiring_date);
     `,
   },
+  {
+    version: 3,
+    name: "next start of a message, for the listing cache",
+    sql: `
+      CREATE INDEX messages_starting ON messages (start_date);
+    `,
+  },
 ];

@@ -43,7 +43,10 @@ function tooLarge(maxBytes: number): HttpError {
 
 /** JSON whatever Accept says (D7). */
 export function sendJson(res: NodeResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
+  sendJsonText(res, status, JSON.stringify(body), headers);
+}
+
+export function sendJsonText(res: NodeResponse, status: number, text: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, {
     ...headers,
     "content-type": "application/json; charset=utf-8",

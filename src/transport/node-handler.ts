@@ -11,17 +11,19 @@ import { sendJson, sendProblem } from "./http-io.js";
 import type { NodeHandler, NodeRequest, NodeResponse } from "./node-types.js";
 import { requestInfoKey, type RequestInfo } from "./request-info.js";
 import { Transcoder } from "./rest/transcoder.js";
+import type { ServiceRegistry } from "./service-registry.js";
 
 export interface HandlerParts {
-  handlers: readonly UniversalHandler[];
+  services: ServiceRegistry;
+  shutdownSignal: AbortSignal;
   health: HealthState;
   cors: Cors;
   logger: Logger;
 }
 
-export function createNodeHandler({ handlers, health, cors, logger }: HandlerParts): NodeHandler {
-  const rpcPaths = new Map(handlers.map((h) => [h.requestPath, h]));
-  const transcoder = new Transcoder(handlers);
+export function createNodeHandler({ services, shutdownSignal, health, cors, logger }: HandlerParts): NodeHandler {
+  const rpcPaths = new Map(services.router.handlers.map((h) => [h.requestPath, h]));
+  const transcoder = new Transcoder(services.methods, { interceptors: services.interceptors, shutdownSignal });
 
   return (req, res) => {
     const started = process.hrtime.bigint();

@@ -1,4 +1,5 @@
 // D32 health and graceful shutdown, D34 request logs, D36 CORS, D4 TLS.
+import { createConnectRouter } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -6,6 +7,7 @@ import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { HealthState } from "../../src/transport/health.js";
+import { ServiceRegistry } from "../../src/transport/service-registry.js";
 import { createNodeHandler } from "../../src/transport/node-handler.js";
 import { Cors } from "../../src/transport/cors.js";
 import { connect as h2connect } from "node:http2";
@@ -33,7 +35,8 @@ describe("D32 health", () => {
     // The real handler on a real port, with the serving state held where a request can see it.
     const health = new HealthState();
     health.set(state);
-    const handler = createNodeHandler({ handlers: [], health, cors: new Cors([]), logger: pino({ level: "silent" }) });
+    const services = new ServiceRegistry(createConnectRouter(), []);
+    const handler = createNodeHandler({ services, shutdownSignal: new AbortController().signal, health, cors: new Cors([]), logger: pino({ level: "silent" }) });
     const srv = createServer(handler);
     await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
     try {

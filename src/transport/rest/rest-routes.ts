@@ -2,7 +2,7 @@
 // served methods at start-up (D5): templates parsed, field paths resolved
 // against each input message, everything checked before the first request.
 import { getOption, hasOption, type DescField, type DescMethod } from "@bufbuild/protobuf";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import type { MethodImplSpec } from "@connectrpc/connect";
 import { http } from "../../gen/google/api/annotations_pb.js";
 import type { HttpRule } from "../../gen/google/api/http_pb.js";
 import { rest } from "../../gen/meridian/api/v1/rest_pb.js";
@@ -16,7 +16,8 @@ export interface RestRoute {
   httpMethod: string;
   template: PathTemplate;
   method: DescMethod;
-  handler: UniversalHandler;
+  /** The implementation, invoked in-process with the router's interceptors. */
+  spec: MethodImplSpec;
   /** Where the request body goes: nowhere, the whole message, or one field. */
   body: "none" | "*" | DescField[];
   variables: { fields: DescField[]; start: number; end: number }[];
@@ -29,21 +30,21 @@ export interface RestRoute {
   streamsHttpBody: boolean;
 }
 
-export function buildRestRoutes(handlers: readonly UniversalHandler[]): RouteTrie<RestRoute> {
+export function buildRestRoutes(methods: readonly MethodImplSpec[]): RouteTrie<RestRoute> {
   const trie = new RouteTrie<RestRoute>();
-  for (const handler of handlers) {
-    const method = handler.method;
+  for (const spec of methods) {
+    const method = spec.method;
     if (!hasOption(method, http)) continue;
     const top = getOption(method, http);
     for (const rule of [top, ...top.additionalBindings]) {
-      const route = routeOf(handler, method, rule);
+      const route = routeOf(spec, method, rule);
       trie.add(route.httpMethod, route.template, route);
     }
   }
   return trie;
 }
 
-function routeOf(handler: UniversalHandler, method: DescMethod, rule: HttpRule): RestRoute {
+function routeOf(spec: MethodImplSpec, method: DescMethod, rule: HttpRule): RestRoute {
   const where = `${method.parent.typeName}.${method.name}`;
   const pattern = rule.pattern;
   if (pattern.case === undefined || pattern.case === "custom") throw new Error(`${where}: unsupported http rule`);
@@ -73,7 +74,7 @@ function routeOf(handler: UniversalHandler, method: DescMethod, rule: HttpRule):
     httpMethod: pattern.case.toUpperCase(),
     template,
     method,
-    handler,
+    spec,
     body,
     variables,
     bound,

@@ -1,33 +1,31 @@
 // REST transcoding in the manner of vanguard-go: match the path in the trie,
 // then build the input message from the body first, then path variables,
-// then query parameters; call the method's own Connect handler (so REST
-// callers pass the same interceptors: auth, logging) and turn its answer
-// into the spec's JSON, or its error into problem+json (D8).
-import { fromBinary, fromJson, toBinary, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
-import {
-  createAsyncIterable,
-  encodeEnvelope,
-  pipe,
-  readAllBytes,
-  transformSplitEnvelope,
-  type UniversalServerRequest,
-  type UniversalServerResponse,
-} from "@connectrpc/connect/protocol";
-import { codeFromHttpStatus, endStreamFlag, endStreamFromJson, errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
-import { HttpBodySchema } from "../../gen/google/api/httpbody_pb.js";
+// then query parameters; invoke the method's implementation with the router's
+// own interceptors (auth, api-version, errors: the same as for gRPC and
+// Connect) and turn its answer into the spec's JSON, or its error into
+// problem+json (D8). The call stays in-process as message objects: no
+// protobuf binary round trip on the REST path.
+import { fromJson, toJson, type JsonObject, type JsonValue, type Message } from "@bufbuild/protobuf";
+import { Code, ConnectError, createHandlerContext, type ContextValues, type HandlerContext, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
+import { createAsyncIterable, invokeUnaryImplementation, transformInvokeImplementation } from "@connectrpc/connect/protocol";
+import type { HttpBody } from "../../gen/google/api/httpbody_pb.js";
 import { HttpError } from "../problem.js";
 import { invalidField } from "../errors.js";
 import type { NodeRequest, NodeResponse } from "../node-types.js";
-import { readBody, isJsonMediaType, sendJson, sendProblem } from "../http-io.js";
+import { readBody, isJsonMediaType, sendJsonText, sendProblem } from "../http-io.js";
 import { buildRestRoutes, type RestRoute } from "./rest-routes.js";
 import { lookupQueryField, pathKey, setAtPath, textToJson } from "./field-path.js";
 import { fillNulls } from "./json-shape.js";
 import type { RouteTrie } from "./route-trie.js";
 import { capturedSegments } from "./path-template.js";
 
-const MAX_STREAM_MESSAGE_BYTES = 64 * 1024 * 1024;
+export interface TranscoderOptions {
+  /** The router's interceptors, in its order. */
+  interceptors: readonly Interceptor[];
+  /** Aborts calls in flight when the server stops. */
+  shutdownSignal?: AbortSignal;
+}
+
 const JSON_TYPE = "application/json; charset=utf-8";
 
 /** Request headers that describe the REST exchange itself, not the call. */
@@ -47,9 +45,14 @@ const hopHeaders = new Set([
 export class Transcoder {
   private readonly trie: RouteTrie<RestRoute>;
   private readonly queryFields = new WeakMap<RestRoute, Map<string, ReturnType<typeof lookupQueryField>>>();
+  /** JSON text of answers a service hands out more than once (from its own cache): serialised once. */
+  private readonly jsonOf = new WeakMap<Message, string>();
 
-  constructor(handlers: readonly UniversalHandler[]) {
-    this.trie = buildRestRoutes(handlers);
+  constructor(
+    methods: readonly MethodImplSpec[],
+    private readonly options: TranscoderOptions,
+  ) {
+    this.trie = buildRestRoutes(methods);
   }
 
   /** Matches a request; exported for the route table test. */
@@ -74,7 +77,7 @@ export class Transcoder {
     }
   }
 
-  private async buildInput(route: RestRoute, req: NodeRequest, url: URL, segments: string[]): Promise<Uint8Array> {
+  private async buildInput(route: RestRoute, req: NodeRequest, url: URL, segments: string[]): Promise<Message> {
     const json: JsonObject = {};
     // 1. Body.
     if (route.body !== "none") {
@@ -131,7 +134,7 @@ export class Transcoder {
       }
     }
     try {
-      return toBinary(route.method.input, fromJson(route.method.input, json, { ignoreUnknownFields: true }));
+      return fromJson(route.method.input, json, { ignoreUnknownFields: true });
     } catch (e) {
       const cause = (e as Error).cause;
       if (isFieldError(cause)) {
@@ -142,67 +145,82 @@ export class Transcoder {
     }
   }
 
-  private async invoke(route: RestRoute, input: Uint8Array, req: NodeRequest, res: NodeResponse, contextValues: ContextValues): Promise<void> {
-    const abort = new AbortController();
-    res.once("close", () => abort.abort());
-    const header = new Headers();
+  private async invoke(route: RestRoute, input: Message, req: NodeRequest, res: NodeResponse, contextValues: ContextValues): Promise<void> {
+    const requestHeader = new Headers();
     for (const [k, v] of Object.entries(req.headers)) {
       if (v === undefined || k.startsWith(":") || hopHeaders.has(k)) continue;
-      header.set(k, Array.isArray(v) ? v.join(", ") : v);
+      requestHeader.set(k, Array.isArray(v) ? v.join(", ") : v);
     }
-    header.set("connect-protocol-version", "1");
-    header.set("content-type", route.streamsHttpBody ? "application/connect+proto" : "application/proto");
-    const uReq: UniversalServerRequest = {
-      httpVersion: req.httpVersion,
-      url: `http://localhost${route.handler.requestPath}`,
-      method: "POST",
-      header,
-      body: createAsyncIterable([route.streamsHttpBody ? encodeEnvelope(0, input) : input]),
-      signal: abort.signal,
+    const abort = new AbortController();
+    const onClose = () => abort.abort(new ConnectError("client closed the connection", Code.Canceled));
+    res.once("close", onClose);
+    const ctx = createHandlerContext({
+      service: route.method.parent,
+      method: route.method,
+      protocolName: "rest",
+      requestMethod: req.method ?? "GET",
+      url: req.url ?? "/",
+      requestHeader,
       contextValues,
-    };
-    const uRes = await route.handler(uReq);
-    if (route.streamsHttpBody && uRes.status === 200) return this.writeStream(route, uRes, res);
-    const bytes = uRes.body ? await readAllBytes(uRes.body, Number.MAX_SAFE_INTEGER) : new Uint8Array(0);
-    if (uRes.status !== 200) {
-      throw errorFromJsonBytes(bytes, uRes.header, new ConnectError(`HTTP ${uRes.status}`, codeFromHttpStatus(uRes.status)));
+      requestSignal: abort.signal,
+      shutdownSignal: this.options.shutdownSignal,
+    });
+    try {
+      if (route.spec.kind !== "unary") return await this.writeStream(route, ctx, input, res);
+      const output = await invokeUnaryImplementation(route.spec, ctx, input, [...this.options.interceptors]);
+      const headers = passHeaders(ctx.responseHeader);
+      if (route.successStatus === 204) {
+        res.writeHead(204, headers);
+        res.end();
+        return;
+      }
+      sendJsonText(res, route.successStatus, this.toJsonText(route, output), headers);
+    } finally {
+      res.off("close", onClose);
+      ctx.abort(); // ends the call's signal: work tied to it stops
     }
-    const output = fromBinary(route.method.output, bytes);
-    const headers = passHeaders(uRes.header);
-    if (route.successStatus === 204) {
-      res.writeHead(204, headers);
-      res.end();
-      return;
+  }
+
+  private toJsonText(route: RestRoute, output: Message): string {
+    let text = this.jsonOf.get(output);
+    if (text === undefined) {
+      let json = fillNulls(route.method.output, toJson(route.method.output, output, { alwaysEmitImplicit: true }));
+      if (route.responseBody) json = (json as JsonObject)[route.responseBody.jsonName] ?? null;
+      text = JSON.stringify(json);
+      this.jsonOf.set(output, text);
     }
-    let json = fillNulls(route.method.output, toJson(route.method.output, output, { alwaysEmitImplicit: true }));
-    if (route.responseBody) json = (json as JsonObject)[route.responseBody.jsonName] ?? null;
-    sendJson(res, route.successStatus, json, headers);
+    return text;
   }
 
   /** Streams google.api.HttpBody messages as raw bytes; an error before the first byte is a problem+json. */
-  private async writeStream(route: RestRoute, uRes: UniversalServerResponse, res: NodeResponse): Promise<void> {
-    if (!uRes.body) throw new ConnectError("empty stream", Code.Internal);
+  private async writeStream(route: RestRoute, ctx: HandlerContext, input: Message, res: NodeResponse): Promise<void> {
+    const stream = transformInvokeImplementation(route.spec, ctx, [...this.options.interceptors])(createAsyncIterable([input]));
     let started = false;
-    for await (const env of pipe(uRes.body, transformSplitEnvelope(MAX_STREAM_MESSAGE_BYTES))) {
-      if ((env.flags & endStreamFlag) === endStreamFlag) {
-        const end = endStreamFromJson(env.data);
-        if (end.error) {
-          if (!started) throw end.error;
-          res.destroy(end.error); // the status is sent: a cut stream is the only honest signal
-          return;
+    try {
+      for await (const chunk of stream as AsyncIterable<HttpBody>) {
+        if (!started) {
+          started = true;
+          res.writeHead(route.successStatus, { ...passHeaders(ctx.responseHeader), "content-type": chunk.contentType || JSON_TYPE });
         }
-        break;
+        if (chunk.data.length > 0 && !(res as NodeJS.WritableStream).write(chunk.data)) {
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              res.off("drain", done);
+              res.off("close", done);
+              resolve();
+            };
+            res.on("drain", done);
+            res.on("close", done);
+          });
+          if (res.destroyed) return;
+        }
       }
-      const chunk = fromBinary(HttpBodySchema, env.data);
-      if (!started) {
-        started = true;
-        res.writeHead(route.successStatus, { ...passHeaders(uRes.header), "content-type": chunk.contentType || JSON_TYPE });
-      }
-      if (chunk.data.length > 0 && !(res as NodeJS.WritableStream).write(chunk.data)) {
-        await new Promise((resolve) => res.once("drain", resolve));
-      }
+    } catch (e) {
+      if (!started) throw e;
+      res.destroy(e as Error); // the status is sent: a cut stream is the only honest signal
+      return;
     }
-    if (!started) res.writeHead(route.successStatus, { "content-type": JSON_TYPE });
+    if (!started) res.writeHead(route.successStatus, { ...passHeaders(ctx.responseHeader), "content-type": JSON_TYPE });
     res.end();
   }
 }

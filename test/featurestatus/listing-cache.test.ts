@@ -1,0 +1,71 @@
+// Cached listings (bench target of issue 3) never show a stale page: every
+// write, by this server or by another connection, and every start or expiry
+// that moves a message between the D19 windows, is seen by the next listing.
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { MessageStore } from "../../src/featurestatus/message-store.js";
+import { ListingCache } from "../../src/featurestatus/listing-cache.js";
+import { openDatabase } from "../../src/storage/database.js";
+import { draft, iso, useMessageServer, type ApiMessage } from "../helpers/messages.js";
+
+const t = useMessageServer();
+const titles = async (feature: string, query = "") => ((await t.a.list(feature, query)).json.data as ApiMessage[]).map((m) => m.title);
+
+describe("D19 listings served from the cache stay current", () => {
+  it("D19 create, update and delete through the API show in the next listing", async () => {
+    expect(await titles("cache-a")).toEqual([]);
+    const m = (await t.a.create("cache-a", draft({ title: "first" }))).json as ApiMessage;
+    expect(await titles("cache-a")).toEqual(["first"]);
+    await t.a.update("cache-a", m.id, { title: "second" });
+    expect(await titles("cache-a")).toEqual(["second"]);
+    await t.a.remove("cache-a", m.id);
+    expect(await titles("cache-a")).toEqual([]);
+  });
+
+  it("D19 a write by another connection to the same database shows in the next listing", async () => {
+    expect(await titles("cache-b")).toEqual([]);
+    const other = openDatabase(join(t.server.dir, "meridian.db"));
+    try {
+      const now = Math.floor(Date.now() / 1000);
+      new MessageStore(other).insert({ feature_id: "cache-b", type: "Warning", title: "from elsewhere", body: "", start_date: now - 60, expiring_date: now + 3600 });
+    } finally {
+      other.close();
+    }
+    expect(await titles("cache-b")).toEqual(["from elsewhere"]);
+  });
+
+  it("D19 a message enters the active window at its start and leaves it at its expiry, on the real clock", async () => {
+    await t.a.create("cache-c", draft({ title: "starting", startDate: iso(2), expiringDate: iso(3600) }));
+    await t.a.create("cache-c", draft({ title: "ending", startDate: iso(-3600), expiringDate: iso(2) }));
+    expect(await titles("cache-c")).toEqual(["ending"]);
+    expect(await titles("cache-c", "expiry=Pending")).toEqual(["starting"]);
+    await new Promise((r) => setTimeout(r, 3100));
+    expect(await titles("cache-c")).toEqual(["starting"]);
+    expect(await titles("cache-c", "expiry=Expired")).toEqual(["ending"]);
+  });
+});
+
+describe("ListingCache", () => {
+  const source = (mark: { v: string }, next: number) => ({ changeMark: () => mark.v, nextChangeAfter: () => next });
+
+  it("computes once while nothing changes, again after a change mark, a boundary or a clock set back", () => {
+    const mark = { v: "a" };
+    const cache = new ListingCache<number>(source(mark, 100));
+    let computed = 0;
+    const get = (now: number) => cache.get("k", now, () => ++computed);
+    expect([get(50), get(60), get(99)]).toEqual([1, 1, 1]);
+    expect(get(100)).toBe(2); // the boundary: some message starts or expires
+    mark.v = "b";
+    expect(get(100)).toBe(3);
+    expect(get(40)).toBe(4); // the clock went back
+  });
+
+  it("does not cache errors and stays within its entry bound", () => {
+    const cache = new ListingCache<number>(source({ v: "a" }, Infinity), 2);
+    expect(() => cache.get("bad", 0, () => { throw new Error("no"); })).toThrow("no");
+    expect(cache.get("bad", 0, () => 7)).toBe(7);
+    cache.get("x", 0, () => 1);
+    cache.get("y", 0, () => 2); // evicts "bad", the oldest
+    expect(cache.get("bad", 0, () => 8)).toBe(8);
+  });
+});
