@@ -1,23 +1,149 @@
 // Entry point of the native addon. The JS wrapper (src/storage/native.ts)
-// validates arguments; functions here check only what memory safety needs.
+// validates arguments; functions here check only what memory safety needs,
+// and turn codec errors into JS exceptions (a corrupt block never crashes).
 #include <napi.h>
 
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "block-codec.h"
 #include "crc32c.h"
 
 namespace {
 
+using meridian::ColumnIn;
+using meridian::ColumnOut;
+using meridian::FieldKind;
+
+Napi::Value Fail(Napi::Env env, const char* what) {
+  Napi::TypeError::New(env, what).ThrowAsJavaScriptException();
+  return env.Undefined();
+}
+
 Napi::Value Crc32c(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsTypedArray()) {
-    Napi::TypeError::New(env, "crc32c: expected a Uint8Array").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
+  if (info.Length() < 1 || !info[0].IsTypedArray()) return Fail(env, "crc32c: expected a Uint8Array");
   auto bytes = info[0].As<Napi::Uint8Array>();
   return Napi::Number::New(env, meridian::Crc32c(bytes.Data(), bytes.ByteLength()));
 }
 
+napi_typedarray_type ArrayTypeOf(FieldKind kind) {
+  switch (kind) {
+    case FieldKind::kSingle:
+      return napi_float32_array;
+    case FieldKind::kDouble:
+      return napi_float64_array;
+    case FieldKind::kFlag:
+      return napi_int32_array;
+  }
+  return napi_int32_array;
+}
+
+// encodeBlock(timestamps: Float64Array, kinds: Uint8Array, values: TypedArray[], missing: (Uint8Array | null)[]): Uint8Array
+Napi::Value EncodeBlock(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 4 || !info[0].IsTypedArray() || !info[1].IsTypedArray() || !info[2].IsArray() || !info[3].IsArray()) {
+    return Fail(env, "encodeBlock: expected (Float64Array, Uint8Array, TypedArray[], (Uint8Array|null)[])");
+  }
+  auto ts = info[0].As<Napi::TypedArray>();
+  auto kinds = info[1].As<Napi::TypedArray>();
+  if (ts.TypedArrayType() != napi_float64_array || kinds.TypedArrayType() != napi_uint8_array) return Fail(env, "encodeBlock: bad array types");
+  auto values = info[2].As<Napi::Array>();
+  auto missing = info[3].As<Napi::Array>();
+  size_t rows = ts.ElementLength();
+  size_t count = kinds.ElementLength();
+  if (count > meridian::kMaxColumns || values.Length() != count || missing.Length() != count) return Fail(env, "encodeBlock: one kind, values and missing entry per column");
+  if (rows == 0 || rows > meridian::kMaxBlockRows) return Fail(env, "encodeBlock: a block holds 1 to 16536 rows");
+  const uint8_t* kindBytes = kinds.As<Napi::Uint8Array>().Data();
+  std::vector<ColumnIn> cols(count);
+  for (uint32_t c = 0; c < count; c++) {
+    if (kindBytes[c] > static_cast<uint8_t>(FieldKind::kFlag)) return Fail(env, "encodeBlock: unknown kind");
+    auto kind = static_cast<FieldKind>(kindBytes[c]);
+    Napi::Value v = values[c];
+    if (!v.IsTypedArray()) return Fail(env, "encodeBlock: values must be typed arrays");
+    auto arr = v.As<Napi::TypedArray>();
+    if (arr.TypedArrayType() != ArrayTypeOf(kind) || arr.ElementLength() != rows) return Fail(env, "encodeBlock: values array of the wrong type or length");
+    const uint8_t* miss = nullptr;
+    Napi::Value m = missing[c];
+    if (!m.IsNull() && !m.IsUndefined()) {
+      if (!m.IsTypedArray() || m.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array || m.As<Napi::TypedArray>().ElementLength() != rows) {
+        return Fail(env, "encodeBlock: missing must be a Uint8Array of one byte per row");
+      }
+      miss = m.As<Napi::Uint8Array>().Data();
+    }
+    cols[c] = ColumnIn{kind, static_cast<uint8_t*>(arr.ArrayBuffer().Data()) + arr.ByteOffset(), miss};
+  }
+  try {
+    std::vector<uint8_t> out = meridian::EncodeBlock(ts.As<Napi::Float64Array>().Data(), static_cast<uint32_t>(rows), cols.data(), static_cast<uint8_t>(count));
+    return Napi::Buffer<uint8_t>::Copy(env, out.data(), out.size());
+  } catch (const std::exception& e) {
+    Napi::Error::New(env, e.what()).ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+}
+
+// decodeBlock(bytes: Uint8Array): { timestamps: Float64Array, columns: { kind, values, missing | null }[] }
+Napi::Value DecodeBlock(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+    return Fail(env, "decodeBlock: expected a Uint8Array");
+  }
+  auto bytes = info[0].As<Napi::Uint8Array>();
+  try {
+    meridian::BlockHeader h = meridian::ReadBlockHeader(bytes.Data(), bytes.ByteLength());
+    auto ts = Napi::Float64Array::New(env, h.rows);
+    std::vector<ColumnOut> outs(h.columns);
+    std::vector<Napi::TypedArray> values(h.columns);
+    // Missing flags land in scratch space; only columns that have any get an array.
+    thread_local std::vector<uint8_t> missing;
+    missing.resize(static_cast<size_t>(h.rows) * h.columns);
+    for (uint8_t c = 0; c < h.columns; c++) {
+      switch (h.kinds[c]) {
+        case FieldKind::kSingle:
+          values[c] = Napi::Float32Array::New(env, h.rows);
+          outs[c].values = values[c].As<Napi::Float32Array>().Data();
+          break;
+        case FieldKind::kDouble:
+          values[c] = Napi::Float64Array::New(env, h.rows);
+          outs[c].values = values[c].As<Napi::Float64Array>().Data();
+          break;
+        case FieldKind::kFlag:
+          values[c] = Napi::Int32Array::New(env, h.rows);
+          outs[c].values = values[c].As<Napi::Int32Array>().Data();
+          break;
+      }
+      outs[c].missing = missing.data() + static_cast<size_t>(c) * h.rows;
+    }
+    meridian::DecodeBlock(bytes.Data(), bytes.ByteLength(), h, ts.Data(), outs.data());
+    auto columns = Napi::Array::New(env, h.columns);
+    for (uint8_t c = 0; c < h.columns; c++) {
+      auto col = Napi::Object::New(env);
+      col.Set("kind", Napi::Number::New(env, static_cast<double>(h.kinds[c])));
+      col.Set("values", values[c]);
+      if (outs[c].anyMissing) {
+        auto m = Napi::Uint8Array::New(env, h.rows);
+        std::memcpy(m.Data(), outs[c].missing, h.rows);
+        col.Set("missing", m);
+      } else {
+        col.Set("missing", env.Null());
+      }
+      columns.Set(c, col);
+    }
+    auto result = Napi::Object::New(env);
+    result.Set("timestamps", ts);
+    result.Set("columns", columns);
+    return result;
+  } catch (const std::exception& e) {
+    Napi::Error::New(env, e.what()).ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("crc32c", Napi::Function::New(env, Crc32c, "crc32c"));
+  exports.Set("encodeBlock", Napi::Function::New(env, EncodeBlock, "encodeBlock"));
+  exports.Set("decodeBlock", Napi::Function::New(env, DecodeBlock, "decodeBlock"));
   return exports;
 }
 

@@ -4,13 +4,21 @@ import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 
+export interface NativeColumn {
+  kind: number;
+  values: Float32Array | Float64Array | Int32Array;
+  missing: Uint8Array | null;
+}
+
 interface NativeAddon {
   crc32c(bytes: Uint8Array): number;
+  encodeBlock(timestamps: Float64Array, kinds: Uint8Array, values: NativeColumn["values"][], missing: (Uint8Array | null)[]): Buffer;
+  decodeBlock(bytes: Uint8Array): { timestamps: Float64Array; columns: NativeColumn[] };
 }
 
 // Same depth from src/ (tests) and dist/ (built): two levels below the package root.
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const addon = createRequire(import.meta.url)(join(root, "native", "build", "Release", "meridian_native.node")) as NativeAddon;
+export const addon = createRequire(import.meta.url)(join(root, "native", "build", "Release", "meridian_native.node")) as NativeAddon;
 
 /** CRC-32C (Castagnoli) of the bytes. */
 export function crc32c(bytes: Uint8Array): number {

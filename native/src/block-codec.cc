@@ -1,0 +1,343 @@
+#include "block-codec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "bytes.h"
+#include "crc32c.h"
+#include "int-sequence.h"
+
+namespace meridian {
+namespace {
+
+enum class MissingForm : uint8_t { kNone = 0, kBitmap = 1, kAll = 2 };
+enum class FloatScheme : uint8_t { kDecimal = 0, kRaw = 1 };
+
+// Powers of ten, exact as doubles up to 1e22.
+constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+                             1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18};
+// Mantissas stay below 2^52: exact as doubles, and ranges and deltas fit the packer.
+constexpr double kMantissaLimit = 4503599627370496.0;
+
+template <typename T>
+struct FloatTraits;
+constexpr double kInvPow10[] = {1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10};
+
+// How a mantissa becomes a value again. The encoder checks every value with
+// this same function, so whatever it computes is exact by construction.
+template <>
+struct FloatTraits<float> {
+  static constexpr uint8_t kMaxExponent = 10;
+  using Bits = uint32_t;
+  // A multiplication: its rounding in double is far below float precision.
+  static float FromDecimal(int64_t n, uint8_t e) { return static_cast<float>(static_cast<double>(n) * kInvPow10[e]); }
+};
+template <>
+struct FloatTraits<double> {
+  static constexpr uint8_t kMaxExponent = 18;
+  using Bits = uint64_t;
+  // A division: correctly rounded, so n / 10^e is the double nearest the decimal, as a parser reads it.
+  static double FromDecimal(int64_t n, uint8_t e) { return static_cast<double>(n) / kPow10[e]; }
+};
+
+template <typename T>
+bool SameBits(T a, T b) {
+  typename FloatTraits<T>::Bits x, y;
+  std::memcpy(&x, &a, sizeof(T));
+  std::memcpy(&y, &b, sizeof(T));
+  return x == y;
+}
+
+/** The decimal mantissa of v at exponent e, if v reads back bit for bit (so -0, NaN and Inf never do). */
+template <typename T>
+bool ToDecimal(T v, uint8_t e, int64_t* mantissa) {
+  double x = static_cast<double>(v) * kPow10[e];
+  if (!(std::fabs(x) < kMantissaLimit)) return false;
+  int64_t n = std::llround(x);
+  if (!SameBits(FloatTraits<T>::FromDecimal(n, e), v)) return false;
+  *mantissa = n;
+  return true;
+}
+
+bool IsMissing(const uint8_t* missing, size_t i) { return missing != nullptr && missing[i] != 0; }
+
+MissingForm WriteMissing(Writer& w, const uint8_t* missing, uint32_t rows) {
+  size_t count = 0;
+  if (missing) count = static_cast<size_t>(std::count_if(missing, missing + rows, [](uint8_t m) { return m != 0; }));
+  MissingForm form = count == 0 ? MissingForm::kNone : count == rows ? MissingForm::kAll : MissingForm::kBitmap;
+  w.U8(static_cast<uint8_t>(form));
+  if (form == MissingForm::kBitmap) {
+    std::vector<uint8_t> bits((rows + 7) / 8, 0);
+    for (uint32_t i = 0; i < rows; i++)
+      if (missing[i]) bits[i >> 3] |= static_cast<uint8_t>(1u << (i & 7));
+    w.Raw(bits.data(), bits.size());
+  }
+  return form;
+}
+
+/** The exponent that turns most of a sample of present values into exact decimals, and whether at least half do. */
+template <typename T>
+std::pair<uint8_t, bool> BestExponent(const T* v, const uint8_t* missing, uint32_t rows) {
+  constexpr size_t kSample = 256;
+  size_t stride = std::max<size_t>(1, rows / kSample);
+  size_t hits[FloatTraits<T>::kMaxExponent + 1] = {};
+  size_t sampled = 0;
+  for (size_t i = 0; i < rows; i += stride) {
+    if (IsMissing(missing, i)) continue;
+    sampled++;
+    int64_t n;
+    for (uint8_t e = 0; e <= FloatTraits<T>::kMaxExponent; e++) {
+      if (ToDecimal(v[i], e, &n)) {
+        hits[e]++;
+        break;  // the smallest exponent that works is the one the full pass will use
+      }
+    }
+  }
+  // A value exact at exponent e is exact at every larger one (within range), so count cumulatively.
+  uint8_t best = 0;
+  size_t bestHits = 0, cumulative = 0;
+  for (uint8_t e = 0; e <= FloatTraits<T>::kMaxExponent; e++) {
+    cumulative += hits[e];
+    if (cumulative > bestHits) {
+      best = e;
+      bestHits = cumulative;
+    }
+  }
+  return {best, sampled > 0 && bestHits * 2 >= sampled};
+}
+
+template <typename T>
+void WriteFloats(Writer& w, const T* v, const uint8_t* missing, uint32_t rows) {
+  auto [e, decimal] = BestExponent(v, missing, rows);
+  if (decimal) {
+    std::vector<int64_t> mantissas(rows);
+    std::vector<uint32_t> exceptions;
+    int64_t previous = 0;
+    for (uint32_t i = 0; i < rows; i++) {
+      int64_t n = previous;  // missing and exceptional rows repeat the previous mantissa: cheapest to pack
+      if (!IsMissing(missing, i) && !ToDecimal(v[i], e, &n)) exceptions.push_back(i);
+      mantissas[i] = previous = n;
+    }
+    Writer d;
+    d.U8(static_cast<uint8_t>(FloatScheme::kDecimal));
+    d.U8(e);
+    EncodeInts(d, mantissas.data(), rows);
+    d.Varint(exceptions.size());
+    int64_t at = -1;
+    for (uint32_t i : exceptions) {
+      d.Varint(static_cast<uint64_t>(i - at));
+      d.Raw(&v[i], sizeof(T));
+      at = i;
+    }
+    if (d.size() < 1 + sizeof(T) * rows) {
+      w.Raw(d.data(), d.size());
+      return;
+    }
+  }
+  // Not decimal data (noise, NaN-heavy): stored as is.
+  w.U8(static_cast<uint8_t>(FloatScheme::kRaw));
+  w.Raw(v, sizeof(T) * rows);
+}
+
+void WriteFlags(Writer& w, const int32_t* v, const uint8_t* missing, uint32_t rows) {
+  std::vector<int64_t> ids(rows);
+  int64_t previous = 0;
+  for (uint32_t i = 0; i < rows; i++) ids[i] = previous = IsMissing(missing, i) ? previous : v[i];
+  EncodeInts(w, ids.data(), rows);
+}
+
+void WriteTimestamps(Writer& w, const int64_t* t, uint32_t rows) {
+  if (rows == 1) return;
+  // The step is the most common delta among the first ones; every other delta is an exception.
+  std::vector<int64_t> sample;
+  for (uint32_t i = 1; i < rows && sample.size() < 64; i++) sample.push_back(t[i] - t[i - 1]);
+  std::sort(sample.begin(), sample.end());
+  int64_t step = sample[0];
+  size_t bestRun = 0;
+  for (size_t i = 0; i < sample.size();) {
+    size_t j = i;
+    while (j < sample.size() && sample[j] == sample[i]) j++;
+    if (j - i > bestRun) {
+      bestRun = j - i;
+      step = sample[i];
+    }
+    i = j;
+  }
+  std::vector<uint32_t> exceptions;
+  for (uint32_t i = 1; i < rows; i++)
+    if (t[i] - t[i - 1] != step) exceptions.push_back(i);
+  w.SVarint(step);
+  w.Varint(exceptions.size());
+  uint32_t at = 0;
+  for (uint32_t i : exceptions) {
+    w.Varint(i - at);
+    w.SVarint(t[i] - t[i - 1] - step);
+    at = i;
+  }
+}
+
+void ReadTimestamps(Reader& r, const BlockHeader& h, double* out) {
+  uint32_t rows = h.rows;
+  out[0] = static_cast<double>(h.first);
+  if (rows == 1) return;
+  // Unsigned arithmetic: hostile steps wrap instead of overflowing.
+  uint64_t step = static_cast<uint64_t>(r.SVarint());
+  uint64_t exceptions = r.Varint();
+  if (exceptions >= rows) throw CorruptBlock("timestamp exceptions");
+  uint64_t t = static_cast<uint64_t>(h.first);
+  if (exceptions == 0) {
+    for (uint32_t i = 1; i < rows; i++) out[i] = static_cast<double>(static_cast<int64_t>(t + step * i));
+    return;
+  }
+  uint64_t at = 0;
+  uint64_t next = r.Varint();
+  for (uint32_t i = 1; i < rows; i++) {
+    uint64_t delta = step;
+    if (i == at + next && exceptions > 0) {
+      delta += static_cast<uint64_t>(r.SVarint());
+      at = i;
+      if (--exceptions > 0) next = r.Varint();
+    }
+    t += delta;
+    out[i] = static_cast<double>(static_cast<int64_t>(t));
+  }
+  if (exceptions != 0) throw CorruptBlock("timestamp exception index");
+}
+
+void ReadMissing(Reader& r, uint32_t rows, ColumnOut& col, MissingForm* form) {
+  *form = static_cast<MissingForm>(r.U8());
+  switch (*form) {
+    case MissingForm::kNone:
+      col.anyMissing = false;
+      return;
+    case MissingForm::kAll:
+      std::memset(col.missing, 1, rows);
+      col.anyMissing = true;
+      return;
+    case MissingForm::kBitmap: {
+      const uint8_t* bits = r.Take((rows + 7) / 8);
+      for (uint32_t i = 0; i < rows; i++) col.missing[i] = (bits[i >> 3] >> (i & 7)) & 1;
+      col.anyMissing = true;
+      return;
+    }
+  }
+  throw CorruptBlock("missing-value form");
+}
+
+// Scratch space for mantissas, reused across blocks of this thread.
+thread_local std::vector<int64_t> scratch;
+
+template <typename T>
+void ReadFloats(Reader& r, uint32_t rows, T* out) {
+  auto scheme = static_cast<FloatScheme>(r.U8());
+  if (scheme == FloatScheme::kRaw) {
+    std::memcpy(out, r.Take(sizeof(T) * rows), sizeof(T) * rows);
+    return;
+  }
+  if (scheme != FloatScheme::kDecimal) throw CorruptBlock("float scheme");
+  uint8_t e = r.U8();
+  if (e > FloatTraits<T>::kMaxExponent) throw CorruptBlock("decimal exponent");
+  scratch.resize(rows);
+  int64_t* n = scratch.data();
+  DecodeInts(r, rows, n);
+  for (uint32_t i = 0; i < rows; i++) out[i] = FloatTraits<T>::FromDecimal(n[i], e);
+  uint64_t exceptions = r.Varint();
+  if (exceptions > rows) throw CorruptBlock("float exceptions");
+  uint64_t at = static_cast<uint64_t>(-1);
+  for (uint64_t k = 0; k < exceptions; k++) {
+    at += r.Varint();
+    if (at >= rows) throw CorruptBlock("float exception index");
+    std::memcpy(&out[at], r.Take(sizeof(T)), sizeof(T));
+  }
+}
+
+void ReadFlags(Reader& r, uint32_t rows, int32_t* out) {
+  scratch.resize(rows);
+  int64_t* ids = scratch.data();
+  DecodeInts(r, rows, ids);
+  for (uint32_t i = 0; i < rows; i++) {
+    if (ids[i] < INT32_MIN || ids[i] > INT32_MAX) throw CorruptBlock("flag id out of range");
+    out[i] = static_cast<int32_t>(ids[i]);
+  }
+}
+
+}  // namespace
+
+std::vector<uint8_t> EncodeBlock(const double* timestamps, uint32_t rows, const ColumnIn* columns, uint8_t count) {
+  if (rows == 0 || rows > kMaxBlockRows) throw std::invalid_argument("a block holds 1 to 16536 rows");
+  std::vector<int64_t> t(rows);
+  for (uint32_t i = 0; i < rows; i++) t[i] = static_cast<int64_t>(timestamps[i]);
+  Writer w;
+  w.U8(kBlockVersion);
+  w.U8(count);
+  w.U32(rows);
+  w.I64(t[0]);
+  for (uint8_t c = 0; c < count; c++) w.U8(static_cast<uint8_t>(columns[c].kind));
+  WriteTimestamps(w, t.data(), rows);
+  for (uint8_t c = 0; c < count; c++) {
+    const ColumnIn& col = columns[c];
+    if (WriteMissing(w, col.missing, rows) == MissingForm::kAll) continue;
+    switch (col.kind) {
+      case FieldKind::kSingle:
+        WriteFloats(w, static_cast<const float*>(col.values), col.missing, rows);
+        break;
+      case FieldKind::kDouble:
+        WriteFloats(w, static_cast<const double*>(col.values), col.missing, rows);
+        break;
+      case FieldKind::kFlag:
+        WriteFlags(w, static_cast<const int32_t*>(col.values), col.missing, rows);
+        break;
+    }
+  }
+  w.U32(Crc32c(w.data(), w.size()));
+  return std::move(w.bytes());
+}
+
+BlockHeader ReadBlockHeader(const uint8_t* data, size_t size) {
+  if (size < 4) throw CorruptBlock("truncated");
+  uint32_t stored;
+  std::memcpy(&stored, data + size - 4, 4);
+  if (Crc32c(data, size - 4) != stored) throw CorruptBlock("checksum mismatch");
+  Reader r(data, size - 4);
+  BlockHeader h{};
+  uint8_t version = r.U8();
+  if (version != kBlockVersion) throw CorruptBlock("unknown version " + std::to_string(version));
+  h.columns = r.U8();
+  h.rows = r.U32();
+  if (h.rows == 0 || h.rows > kMaxBlockRows) throw CorruptBlock("row count " + std::to_string(h.rows));
+  h.first = r.I64();
+  for (uint8_t c = 0; c < h.columns; c++) {
+    uint8_t kind = r.U8();
+    if (kind > static_cast<uint8_t>(FieldKind::kFlag)) throw CorruptBlock("column kind");
+    h.kinds[c] = static_cast<FieldKind>(kind);
+  }
+  return h;
+}
+
+void DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& h, double* timestamps, ColumnOut* columns) {
+  Reader r(data, size - 4);
+  r.Take(1 + 1 + 4 + 8 + h.columns);  // the header, already read
+  ReadTimestamps(r, h, timestamps);
+  for (uint8_t c = 0; c < h.columns; c++) {
+    ColumnOut& col = columns[c];
+    MissingForm form;
+    ReadMissing(r, h.rows, col, &form);
+    if (form == MissingForm::kAll) continue;
+    switch (h.kinds[c]) {
+      case FieldKind::kSingle:
+        ReadFloats(r, h.rows, static_cast<float*>(col.values));
+        break;
+      case FieldKind::kDouble:
+        ReadFloats(r, h.rows, static_cast<double*>(col.values));
+        break;
+      case FieldKind::kFlag:
+        ReadFlags(r, h.rows, static_cast<int32_t*>(col.values));
+        break;
+    }
+  }
+  if (!r.AtEnd()) throw CorruptBlock("trailing bytes");
+}
+
+}  // namespace meridian
