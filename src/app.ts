@@ -25,6 +25,9 @@ import { HealthState, healthService } from "./transport/health.js";
 import { listen, type Listener } from "./transport/listener.js";
 import { createNodeHandler } from "./transport/node-handler.js";
 import { ServiceRegistry } from "./transport/service-registry.js";
+import { BlockStore } from "./storage/block-store.js";
+import { MetadataStore } from "./timeseries/metadata-store.js";
+import { timeSeriesService } from "./timeseries/time-series-service.js";
 
 export const VERSION = "0.1.0";
 const DRAIN_MS = 10_000; // D32
@@ -63,8 +66,8 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
       cursors: new CursorSeal(serverSecret(db, "cursor-key")),
     }),
   );
-  // Methods not implemented yet answer Unimplemented (501 on REST).
-  registry.add(TimeSeriesService, {});
+  // Value reads and queries come with issue 5: until then they answer Unimplemented (501 on REST).
+  registry.add(TimeSeriesService, timeSeriesService({ metadata: new MetadataStore(db), blocks: new BlockStore(db) }));
 
   const handler = createNodeHandler({ services: registry, shutdownSignal: shutdown.signal, health, cors: new Cors(settings.corsOrigins), logger });
   let listener: Listener;

@@ -57,4 +57,37 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX messages_starting ON messages (start_date);
     `,
   },
+  {
+    version: 4,
+    name: "time series: datasets, series, value blocks",
+    sql: `
+      CREATE TABLE datasets (
+        id         TEXT PRIMARY KEY,   -- GUID, lower case (D23)
+        project    TEXT NOT NULL,
+        items      TEXT NOT NULL,      -- JSON arrays and object, as the API shows them
+        properties TEXT NOT NULL,
+        metadata   TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX datasets_by_project ON datasets (project);
+      -- sid keys the blocks: an integer is cheaper there than a GUID.
+      CREATE TABLE time_series (
+        sid         INTEGER PRIMARY KEY,
+        id          TEXT NOT NULL UNIQUE,
+        dataset_id  TEXT NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        item        TEXT NOT NULL,
+        properties  TEXT NOT NULL,
+        data_fields TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX time_series_by_dataset ON time_series (dataset_id, id);
+      -- One row per block of up to 16,536 values; a series' blocks never overlap.
+      CREATE TABLE blocks (
+        sid      INTEGER NOT NULL REFERENCES time_series (sid) ON DELETE CASCADE,
+        first_ts INTEGER NOT NULL,     -- epoch seconds of the first and last row
+        last_ts  INTEGER NOT NULL,
+        rows     INTEGER NOT NULL,
+        payload  BLOB NOT NULL         -- native/src/block-codec.h
+      ) STRICT;
+      CREATE UNIQUE INDEX blocks_by_time ON blocks (sid, first_ts);
+    `,
+  },
 ];

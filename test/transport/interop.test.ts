@@ -88,11 +88,12 @@ describe("D4 one port, every protocol", () => {
   it("D5 an RPC not implemented yet answers Unimplemented on every protocol, past authentication", async () => {
     const headers = { "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": "p" };
     const id = "00000000-0000-0000-0000-000000000001";
-    const g = await grpcUnary(hostPort(server.url), TimeSeriesService.method.deleteDataset, { datasetId: id }, headers);
+    const g = await grpcUnary(hostPort(server.url), TimeSeriesService.method.queryTimeSeries, { datasetId: id }, headers);
     expect(g.error?.code).toBe(grpc.status.UNIMPLEMENTED);
-    expect(await connectCode(connectClient(TimeSeriesService, server.url).deleteDataset({ datasetId: id }, { headers }))).toBe(Code.Unimplemented);
-    expect(await connectCode(grpcWebClient(TimeSeriesService, server.url).deleteDataset({ datasetId: id }, { headers }))).toBe(Code.Unimplemented);
-    expect((await fetch(`${server.url}/api/ts/dataset/${id}`, { method: "DELETE", headers })).status).toBe(501);
+    expect(await connectCode(connectClient(TimeSeriesService, server.url).queryTimeSeries({ datasetId: id }, { headers }))).toBe(Code.Unimplemented);
+    expect(await connectCode(grpcWebClient(TimeSeriesService, server.url).queryTimeSeries({ datasetId: id }, { headers }))).toBe(Code.Unimplemented);
+    const rest = await fetch(`${server.url}/api/ts/dataset/${id}/timeseries/query`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: "{}" });
+    expect(rest.status).toBe(501);
     const lines = server.logs.filter((l) => l.msg === "request" && l.clientId === "interop" && String(l.path).includes("atase"));
     expect(lines.length).toBe(4);
   });

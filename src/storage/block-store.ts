@@ -1,0 +1,101 @@
+// Value blocks in SQLite: one row per block of up to 16,536 rows of one series,
+// never overlapping. A write decodes only the blocks it touches (those it
+// overlaps, and the last one before it while that has room, so appends fill
+// it), merges, re-encodes and replaces them in one transaction (D30).
+import type { Statement } from "better-sqlite3";
+import type { Db } from "./database.js";
+import { BLOCK_ROWS, decodeBlock, encodeBlock, type FieldKind } from "./block-codec.js";
+import { mergeRows, normalizeRows, sliceRows, withoutRange, concatRows, emptyRows, type RowSet } from "./row-set.js";
+
+export interface StoredBlock {
+  rowid: number;
+  first_ts: number;
+  last_ts: number;
+  rows: number;
+  payload: Buffer;
+}
+
+export class BlockStore {
+  private readonly overlapping: Statement<{ sid: number; from: number; to: number }, StoredBlock>;
+  private readonly before: Statement<{ sid: number; t: number }, StoredBlock>;
+  private readonly insertStmt: Statement<{ sid: number; first: number; last: number; rows: number; payload: Buffer }>;
+  private readonly deleteStmt: Statement<[number]>;
+  private readonly countStmt: Statement<{ sid: number }, { rows: number | null; blocks: number; bytes: number | null }>;
+
+  constructor(private readonly db: Db) {
+    this.overlapping = db.prepare(
+      "SELECT rowid, first_ts, last_ts, rows, payload FROM blocks WHERE sid = @sid AND first_ts <= @to AND last_ts >= @from ORDER BY first_ts",
+    );
+    // Blocks end before their successors start, so the one with the greatest first_ts below t is the one just before t.
+    this.before = db.prepare("SELECT rowid, first_ts, last_ts, rows, payload FROM blocks WHERE sid = @sid AND first_ts < @t ORDER BY first_ts DESC LIMIT 1");
+    this.insertStmt = db.prepare("INSERT INTO blocks (sid, first_ts, last_ts, rows, payload) VALUES (@sid, @first, @last, @rows, @payload)");
+    this.deleteStmt = db.prepare("DELETE FROM blocks WHERE rowid = ?");
+    this.countStmt = db.prepare("SELECT sum(rows) AS rows, count(*) AS blocks, sum(length(payload)) AS bytes FROM blocks WHERE sid = @sid");
+  }
+
+  /** The stored blocks that hold rows of [from, to], in time order (payloads still encoded). */
+  blocks(sid: number, from: number, to: number): IterableIterator<StoredBlock> {
+    return this.overlapping.iterate({ sid, from, to });
+  }
+
+  /** Upserts rows (any order; of equal timestamps the last wins); returns how many rows were given. */
+  upsert(sid: number, kinds: readonly FieldKind[], input: RowSet): number {
+    const rows = normalizeRows(input);
+    const n = rows.timestamps.length;
+    if (n === 0) return 0;
+    const from = rows.timestamps[0];
+    const to = rows.timestamps[n - 1];
+    this.db.transaction(() => {
+      const touched = [...this.overlapping.iterate({ sid, from, to })];
+      if (touched.length === 0 || touched[0].first_ts > from) {
+        const prev = this.before.get({ sid, t: from });
+        if (prev && prev.rows < BLOCK_ROWS && prev.last_ts < from) touched.unshift(prev);
+      }
+      let merged = rows;
+      if (touched.length > 0) merged = mergeRows(this.decodeAll(touched, kinds), rows);
+      this.replace(sid, touched, merged);
+    })();
+    return n;
+  }
+
+  /** Deletes the rows of [from, to]; returns how many there were. */
+  deleteRange(sid: number, kinds: readonly FieldKind[], from: number, to: number): number {
+    return this.db.transaction(() => {
+      const touched = [...this.overlapping.iterate({ sid, from, to })];
+      if (touched.length === 0) return 0;
+      const before = touched.reduce((a, b) => a + b.rows, 0);
+      const kept = withoutRange(this.decodeAll(touched, kinds), from, to);
+      this.replace(sid, touched, kept);
+      return before - kept.timestamps.length;
+    })();
+  }
+
+  /** Row count, block count and payload bytes of a series. */
+  stats(sid: number): { rows: number; blocks: number; bytes: number } {
+    const r = this.countStmt.get({ sid })!;
+    return { rows: r.rows ?? 0, blocks: r.blocks, bytes: r.bytes ?? 0 };
+  }
+
+  private decodeAll(blocks: StoredBlock[], kinds: readonly FieldKind[]): RowSet {
+    return concatRows(
+      emptyRows(kinds, 0),
+      ...blocks.map((b) => {
+        const decoded = decodeBlock(b.payload);
+        if (decoded.columns.length !== kinds.length || decoded.columns.some((c, i) => c.kind !== kinds[i])) {
+          throw new Error(`block ${b.rowid} does not match the series' data fields`);
+        }
+        return decoded;
+      }),
+    );
+  }
+
+  private replace(sid: number, old: StoredBlock[], rows: RowSet): void {
+    for (const b of old) this.deleteStmt.run(b.rowid);
+    const n = rows.timestamps.length;
+    for (let start = 0; start < n; start += BLOCK_ROWS) {
+      const part = sliceRows(rows, start, Math.min(n, start + BLOCK_ROWS));
+      const count = part.timestamps.length;
+      this.insertStmt.run({ sid, first: part.timestamps[0], last: part.timestamps[count - 1], rows: count, payload: encodeBlock(part) });
+    }
+  }
+}

@@ -1,0 +1,177 @@
+// Part B metadata and the D30 write path. Value reads (ReadValues*, query)
+// come with issue 5; until then they answer Unimplemented.
+import { randomUUID } from "node:crypto";
+import { create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import type { ListValue } from "@bufbuild/protobuf/wkt";
+import {
+  DatasetSchema,
+  TimeSeriesListSchema,
+  TimeSeriesSchema,
+  UploadValuesResponseSchema,
+  type Dataset,
+  type TimeSeries,
+  type TimeSeriesService,
+} from "../gen/meridian/timeseries/v1/time_series_pb.js";
+import { notFound, invalidField, ViolationList } from "../transport/errors.js";
+import type { BlockStore } from "../storage/block-store.js";
+import { authorize, guid } from "./access.js";
+import type { DatasetRecord, MetadataStore, SeriesRecord } from "./metadata-store.js";
+import { MAX_TIMESTAMP, MIN_TIMESTAMP, parseTimestamp } from "./timestamps.js";
+import { DATA_TYPES, RowBuilder, cellProblem, kindsOf } from "./value-rows.js";
+
+export interface TimeSeriesDeps {
+  metadata: MetadataStore;
+  blocks: BlockStore;
+}
+
+const MAX_REPORTED = 20; // row violations named in one 400
+
+export function timeSeriesService({ metadata, blocks }: TimeSeriesDeps): Partial<ServiceImpl<typeof TimeSeriesService>> {
+  /** The dataset of the path, checked against D14; another project's is a 404. */
+  const datasetFor = (ctx: HandlerContext, access: "read" | "write", datasetId: string): DatasetRecord => {
+    const project = authorize(ctx, access, datasetId);
+    const id = guid(datasetId, "datasetId");
+    const d = metadata.getDataset(id);
+    if (!d || d.project !== project) throw notFound(`no dataset ${id}`);
+    return d;
+  };
+  const seriesFor = (ctx: HandlerContext, access: "read" | "write", datasetId: string, seriesId: string): SeriesRecord => {
+    const d = datasetFor(ctx, access, datasetId);
+    const id = guid(seriesId, "timeSeriesId");
+    const s = metadata.getSeries(d.id, id);
+    if (!s) throw notFound(`no time series ${id} in dataset ${d.id}`);
+    return s;
+  };
+
+  return {
+    getDataset: (req, ctx) => toDataset(datasetFor(ctx, "read", req.datasetId)),
+
+    createDataset: (req, ctx) => {
+      const project = authorize(ctx, "write");
+      const d = req.dataset ?? create(DatasetSchema);
+      const v = new ViolationList();
+      const id = d.id === "" ? randomUUID() : guid(d.id, "id");
+      const names = new Set<string>();
+      d.timeSeriesProperties.forEach((p, i) => {
+        if (p.name === "") v.add(`timeSeriesProperties[${i}].name`, "is required");
+        else if (p.name === "Item") v.add(`timeSeriesProperties[${i}].name`, '"Item" is reserved for the item name (D29)');
+        else if (names.has(p.name)) v.add(`timeSeriesProperties[${i}].name`, "is declared twice");
+        names.add(p.name);
+        if (p.dataType !== "Double") v.add(`timeSeriesProperties[${i}].dataType`, 'must be "Double"');
+      });
+      v.throwIfAny();
+      if (metadata.getDataset(id)) throw new ConnectError(`dataset ${id} exists`, Code.AlreadyExists);
+      const json = toJson(DatasetSchema, d, { alwaysEmitImplicit: true }) as JsonObject;
+      const record: DatasetRecord = { id, project, items: json.items as unknown[], properties: json.timeSeriesProperties as DatasetRecord["properties"], metadata: (json.metadata ?? {}) as Record<string, unknown> };
+      metadata.createDataset(record);
+      return toDataset(record);
+    },
+
+    deleteDataset: (req, ctx) => {
+      metadata.deleteDataset(datasetFor(ctx, "write", req.datasetId).id);
+      return {};
+    },
+
+    listTimeSeries: (req, ctx) => {
+      const d = datasetFor(ctx, "read", req.datasetId);
+      return create(TimeSeriesListSchema, { data: metadata.listSeries(d.id).map(toSeries) });
+    },
+
+    getTimeSeries: (req, ctx) => toSeries(seriesFor(ctx, "read", req.datasetId, req.timeSeriesId)),
+
+    createTimeSeries: (req, ctx) => {
+      const d = datasetFor(ctx, "write", req.datasetId);
+      const s = req.timeSeries ?? create(TimeSeriesSchema);
+      const v = new ViolationList();
+      const id = s.id === "" ? randomUUID() : guid(s.id, "id");
+      if (!s.item) v.add("item", "is required");
+      const declared = new Set(d.properties.map((p) => p.name));
+      for (const name of Object.keys(s.properties)) if (!declared.has(name)) v.add(`properties.${name}`, "is not declared in the dataset's timeSeriesProperties");
+      if (s.dataFields.length === 0) v.add("dataFields", "must name at least one data field");
+      if (s.dataFields.length > 255) v.add("dataFields", "may hold at most 255 fields");
+      const names = new Set<string>();
+      s.dataFields.forEach((f, i) => {
+        if (f.name === "" || names.has(f.name)) v.add(`dataFields[${i}].name`, "must be a non-empty name, unique in the series");
+        names.add(f.name);
+        if (!(f.dataType in DATA_TYPES)) v.add(`dataFields[${i}].dataType`, "must be Single, Double or Flag");
+        if (f.flags.length > 0 && f.dataType !== "Flag") v.add(`dataFields[${i}].flags`, "only Flag fields have flags");
+      });
+      v.throwIfAny();
+      if (metadata.getSeries(d.id, id)) throw new ConnectError(`time series ${id} exists`, Code.AlreadyExists);
+      const json = toJson(TimeSeriesSchema, s, { alwaysEmitImplicit: true }) as JsonObject;
+      try {
+        return toSeries(metadata.createSeries({ id, datasetId: d.id, item: json.item as Record<string, unknown>, properties: s.properties, dataFields: json.dataFields as SeriesRecord["dataFields"] }));
+      } catch (e) {
+        // The id is unique across datasets.
+        if ((e as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") throw new ConnectError(`time series ${id} exists`, Code.AlreadyExists);
+        throw e;
+      }
+    },
+
+    deleteTimeSeries: (req, ctx) => {
+      const s = seriesFor(ctx, "write", req.datasetId, req.timeSeriesId);
+      metadata.deleteSeries(s.datasetId, s.id);
+      return {};
+    },
+
+    uploadValues: (req, ctx) => {
+      const s = seriesFor(ctx, "write", req.datasetId, req.timeSeriesId);
+      const kinds = kindsOf(s.dataFields);
+      const rows = new RowBuilder(kinds, Math.max(1, req.data.length));
+      const v = new ViolationList();
+      let reported = 0;
+      const problem = (field: string, message: string) => {
+        if (reported++ < MAX_REPORTED) v.add(field, message);
+      };
+      req.data.forEach((row: ListValue, r) => {
+        const cells = row.values;
+        if (cells.length !== kinds.length + 1) return problem(`data[${r}]`, `must hold a timestamp and ${kinds.length} value(s), one per data field`);
+        const first = cells[0].kind;
+        const t = first.case === "stringValue" ? parseTimestamp(first.value) : undefined;
+        if (t === undefined) return problem(`data[${r}][0]`, "must be a timestamp yyyy-MM-ddTHH:mm:ss between 0001 and 9999 (D24)");
+        const at = rows.push(t);
+        for (let c = 0; c < kinds.length; c++) {
+          const cell = cells[c + 1].kind;
+          if (cell.case === "nullValue") continue;
+          const why = cell.case === "numberValue" ? cellProblem(kinds[c], cell.value) : "must be a number or null";
+          if (why) problem(`data[${r}][${c + 1}]`, why);
+          else rows.set(at, c, cell.value as number);
+        }
+      });
+      v.throwIfAny();
+      return create(UploadValuesResponseSchema, { count: BigInt(blocks.upsert(s.sid, kinds, rows.take())) });
+    },
+
+    deleteValues: (req, ctx) => {
+      const s = seriesFor(ctx, "write", req.datasetId, req.timeSeriesId);
+      const [from, to] = rangeOf(req.from, req.to);
+      blocks.deleteRange(s.sid, kindsOf(s.dataFields), from, to);
+      return {};
+    },
+  };
+}
+
+/** D24 bounds, both inclusive; absent ends are the ends of time. */
+export function rangeOf(fromText: string | undefined, toText: string | undefined): [number, number] {
+  const v = new ViolationList();
+  const end = (text: string | undefined, field: string, fallback: number) => {
+    if (text === undefined || text === "") return fallback;
+    const t = parseTimestamp(text);
+    if (t === undefined) v.add(field, "must be yyyy-MM-ddTHHmmss or yyyy-MM-ddTHH:mm:ss, optionally with Z, between 0001 and 9999");
+    return t ?? fallback;
+  };
+  const from = end(fromText, "from", MIN_TIMESTAMP);
+  const to = end(toText, "to", MAX_TIMESTAMP);
+  v.throwIfAny();
+  if (from > to) throw invalidField("from", "must not be after to");
+  return [from, to];
+}
+
+function toDataset(d: DatasetRecord): Dataset {
+  return fromJson(DatasetSchema, { id: d.id, items: d.items, timeSeriesProperties: d.properties, metadata: d.metadata } as JsonObject);
+}
+
+function toSeries(s: SeriesRecord): TimeSeries {
+  return fromJson(TimeSeriesSchema, { id: s.id, item: s.item, properties: s.properties, dataFields: s.dataFields } as JsonObject);
+}
