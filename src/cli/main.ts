@@ -5,6 +5,8 @@ import { startMeridian, VERSION } from "../app.js";
 import { ApiKeyStore } from "../auth/api-keys.js";
 import { SETTINGS, SettingError, flagOf, loadSettings, settingsHelp } from "../config/settings.js";
 import { openDatabase } from "../storage/database.js";
+import { ImportError, importCsv } from "../timeseries/csv-import.js";
+import { progressBar } from "./progress.js";
 
 const USAGE = `Meridian ${VERSION}: feature status messages and time series over gRPC, Connect and JSON.
 
@@ -14,6 +16,9 @@ Usage:
                                          print a new API key (shown once)
   meridian apikey list [--json]          list keys: id, client id, roles, scopes, projects, created
   meridian apikey revoke ID              revoke a key; it gets 401 from then on
+  meridian import --dataset ID --series ID FILE.csv
+                                         load a CSV (timestamp, one column per data field) into a
+                                         time series, all or nothing; prints a summary line
   meridian --help                        this text
 
 Settings (environment variable, or the flag on serve; the flag wins):
@@ -28,6 +33,8 @@ export async function main(argv: string[]): Promise<number> {
         return await serve(rest);
       case "apikey":
         return apikey(rest);
+      case "import":
+        return await importCommand(rest);
       case undefined:
       case "help":
       case "--help":
@@ -114,6 +121,38 @@ function apikey(argv: string[]): number {
     }
     process.stderr.write(`meridian apikey: expected create, list or revoke\n`);
     return 2;
+  } finally {
+    db.close();
+  }
+}
+
+async function importCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: { dataset: { type: "string" }, series: { type: "string" } },
+  });
+  if (!values.dataset || !values.series || positionals.length !== 1) {
+    process.stderr.write("usage: meridian import --dataset ID --series ID FILE.csv\n");
+    return 2;
+  }
+  const db = openDatabase(loadSettings().db);
+  const bar = process.stderr.isTTY ? progressBar(process.stderr) : undefined;
+  const started = performance.now();
+  try {
+    const { rows } = await importCsv(db, { datasetId: values.dataset, seriesId: values.series, file: positionals[0], onProgress: bar?.update });
+    bar?.done();
+    const seconds = (performance.now() - started) / 1000;
+    process.stdout.write(`imported ${rows} rows into time series ${values.series} in ${seconds.toFixed(2)} s (${Math.round(rows / seconds)} rows/s)\n`);
+    return 0;
+  } catch (e) {
+    bar?.done();
+    if (e instanceof ImportError || (e as { code?: string }).code === "ENOENT") {
+      process.stderr.write(`meridian import: ${(e as Error).message}; nothing was imported\n`);
+      return 1;
+    }
+    throw e;
   } finally {
     db.close();
   }

@@ -1,0 +1,128 @@
+// D30 `meridian import`: a CSV file (timestamp yyyy-MM-ddTHH:mm:ss[Z], then one
+// column per data field, empty for missing) streamed into a time series in one
+// transaction, so a failed or killed import leaves nothing behind.
+import { createReadStream, statSync } from "node:fs";
+import type { Db } from "../storage/database.js";
+import { BLOCK_ROWS } from "../storage/block-codec.js";
+import { BlockStore } from "../storage/block-store.js";
+import { MetadataStore } from "./metadata-store.js";
+import { secondsOf } from "./timestamps.js";
+import { RowBuilder, cellProblem, kindsOf } from "./value-rows.js";
+
+const BATCH_ROWS = BLOCK_ROWS * 16; // rows handed to the block store at once
+
+export class ImportError extends Error {
+  constructor(
+    readonly line: number,
+    message: string,
+  ) {
+    super(line > 0 ? `line ${line}: ${message}` : message);
+  }
+}
+
+export interface ImportOptions {
+  datasetId: string;
+  seriesId: string;
+  file: string;
+  /** Called now and then with bytes read of the file's total, and rows so far. */
+  onProgress?: (bytesRead: number, totalBytes: number, rows: number) => void;
+}
+
+export async function importCsv(db: Db, opts: ImportOptions): Promise<{ rows: number }> {
+  const series = new MetadataStore(db).getSeries(opts.datasetId.toLowerCase(), opts.seriesId.toLowerCase());
+  if (!series) throw new ImportError(0, `no time series ${opts.seriesId} in dataset ${opts.datasetId}`);
+  const kinds = kindsOf(series.dataFields);
+  const blocks = new BlockStore(db);
+  const rows = new RowBuilder(kinds, BATCH_ROWS);
+  const total = statSync(opts.file).size;
+  let line = 0;
+  let count = 0;
+  let bytes = 0;
+
+  /** Parses one line into the builder; returns a problem instead of throwing, for the header rule. */
+  const parseLine = (text: string): string | undefined => {
+    let end = text.indexOf(",");
+    if (end === -1) end = text.length;
+    const t = parseRowTime(text, end);
+    if (t === undefined) return "the timestamp must read yyyy-MM-ddTHH:mm:ss, optionally with Z, between 0001 and 9999";
+    const at = rows.push(t);
+    let start = end + 1;
+    for (let c = 0; c < kinds.length; c++) {
+      if (start > text.length) return `expected ${kinds.length} value(s) after the timestamp`;
+      let stop = text.indexOf(",", start);
+      if (stop === -1) stop = text.length;
+      if (stop > start) {
+        const x = Number(text.slice(start, stop));
+        const why = cellProblem(kinds[c], x);
+        if (why) return `column ${c + 2} ${why}`;
+        rows.set(at, c, x);
+      }
+      start = stop + 1;
+    }
+    if (start <= text.length) return `expected ${kinds.length} value(s) after the timestamp, found more`;
+    return undefined;
+  };
+
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    let rest = "";
+    for await (const chunk of createReadStream(opts.file, { encoding: "latin1", highWaterMark: 1 << 20 })) {
+      bytes += (chunk as string).length;
+      const text = rest + (chunk as string);
+      let pos = 0;
+      let nl: number;
+      while ((nl = text.indexOf("\n", pos)) !== -1) {
+        line++;
+        const l = text.charCodeAt(nl - 1) === 13 ? text.slice(pos, nl - 1) : text.slice(pos, nl);
+        pos = nl + 1;
+        handle(l);
+      }
+      rest = text.slice(pos);
+      if (rows.size >= BATCH_ROWS) flush();
+      opts.onProgress?.(bytes, total, count + rows.size);
+    }
+    if (rest !== "") {
+      line++;
+      handle(rest);
+    }
+    flush();
+    db.exec("COMMIT");
+    return { rows: count };
+  } catch (e) {
+    if (db.inTransaction) db.exec("ROLLBACK");
+    throw e;
+  }
+
+  function handle(l: string): void {
+    if (l === "") return;
+    const before = rows.size;
+    const problem = parseLine(l);
+    if (problem === undefined) return;
+    rows.size = before; // drop the half-read row
+    // A first line that is not a row is a header (D30).
+    if (line === 1) return;
+    throw new ImportError(line, problem);
+  }
+
+  function flush(): void {
+    if (rows.size === 0) return;
+    count += rows.size;
+    blocks.upsert(series!.sid, kinds, rows.take());
+  }
+}
+
+const digit = (s: string, i: number) => s.charCodeAt(i) - 48;
+const two = (s: string, i: number) => {
+  const a = digit(s, i);
+  const b = digit(s, i + 1);
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : NaN;
+};
+
+/** `yyyy-MM-ddTHH:mm:ss` with an optional Z, read by character codes: this runs once per row. */
+function parseRowTime(s: string, end: number): number | undefined {
+  if (!(end === 19 || (end === 20 && s.charCodeAt(19) === 90))) return undefined;
+  if (s[4] !== "-" || s[7] !== "-" || s[10] !== "T" || s[13] !== ":" || s[16] !== ":") return undefined;
+  const y = two(s, 0) * 100 + two(s, 2);
+  const t = secondsOf(y, two(s, 5), two(s, 8), two(s, 11), two(s, 14), two(s, 17));
+  return t === undefined || Number.isNaN(t) ? undefined : t;
+}
