@@ -43,6 +43,7 @@ export class BlockStore {
     const rows = normalizeRows(input);
     const n = rows.timestamps.length;
     if (n === 0) return 0;
+    const given = input.timestamps.length;
     const from = rows.timestamps[0];
     const to = rows.timestamps[n - 1];
     this.db.transaction(() => {
@@ -55,7 +56,7 @@ export class BlockStore {
       if (touched.length > 0) merged = mergeRows(this.decodeAll(touched, kinds), rows);
       this.replace(sid, touched, merged);
     })();
-    return n;
+    return given;
   }
 
   /** Deletes the rows of [from, to]; returns how many there were. */
