@@ -140,7 +140,7 @@ export function timeSeriesService({ metadata, blocks }: TimeSeriesDeps): Partial
         }
       });
       v.throwIfAny();
-      return create(UploadValuesResponseSchema, { count: BigInt(blocks.upsert(s.sid, kinds, rows.take())) });
+      return create(UploadValuesResponseSchema, { count: blocks.upsert(s.sid, kinds, rows.take()) });
     },
 
     deleteValues: (req, ctx) => {

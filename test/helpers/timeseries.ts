@@ -1,0 +1,37 @@
+// REST helpers for the time series routes: D14 headers and a key that may write.
+import type { TestServer } from "./server.js";
+
+export const PROJECT = "proj-a";
+export const TS_RW = { scopes: ["platform_timeseries_readwrite"], projects: [PROJECT] };
+
+export function tsApi(server: TestServer, key: string, project = PROJECT) {
+  const call = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
+    const dataset = /^\/api\/ts\/dataset\/([^/?]+)/.exec(path)?.[1];
+    const headers: Record<string, string> = { "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": project, "content-type": "application/json" };
+    if (dataset) headers["svc-dataset-id"] = dataset;
+    const r = await fetch(server.url + path, { method, headers: { ...headers, ...extra }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await r.text();
+    return { status: r.status, json: text ? JSON.parse(text) : undefined };
+  };
+  return {
+    call,
+    async dataset(body: Record<string, unknown> = {}): Promise<string> {
+      const r = await call("POST", "/api/ts/dataset", { timeSeriesProperties: [{ name: "depth", dataType: "Double" }], ...body });
+      if (r.status !== 201) throw new Error(`dataset: ${r.status} ${JSON.stringify(r.json)}`);
+      return r.json.id;
+    },
+    async series(dataset: string, body: Record<string, unknown> = {}): Promise<string> {
+      const r = await call("POST", `/api/ts/dataset/${dataset}/timeseries`, {
+        item: { name: "Water level", unit: "m", item: "level", dataType: "Single", timeSeriesType: "Instantaneous" },
+        properties: { depth: 2.5 },
+        dataFields: [
+          { name: "value", dataType: "Single" },
+          { name: "flag", dataType: "Flag", flags: [{ id: 1, name: "suspect", level: 2 }] },
+        ],
+        ...body,
+      });
+      if (r.status !== 201) throw new Error(`series: ${r.status} ${JSON.stringify(r.json)}`);
+      return r.json.id;
+    },
+  };
+}
