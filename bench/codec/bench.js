@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+// Storage engine (issue 4) on W1 (1,000,000 and 10,000,000 rows) and on float32
+// noise: bytes per row, encode and decode rows/s of the native codec against
+// the TypeScript baseline codec in the same run (ratios), on one core; then
+// `meridian import` of W1 as CSV: rows/s and bytes per row of the database file.
+// BENCH_ROWS=1000000 limits the sizes. Prints JSON rows for bench/run.js.
+import { createHash } from "node:crypto";
+import { spawnSync } from "node:child_process";
+import { createWriteStream, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { BLOCK_ROWS, FieldKind, decodeBlock, encodeBlock } from "../../dist/storage/block-codec.js";
+import { openDatabase } from "../../dist/storage/database.js";
+import { MetadataStore } from "../../dist/timeseries/metadata-store.js";
+import { W1_CSV_SHA256, columns, text } from "../w1.js";
+import * as baseline from "./ts-codec.js";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const sizes = (process.env.BENCH_ROWS ?? "1000000,10000000").split(",").map(Number);
+const out = [];
+const emit = (c, metric, value, unit, base) => out.push({ bench: "codec", case: c, metric, value, unit, ...(base !== undefined ? { baseline: base, ratio: value / base } : {}) });
+
+// The generator must be W1 itself.
+const hash = createHash("sha256");
+for (const chunk of text(1_000_000, "csv")) hash.update(chunk);
+if (hash.digest("hex") !== W1_CSV_SHA256) throw new Error("bench/w1.js does not generate W1 (checksum mismatch)");
+process.stderr.write("W1 generator checksum ok\n");
+
+/** Best of `reps` runs of fn, in seconds. */
+function best(reps, fn) {
+  let min = Infinity;
+  for (let r = 0; r < reps; r++) {
+    const t = performance.now();
+    fn();
+    min = Math.min(min, (performance.now() - t) / 1000);
+  }
+  return min;
+}
+
+function measure(name, { timestamps, values, flags }) {
+  const n = timestamps.length;
+  const blocks = [];
+  for (let s = 0; s < n; s += BLOCK_ROWS) blocks.push([s, Math.min(n, s + BLOCK_ROWS)]);
+  const native = [];
+  const ts = [];
+  const encNative = best(3, () => {
+    native.length = 0;
+    for (const [s, e] of blocks) {
+      native.push(encodeBlock({ timestamps: timestamps.subarray(s, e), columns: [{ kind: FieldKind.Single, values: values.subarray(s, e), missing: null }, { kind: FieldKind.Flag, values: flags.subarray(s, e), missing: null }] }));
+    }
+  });
+  const encTs = best(3, () => {
+    ts.length = 0;
+    for (const [s, e] of blocks) ts.push(baseline.encode(timestamps.subarray(s, e), values.subarray(s, e), flags.subarray(s, e)));
+  });
+  let check = 0;
+  const decNative = best(5, () => {
+    for (const b of native) check += decodeBlock(b).timestamps.length;
+  });
+  const decTs = best(5, () => {
+    for (const b of ts) check += baseline.decode(b).ts.length;
+  });
+  if (check !== n * 10) throw new Error("decoded row count mismatch");
+  const nativeBytes = native.reduce((a, b) => a + b.length, 0);
+  const tsBytes = ts.reduce((a, b) => a + b.length, 0);
+  emit(name, "bytes/row native", nativeBytes / n, "B", tsBytes / n);
+  emit(name, "encode native", n / encNative / 1e6, "M rows/s", n / encTs / 1e6);
+  emit(name, "decode native", n / decNative / 1e6, "M rows/s", n / decTs / 1e6);
+}
+
+for (const n of sizes) {
+  measure(`W1 ${n.toLocaleString("en")} rows`, columns(n));
+}
+{
+  const n = sizes[0];
+  const w1 = columns(n);
+  const noise = new Float32Array(n);
+  let seed = 1;
+  for (let i = 0; i < n; i++) noise[i] = Math.fround(((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1);
+  measure(`float32 noise ${n.toLocaleString("en")} rows`, { ...w1, values: noise });
+}
+
+// Import from CSV through the real CLI, and the database file it leaves.
+const dir = mkdtempSync(join(tmpdir(), "meridian-codec-"));
+try {
+  for (const n of sizes) {
+    const csv = join(dir, `w1-${n}.csv`);
+    const file = createWriteStream(csv);
+    for (const chunk of text(n, "iso")) if (!file.write(chunk)) await new Promise((r) => file.once("drain", r));
+    await new Promise((r) => file.end(r));
+    const dbPath = join(dir, `w1-${n}.db`);
+    const db = openDatabase(dbPath);
+    const meta = new MetadataStore(db);
+    const dataset = "00000000-0000-0000-0000-00000000000a";
+    meta.createDataset({ id: dataset, project: "bench", items: [], properties: [], metadata: {} });
+    const series = meta.createSeries({ id: "00000000-0000-0000-0000-00000000000b", datasetId: dataset, item: {}, properties: {}, dataFields: [{ name: "value", dataType: "Single" }, { name: "flag", dataType: "Flag" }] });
+    db.close();
+    const r = spawnSync(process.execPath, [join(root, "bin", "meridian.js"), "import", "--dataset", dataset, "--series", series.id, csv], { env: { ...process.env, MERIDIAN_DB: dbPath }, encoding: "utf8" });
+    const m = /in ([0-9.]+) s/.exec(r.stdout);
+    if (r.status !== 0 || !m) throw new Error(`import failed: ${r.stderr}`);
+    const check = openDatabase(dbPath);
+    check.pragma("wal_checkpoint(TRUNCATE)");
+    check.close();
+    emit(`import W1 ${n.toLocaleString("en")} rows`, "CSV import", n / Number(m[1]) / 1e6, "M rows/s");
+    emit(`import W1 ${n.toLocaleString("en")} rows`, "database file", statSync(dbPath).size / n, "B/row");
+    rmSync(csv);
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+for (const row of out) process.stdout.write(JSON.stringify(row) + "\n");

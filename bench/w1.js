@@ -1,0 +1,70 @@
+// Reference workload W1 (../shared/bench/README.md), generated here so that a
+// clone without ../shared can run the benchmarks. Same rows as gen.mjs: the
+// CSV form of 1,000,000 rows has sha256 W1_CSV_SHA256, checked by the bench.
+export const START = 946684800;
+export const STEP = 60;
+export const W1_CSV_SHA256 = "cbf1e8cd1003b6ebd31fdc262093614c32ab81ca4a66aa8bcc15c5004a0060d2";
+
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return function () {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const TWO_PI = 2 * Math.PI;
+
+/** Yields [epochSeconds, valueText, flag] for rows 0..n-1. */
+export function* rows(n) {
+  const rnd = mulberry32(20000101);
+  let flag = 0;
+  for (let i = 0; i < n; i++) {
+    const smooth = 12.0 + 0.8 * Math.sin((TWO_PI * i) / 525960) + 0.35 * Math.sin((TWO_PI * i) / 745.2) + 0.3 * Math.sin((TWO_PI * i) / 43200 + 1.3);
+    const noise = (rnd() + rnd() - 1) * 0.004;
+    const vText = (Math.round((smooth + noise) * 1000) / 1000).toFixed(3);
+    const r = rnd();
+    if (flag === 0) {
+      if (r < 1 / 20000) flag = 1 + Math.floor(rnd() * 3);
+    } else if (r < 1 / 240) flag = 0;
+    yield [START + i * STEP, vText, flag];
+  }
+}
+
+/** The W1 rows as columns. */
+export function columns(n) {
+  const timestamps = new Float64Array(n);
+  const values = new Float32Array(n);
+  const flags = new Int32Array(n);
+  let i = 0;
+  for (const [t, v, f] of rows(n)) {
+    timestamps[i] = t;
+    values[i] = Number(v);
+    flags[i++] = f;
+  }
+  return { timestamps, values, flags };
+}
+
+const pad = (x) => (x < 10 ? "0" + x : "" + x);
+export function isoTime(t) {
+  const d = new Date(t * 1000);
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+}
+
+/** Text of rows in the form `csv` (epoch seconds) or `iso` (what `meridian import` reads), in chunks. */
+export function* text(n, form) {
+  let buf = "";
+  let k = 0;
+  for (const [t, v, f] of rows(n)) {
+    buf += form === "csv" ? `${t},${v},${f}\n` : `${isoTime(t)},${v},${f}\n`;
+    if (++k === 20000) {
+      yield buf;
+      buf = "";
+      k = 0;
+    }
+  }
+  if (buf) yield buf;
+}
