@@ -68,3 +68,14 @@ export function* text(n, form) {
   }
   if (buf) yield buf;
 }
+
+// CLI: node bench/w1.js N [csv|iso] > file
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  const n = Number(process.argv[2]);
+  const form = process.argv[3] ?? "iso";
+  if (!Number.isInteger(n) || n <= 0 || !["csv", "iso"].includes(form)) {
+    process.stderr.write("usage: node bench/w1.js N [csv|iso]\n");
+    process.exit(2);
+  }
+  for (const chunk of text(n, form)) if (!process.stdout.write(chunk)) await new Promise((r) => process.stdout.once("drain", r));
+}
