@@ -1,5 +1,5 @@
-// Part B metadata and the D30 write path. Value reads (ReadValues*, query)
-// come with issue 5; until then they answer Unimplemented.
+// Part B metadata, D29 queries and the D30 write path. Value reads
+// (ReadValues*) come with issue 5; until then they answer Unimplemented.
 import { randomUUID } from "node:crypto";
 import { create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
@@ -16,6 +16,7 @@ import {
 import { notFound, invalidField, ViolationList } from "../transport/errors.js";
 import type { BlockStore } from "../storage/block-store.js";
 import { authorize, guid } from "./access.js";
+import { compileConditions } from "./query-conditions.js";
 import type { DatasetRecord, MetadataStore, SeriesRecord } from "./metadata-store.js";
 import { MAX_TIMESTAMP, MIN_TIMESTAMP, parseTimestamp } from "./timestamps.js";
 import { DATA_TYPES, RowBuilder, cellProblem, kindsOf } from "./value-rows.js";
@@ -76,6 +77,12 @@ export function timeSeriesService({ metadata, blocks }: TimeSeriesDeps): Partial
     listTimeSeries: (req, ctx) => {
       const d = datasetFor(ctx, "read", req.datasetId);
       return create(TimeSeriesListSchema, { data: metadata.listSeries(d.id).map(toSeries) });
+    },
+
+    queryTimeSeries: (req, ctx) => {
+      const d = datasetFor(ctx, "read", req.datasetId);
+      const matches = compileConditions(req.conditions, new Set(d.properties.map((p) => p.name)));
+      return create(TimeSeriesListSchema, { data: metadata.listSeries(d.id).filter(matches).map(toSeries) });
     },
 
     getTimeSeries: (req, ctx) => toSeries(seriesFor(ctx, "read", req.datasetId, req.timeSeriesId)),

@@ -8,7 +8,7 @@ import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/grpc/he
 import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { TimeSeriesService } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { connectClient, grpcUnary, grpcWebClient, hostPort } from "../helpers/clients.js";
+import { connectClient, grpcStream, grpcUnary, grpcWebClient, hostPort } from "../helpers/clients.js";
 
 let server: TestServer;
 let key: string;
@@ -88,13 +88,17 @@ describe("D4 one port, every protocol", () => {
   it("D5 an RPC not implemented yet answers Unimplemented on every protocol, past authentication", async () => {
     const headers = { "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": "p" };
     const id = "00000000-0000-0000-0000-000000000001";
-    const g = await grpcUnary(hostPort(server.url), TimeSeriesService.method.queryTimeSeries, { datasetId: id }, headers);
+    const req = { datasetId: id, timeSeriesId: id };
+    const g = await grpcStream(hostPort(server.url), TimeSeriesService.method.readValues, req, headers);
     expect(g.error?.code).toBe(grpc.status.UNIMPLEMENTED);
-    expect(await connectCode(connectClient(TimeSeriesService, server.url).queryTimeSeries({ datasetId: id }, { headers }))).toBe(Code.Unimplemented);
-    expect(await connectCode(grpcWebClient(TimeSeriesService, server.url).queryTimeSeries({ datasetId: id }, { headers }))).toBe(Code.Unimplemented);
-    const rest = await fetch(`${server.url}/api/ts/dataset/${id}/timeseries/query`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: "{}" });
+    const drain = async (stream: AsyncIterable<unknown>) => {
+      for await (const _ of stream);
+    };
+    expect(await connectCode(drain(connectClient(TimeSeriesService, server.url).readValues(req, { headers })))).toBe(Code.Unimplemented);
+    expect(await connectCode(drain(grpcWebClient(TimeSeriesService, server.url).readValues(req, { headers })))).toBe(Code.Unimplemented);
+    const rest = await fetch(`${server.url}/api/ts/dataset/${id}/timeseries/${id}/values`, { headers });
     expect(rest.status).toBe(501);
-    const lines = server.logs.filter((l) => l.msg === "request" && l.clientId === "interop" && /query|QueryTimeSeries/i.test(String(l.path)));
+    const lines = server.logs.filter((l) => l.msg === "request" && l.clientId === "interop" && /values|ReadValues/i.test(String(l.path)));
     expect(lines.length).toBe(4);
   });
 });
