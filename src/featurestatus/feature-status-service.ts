@@ -13,7 +13,8 @@ import {
 import { hasRole, hasScope, principalOf, type Principal } from "../auth/principal.js";
 import { invalidField, notFound, permissionDenied, ViolationList } from "../transport/errors.js";
 import type { CursorSeal } from "../storage/cursor-seal.js";
-import { BODY_MAX, TITLE_MAX, codePoints, formatDate, isFeatureId, nowSeconds, parseMessageType, parseZonedDate } from "./message-fields.js";
+import { OPAQUE_ID_RULE, isOpaqueId } from "../transport/ids.js";
+import { BODY_MAX, TITLE_MAX, codePoints, formatDate, nowSeconds, parseMessageType, parseZonedDate } from "./message-fields.js";
 import { sortKeyOf, type Expiry, type MessageData, type MessageRow, type MessageStore, type SortBy, type SortOrder } from "./message-store.js";
 import type { Sanitizer } from "./sanitize.js";
 import { ListingCache } from "./listing-cache.js";
@@ -159,7 +160,7 @@ function requireWriter(p: Principal): void {
 
 /** D18 for a feature scope; the global scope has no id to check. */
 function checkScope(scope: Scope): void {
-  if (scope !== null && !isFeatureId(scope)) throw invalidField("featureId", "must be 1 to 128 characters of A-Z a-z 0-9 . _ -");
+  if (scope !== null && !isOpaqueId(scope)) throw invalidField("featureId", `must be ${OPAQUE_ID_RULE}`);
 }
 
 /** Applies the given fields over `base`, validating and sanitising the result (D15-D17, D20). */

@@ -8,13 +8,6 @@ export type MessageType = (typeof MESSAGE_TYPES)[number];
 export const TITLE_MAX = 255;
 export const BODY_MAX = 4000;
 
-const featureIdRe = /^[A-Za-z0-9._-]{1,128}$/;
-
-/** D18: 1 to 128 characters of A-Z a-z 0-9 . _ - */
-export function isFeatureId(id: string): boolean {
-  return featureIdRe.test(id);
-}
-
 /** D17: code points, not UTF-16 units. */
 export function codePoints(s: string): number {
   let n = 0;

@@ -15,7 +15,8 @@ import {
 } from "../gen/meridian/timeseries/v1/time_series_pb.js";
 import { notFound, invalidField, ViolationList } from "../transport/errors.js";
 import type { BlockStore } from "../storage/block-store.js";
-import { authorize, guid } from "./access.js";
+import { authorize } from "./access.js";
+import { guid } from "../transport/ids.js";
 import { compileConditions } from "./query-conditions.js";
 import type { DatasetRecord, MetadataStore, SeriesRecord } from "./metadata-store.js";
 import { MAX_TIMESTAMP, MIN_TIMESTAMP, parseTimestamp } from "./timestamps.js";
