@@ -63,10 +63,9 @@ export function timeSeriesService({ metadata, blocks }: TimeSeriesDeps): Partial
         if (p.dataType !== "Double") v.add(`timeSeriesProperties[${i}].dataType`, 'must be "Double"');
       });
       v.throwIfAny();
-      if (metadata.getDataset(id)) throw new ConnectError(`dataset ${id} exists`, Code.AlreadyExists);
       const json = toJson(DatasetSchema, d, { alwaysEmitImplicit: true }) as JsonObject;
       const record: DatasetRecord = { id, project, items: json.items as unknown[], properties: json.timeSeriesProperties as DatasetRecord["properties"], metadata: (json.metadata ?? {}) as Record<string, unknown> };
-      metadata.createDataset(record);
+      insertOnce(() => metadata.createDataset(record), `dataset ${id}`);
       return toDataset(record);
     },
 
@@ -106,15 +105,10 @@ export function timeSeriesService({ metadata, blocks }: TimeSeriesDeps): Partial
         if (f.flags.length > 0 && f.dataType !== "Flag") v.add(`dataFields[${i}].flags`, "only Flag fields have flags");
       });
       v.throwIfAny();
-      if (metadata.getSeries(d.id, id)) throw new ConnectError(`time series ${id} exists`, Code.AlreadyExists);
       const json = toJson(TimeSeriesSchema, s, { alwaysEmitImplicit: true }) as JsonObject;
-      try {
-        return toSeries(metadata.createSeries({ id, datasetId: d.id, item: json.item as Record<string, unknown>, properties: s.properties, dataFields: json.dataFields as SeriesRecord["dataFields"] }));
-      } catch (e) {
-        // The id is unique across datasets.
-        if ((e as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") throw new ConnectError(`time series ${id} exists`, Code.AlreadyExists);
-        throw e;
-      }
+      const record = { id, datasetId: d.id, item: json.item as Record<string, unknown>, properties: s.properties, dataFields: json.dataFields as SeriesRecord["dataFields"] };
+      // Series ids are unique across datasets, which the table's constraint enforces.
+      return toSeries(insertOnce(() => metadata.createSeries(record), `time series ${id}`));
     },
 
     deleteTimeSeries: (req, ctx) => {
@@ -158,6 +152,17 @@ export function timeSeriesService({ metadata, blocks }: TimeSeriesDeps): Partial
       return {};
     },
   };
+}
+
+/** Runs an insert; a taken id (the table's unique constraint) is a 409. */
+function insertOnce<T>(insert: () => T, what: string): T {
+  try {
+    return insert();
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE") throw new ConnectError(`${what} exists`, Code.AlreadyExists);
+    throw e;
+  }
 }
 
 /** D24 bounds, both inclusive; absent ends are the ends of time. */
