@@ -6,7 +6,7 @@ import type { Db } from "../storage/database.js";
 import { BLOCK_ROWS } from "../storage/block-codec.js";
 import { BlockStore } from "../storage/block-store.js";
 import { MetadataStore } from "./metadata-store.js";
-import { secondsOf } from "./timestamps.js";
+import { parseRowTimestamp } from "./timestamps.js";
 import { RowBuilder, cellProblem, kindsOf } from "./value-rows.js";
 
 const BATCH_ROWS = BLOCK_ROWS * 16; // rows handed to the block store at once
@@ -43,7 +43,7 @@ export async function importCsv(db: Db, opts: ImportOptions): Promise<{ rows: nu
   const parseLine = (text: string): string | undefined => {
     let end = text.indexOf(",");
     if (end === -1) end = text.length;
-    const t = parseRowTime(text, end);
+    const t = parseRowTimestamp(text, end);
     if (t === undefined) return "the timestamp must read yyyy-MM-ddTHH:mm:ss, optionally with Z, between 0001 and 9999";
     const at = rows.push(t);
     let start = end + 1;
@@ -61,6 +61,23 @@ export async function importCsv(db: Db, opts: ImportOptions): Promise<{ rows: nu
     }
     if (start <= text.length) return `expected ${kinds.length} value(s) after the timestamp, found more`;
     return undefined;
+  };
+
+  const handle = (l: string): void => {
+    if (l === "") return;
+    const before = rows.size;
+    const problem = parseLine(l);
+    if (problem === undefined) return;
+    rows.size = before; // drop the half-read row
+    // A first line that is not a row is a header (D30).
+    if (line === 1) return;
+    throw new ImportError(line, problem);
+  };
+
+  const flush = (): void => {
+    if (rows.size === 0) return;
+    count += rows.size;
+    blocks.upsert(series.sid, kinds, rows.take());
   };
 
   db.exec("BEGIN IMMEDIATE");
@@ -92,37 +109,4 @@ export async function importCsv(db: Db, opts: ImportOptions): Promise<{ rows: nu
     if (db.inTransaction) db.exec("ROLLBACK");
     throw e;
   }
-
-  function handle(l: string): void {
-    if (l === "") return;
-    const before = rows.size;
-    const problem = parseLine(l);
-    if (problem === undefined) return;
-    rows.size = before; // drop the half-read row
-    // A first line that is not a row is a header (D30).
-    if (line === 1) return;
-    throw new ImportError(line, problem);
-  }
-
-  function flush(): void {
-    if (rows.size === 0) return;
-    count += rows.size;
-    blocks.upsert(series!.sid, kinds, rows.take());
-  }
-}
-
-const digit = (s: string, i: number) => s.charCodeAt(i) - 48;
-const two = (s: string, i: number) => {
-  const a = digit(s, i);
-  const b = digit(s, i + 1);
-  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : NaN;
-};
-
-/** `yyyy-MM-ddTHH:mm:ss` with an optional Z, read by character codes: this runs once per row. */
-function parseRowTime(s: string, end: number): number | undefined {
-  if (!(end === 19 || (end === 20 && s.charCodeAt(19) === 90))) return undefined;
-  if (s[4] !== "-" || s[7] !== "-" || s[10] !== "T" || s[13] !== ":" || s[16] !== ":") return undefined;
-  const y = two(s, 0) * 100 + two(s, 2);
-  const t = secondsOf(y, two(s, 5), two(s, 8), two(s, 11), two(s, 14), two(s, 17));
-  return t === undefined || Number.isNaN(t) ? undefined : t;
 }

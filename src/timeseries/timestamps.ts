@@ -5,7 +5,8 @@ import { MAX_TIMESTAMP, MIN_TIMESTAMP } from "../storage/block-codec.js";
 
 export { MAX_TIMESTAMP, MIN_TIMESTAMP };
 
-const QUERY_FORM = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):?(\d{2}):?(\d{2})Z?$/;
+// The time with both colons or none: the second separator repeats the first.
+const QUERY_FORM = /^(\d{4})-(\d{2})-(\d{2})T(\d{2})(:?)(\d{2})\5(\d{2})Z?$/;
 
 /** Days since 1970-01-01 of a proleptic Gregorian date. */
 export function daysFromCivil(y: number, m: number, d: number): number {
@@ -42,10 +43,25 @@ export function secondsOf(y: number, mo: number, d: number, h: number, mi: numbe
 /** `yyyy-MM-ddTHHmmss` or `yyyy-MM-ddTHH:mm:ss`, an optional `Z` (D24); undefined when it is neither. */
 export function parseTimestamp(text: string): number | undefined {
   const m = QUERY_FORM.exec(text);
-  if (!m) return undefined;
-  // Either both colons or none.
-  if (text.includes(":") && text.split(":").length !== 3) return undefined;
-  return secondsOf(+m[1], +m[2], +m[3], +m[4], +m[5], +m[6]);
+  return m ? secondsOf(+m[1], +m[2], +m[3], +m[4], +m[6], +m[7]) : undefined;
+}
+
+const digit = (s: string, i: number) => s.charCodeAt(i) - 48;
+const two = (s: string, i: number) => {
+  const a = digit(s, i);
+  const b = digit(s, i + 1);
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : NaN;
+};
+
+/**
+ * The row form `yyyy-MM-ddTHH:mm:ss`, optionally with Z, in s[0, end): read by
+ * character codes, since the CSV import runs it once per row.
+ */
+export function parseRowTimestamp(s: string, end: number): number | undefined {
+  if (!(end === 19 || (end === 20 && s.charCodeAt(19) === 90))) return undefined;
+  if (s[4] !== "-" || s[7] !== "-" || s[10] !== "T" || s[13] !== ":" || s[16] !== ":") return undefined;
+  const t = secondsOf(two(s, 0) * 100 + two(s, 2), two(s, 5), two(s, 8), two(s, 11), two(s, 14), two(s, 17));
+  return t === undefined || Number.isNaN(t) ? undefined : t;
 }
 
 const pad2 = (n: number) => (n < 10 ? "0" : "") + n;
