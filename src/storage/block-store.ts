@@ -5,7 +5,7 @@
 import type { Statement } from "better-sqlite3";
 import type { Db } from "./database.js";
 import { BLOCK_ROWS, decodeBlock, encodeBlock, type FieldKind } from "./block-codec.js";
-import { mergeRows, normalizeRows, sliceRows, withoutRange, concatRows, emptyRows, type RowSet } from "./row-set.js";
+import { concatRows, mergeRows, normalizeRows, sliceRows, withoutRange, type RowSet } from "./row-set.js";
 
 export interface StoredBlock {
   rowid: number;
@@ -47,10 +47,11 @@ export class BlockStore {
     const from = rows.timestamps[0];
     const to = rows.timestamps[n - 1];
     this.db.transaction(() => {
-      const touched = [...this.overlapping.iterate({ sid, from, to })];
+      const touched = [...this.blocks(sid, from, to)];
       if (touched.length === 0 || touched[0].first_ts > from) {
+        // Not overlapping, so it ends before `from`: the rows append to it.
         const prev = this.before.get({ sid, t: from });
-        if (prev && prev.rows < BLOCK_ROWS && prev.last_ts < from) touched.unshift(prev);
+        if (prev && prev.rows < BLOCK_ROWS) touched.unshift(prev);
       }
       let merged = rows;
       if (touched.length > 0) merged = mergeRows(this.decodeAll(touched, kinds), rows);
@@ -62,7 +63,7 @@ export class BlockStore {
   /** Deletes the rows of [from, to]; returns how many there were. */
   deleteRange(sid: number, kinds: readonly FieldKind[], from: number, to: number): number {
     return this.db.transaction(() => {
-      const touched = [...this.overlapping.iterate({ sid, from, to })];
+      const touched = [...this.blocks(sid, from, to)];
       if (touched.length === 0) return 0;
       const before = touched.reduce((a, b) => a + b.rows, 0);
       const kept = withoutRange(this.decodeAll(touched, kinds), from, to);
@@ -77,9 +78,9 @@ export class BlockStore {
     return { rows: r.rows ?? 0, blocks: r.blocks, bytes: r.bytes ?? 0 };
   }
 
+  /** The rows of one or more blocks, which must hold the series' columns. */
   private decodeAll(blocks: StoredBlock[], kinds: readonly FieldKind[]): RowSet {
     return concatRows(
-      emptyRows(kinds, 0),
       ...blocks.map((b) => {
         const decoded = decodeBlock(b.payload);
         if (decoded.columns.length !== kinds.length || decoded.columns.some((c, i) => c.kind !== kinds[i])) {

@@ -92,13 +92,8 @@ export function withoutRange(rows: RowSet, from: number, to: number): RowSet {
   return concatRows(sliceRows(rows, 0, start), sliceRows(rows, end, ts.length));
 }
 
-/** The rows inside [from, to]. */
-export function withinRange(rows: RowSet, from: number, to: number): RowSet {
-  return sliceRows(rows, lowerBound(rows.timestamps, from), lowerBound(rows.timestamps, to + 1));
-}
-
 /** First index whose timestamp is >= t. */
-export function lowerBound(ts: Float64Array, t: number): number {
+function lowerBound(ts: Float64Array, t: number): number {
   let lo = 0;
   let hi = ts.length;
   while (lo < hi) {

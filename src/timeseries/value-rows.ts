@@ -1,7 +1,7 @@
 // Value rows as the API and the CSV import give them, checked against a
 // series' data fields and gathered by column for the block store.
-import { FieldKind, valuesArray } from "../storage/block-codec.js";
-import type { RowSet } from "../storage/row-set.js";
+import { FieldKind } from "../storage/block-codec.js";
+import { concatRows, emptyRows, sliceRows, type RowSet } from "../storage/row-set.js";
 
 export const DATA_TYPES: Record<string, FieldKind> = { Single: FieldKind.Single, Double: FieldKind.Double, Flag: FieldKind.Flag };
 const FLOAT32_MAX = 3.4028234663852886e38;
@@ -18,7 +18,7 @@ export function cellProblem(kind: FieldKind, x: number): string | undefined {
   return undefined;
 }
 
-/** Grows column arrays as rows arrive; `rows()` hands over what was gathered. */
+/** Grows column arrays as rows arrive; `take()` hands over what was gathered. */
 export class RowBuilder {
   size = 0;
   private rows: RowSet;
@@ -27,12 +27,15 @@ export class RowBuilder {
     private readonly kinds: readonly FieldKind[],
     private capacity = 1024,
   ) {
-    this.rows = this.allocate(capacity);
+    this.rows = emptyRows(kinds, capacity);
   }
 
   /** Starts a row; its cells are missing until set. Returns the row index. */
   push(timestamp: number): number {
-    if (this.size === this.capacity) this.grow();
+    if (this.size === this.capacity) {
+      this.rows = concatRows(this.rows, emptyRows(this.kinds, this.capacity));
+      this.capacity *= 2;
+    }
     this.rows.timestamps[this.size] = timestamp;
     for (const c of this.rows.columns) c.missing![this.size] = 1;
     return this.size++;
@@ -46,31 +49,9 @@ export class RowBuilder {
 
   /** The gathered rows; the builder starts empty again. */
   take(): RowSet {
-    const n = this.size;
-    const out: RowSet = {
-      timestamps: this.rows.timestamps.subarray(0, n),
-      columns: this.rows.columns.map((c) => ({ kind: c.kind, values: c.values.subarray(0, n), missing: c.missing!.subarray(0, n) })),
-    };
-    this.rows = this.allocate(this.capacity);
+    const out = sliceRows(this.rows, 0, this.size);
+    this.rows = emptyRows(this.kinds, this.capacity);
     this.size = 0;
     return out;
-  }
-
-  private allocate(capacity: number): RowSet {
-    return {
-      timestamps: new Float64Array(capacity),
-      columns: this.kinds.map((kind) => ({ kind, values: valuesArray(kind, capacity), missing: new Uint8Array(capacity) })),
-    };
-  }
-
-  private grow(): void {
-    const bigger = this.allocate(this.capacity * 2);
-    bigger.timestamps.set(this.rows.timestamps);
-    bigger.columns.forEach((c, i) => {
-      c.values.set(this.rows.columns[i].values);
-      c.missing!.set(this.rows.columns[i].missing!);
-    });
-    this.rows = bigger;
-    this.capacity *= 2;
   }
 }
