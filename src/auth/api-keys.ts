@@ -5,17 +5,13 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Database } from "better-sqlite3";
 import type { Principal } from "./principal.js";
 
-export interface ApiKeyGrant {
-  clientId: string;
-  roles: string[];
-  scopes: string[];
-  projects: string[];
-}
+/** What a key grants: a principal without the credential kind. */
+export type ApiKeyGrant = Omit<Principal, "via">;
 
-export interface ApiKeyInfo extends ApiKeyGrant {
+export type ApiKeyInfo = ApiKeyGrant & {
   id: string;
   createdAt: string;
-}
+};
 
 const keyRe = /^mrd_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
 

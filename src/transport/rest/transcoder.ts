@@ -47,12 +47,15 @@ export class Transcoder {
   private readonly queryFields = new WeakMap<RestRoute, Map<string, ReturnType<typeof lookupQueryField>>>();
   /** JSON text of answers a service hands out more than once (from its own cache): serialised once. */
   private readonly jsonOf = new WeakMap<Message, string>();
+  /** Connect's invoke functions take a mutable array; one copy made here serves every call. */
+  private readonly interceptors: Interceptor[];
 
   constructor(
     methods: readonly MethodImplSpec[],
     private readonly options: TranscoderOptions,
   ) {
     this.trie = buildRestRoutes(methods);
+    this.interceptors = [...options.interceptors];
   }
 
   /** Matches a request; exported for the route table test. */
@@ -167,7 +170,7 @@ export class Transcoder {
     });
     try {
       if (route.spec.kind !== "unary") return await this.writeStream(route, ctx, input, res);
-      const output = await invokeUnaryImplementation(route.spec, ctx, input, [...this.options.interceptors]);
+      const output = await invokeUnaryImplementation(route.spec, ctx, input, this.interceptors);
       const headers = passHeaders(ctx.responseHeader);
       if (route.successStatus === 204) {
         res.writeHead(204, headers);
@@ -194,7 +197,7 @@ export class Transcoder {
 
   /** Streams google.api.HttpBody messages as raw bytes; an error before the first byte is a problem+json. */
   private async writeStream(route: RestRoute, ctx: HandlerContext, input: Message, res: NodeResponse): Promise<void> {
-    const stream = transformInvokeImplementation(route.spec, ctx, [...this.options.interceptors])(createAsyncIterable([input]));
+    const stream = transformInvokeImplementation(route.spec, ctx, this.interceptors)(createAsyncIterable([input]));
     let started = false;
     try {
       for await (const chunk of stream as AsyncIterable<HttpBody>) {
@@ -237,9 +240,9 @@ function splitPath(pathname: string): string[] {
 }
 
 /** Handler response headers worth passing on (custom ones, auth challenges); protocol headers stay behind. */
-function passHeaders(h: Headers | undefined): Record<string, string> {
+function passHeaders(h: Headers): Record<string, string> {
   const out: Record<string, string> = {};
-  h?.forEach((v, k) => {
+  h.forEach((v, k) => {
     if (k.startsWith("connect-") || k.startsWith("grpc-") || hopHeaders.has(k) || k === "vary") return;
     out[k] = v;
   });
