@@ -83,6 +83,14 @@ Napi::Value EncodeBlock(const Napi::CallbackInfo& info) {
   }
 }
 
+/** A typed array of `rows` elements, and where its data lies. */
+template <typename T>
+Napi::TypedArray NewColumn(Napi::Env env, uint32_t rows, void** data) {
+  auto array = Napi::TypedArrayOf<T>::New(env, rows);
+  *data = array.Data();
+  return array;
+}
+
 // decodeBlock(bytes: Uint8Array): { timestamps: Float64Array, columns: { kind, values, missing | null }[] }
 Napi::Value DecodeBlock(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -101,16 +109,13 @@ Napi::Value DecodeBlock(const Napi::CallbackInfo& info) {
     for (uint8_t c = 0; c < h.columns; c++) {
       switch (h.kinds[c]) {
         case FieldKind::kSingle:
-          values[c] = Napi::Float32Array::New(env, h.rows);
-          outs[c].values = values[c].As<Napi::Float32Array>().Data();
+          values[c] = NewColumn<float>(env, h.rows, &outs[c].values);
           break;
         case FieldKind::kDouble:
-          values[c] = Napi::Float64Array::New(env, h.rows);
-          outs[c].values = values[c].As<Napi::Float64Array>().Data();
+          values[c] = NewColumn<double>(env, h.rows, &outs[c].values);
           break;
         case FieldKind::kFlag:
-          values[c] = Napi::Int32Array::New(env, h.rows);
-          outs[c].values = values[c].As<Napi::Int32Array>().Data();
+          values[c] = NewColumn<int32_t>(env, h.rows, &outs[c].values);
           break;
       }
       outs[c].missing = missing.data() + static_cast<size_t>(c) * h.rows;

@@ -21,12 +21,12 @@ constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1
 // Mantissas stay below 2^52: exact as doubles, and ranges and deltas fit the packer.
 constexpr double kMantissaLimit = 4503599627370496.0;
 
-template <typename T>
-struct FloatTraits;
 constexpr double kInvPow10[] = {1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10};
 
 // How a mantissa becomes a value again. The encoder checks every value with
 // this same function, so whatever it computes is exact by construction.
+template <typename T>
+struct FloatTraits;
 template <>
 struct FloatTraits<float> {
   static constexpr uint8_t kMaxExponent = 10;
@@ -313,12 +313,13 @@ BlockHeader ReadBlockHeader(const uint8_t* data, size_t size) {
     if (kind > static_cast<uint8_t>(FieldKind::kFlag)) throw CorruptBlock("column kind");
     h.kinds[c] = static_cast<FieldKind>(kind);
   }
+  h.headerBytes = r.Consumed();
   return h;
 }
 
 void DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& h, double* timestamps, ColumnOut* columns) {
   Reader r(data, size - 4);
-  r.Take(1 + 1 + 4 + 8 + h.columns);  // the header, already read
+  r.Take(h.headerBytes);  // already read by ReadBlockHeader
   ReadTimestamps(r, h, timestamps);
   for (uint8_t c = 0; c < h.columns; c++) {
     ColumnOut& col = columns[c];

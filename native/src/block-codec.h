@@ -38,6 +38,8 @@ struct BlockHeader {
   uint8_t columns;
   int64_t first;
   FieldKind kinds[kMaxColumns];
+  /** Where the timestamps start. */
+  size_t headerBytes;
 };
 
 /** Checks version, checksum and header; throws CorruptBlock. */

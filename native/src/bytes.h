@@ -70,7 +70,7 @@ class Writer {
 
 class Reader {
  public:
-  Reader(const uint8_t* p, size_t n) : p_(p), end_(p + n) {}
+  Reader(const uint8_t* p, size_t n) : begin_(p), p_(p), end_(p + n) {}
   uint8_t U8() { return *Take(1); }
   uint32_t U32() {
     uint32_t v;
@@ -100,8 +100,10 @@ class Reader {
     return at;
   }
   bool AtEnd() const { return p_ == end_; }
+  size_t Consumed() const { return static_cast<size_t>(p_ - begin_); }
 
  private:
+  const uint8_t* begin_;
   const uint8_t* p_;
   const uint8_t* end_;
 };

@@ -56,25 +56,24 @@ void EncodeInts(Writer& w, const int64_t* v, size_t n) {
   uint8_t deltaWidth = WidthOf(delta);
   size_t deltaSize = VarintSize(ZigZag(v[0])) + VarintSize(ZigZag(delta.min)) + 1 + PackedBytes(n - 1, deltaWidth);
 
-  size_t runs = 0, runsSize = 0;
+  std::vector<size_t> runStarts;  // one scan finds the runs and what they would cost
+  size_t runsSize = 0;
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
     while (j < n && v[j] == v[i]) j++;
-    runs++;
+    runStarts.push_back(i);
     runsSize += VarintSize(ZigZag(v[i])) + VarintSize(j - i);
     i = j;
   }
-  runsSize += VarintSize(runs);
+  runsSize += VarintSize(runStarts.size());
 
   if (runsSize <= frameSize && runsSize <= deltaSize) {
     w.U8(static_cast<uint8_t>(IntForm::kRuns));
-    w.Varint(runs);
-    for (size_t i = 0; i < n;) {
-      size_t j = i + 1;
-      while (j < n && v[j] == v[i]) j++;
-      w.SVarint(v[i]);
-      w.Varint(j - i);
-      i = j;
+    w.Varint(runStarts.size());
+    for (size_t k = 0; k < runStarts.size(); k++) {
+      size_t end = k + 1 < runStarts.size() ? runStarts[k + 1] : n;
+      w.SVarint(v[runStarts[k]]);
+      w.Varint(end - runStarts[k]);
     }
   } else if (deltaSize < frameSize) {
     w.U8(static_cast<uint8_t>(IntForm::kDelta));
