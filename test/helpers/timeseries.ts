@@ -1,4 +1,6 @@
 // REST helpers for the time series routes: D14 headers and a key that may write.
+import { decodeBlock } from "../../src/storage/block-codec.js";
+import type { Db } from "../../src/storage/database.js";
 import type { TestServer } from "./server.js";
 
 export const PROJECT = "proj-a";
@@ -34,4 +36,15 @@ export function tsApi(server: TestServer, key: string, project = PROJECT) {
       return r.json.id;
     },
   };
+}
+
+/** A series' stored rows, read straight from its blocks: [epoch seconds, cell or null...]. */
+export function storedRows(db: Db, seriesId: string): (number | null)[][] {
+  const { sid } = db.prepare("SELECT sid FROM time_series WHERE id = ?").get(seriesId) as { sid: number };
+  const out: (number | null)[][] = [];
+  for (const b of db.prepare("SELECT payload FROM blocks WHERE sid = ? ORDER BY first_ts").all(sid) as { payload: Buffer }[]) {
+    const d = decodeBlock(b.payload);
+    d.timestamps.forEach((t, i) => out.push([t, ...d.columns.map((c) => (c.missing?.[i] ? null : c.values[i]))]));
+  }
+  return out;
 }

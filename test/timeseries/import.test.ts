@@ -7,11 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { BlockStore } from "../../src/storage/block-store.js";
-import { decodeBlock } from "../../src/storage/block-codec.js";
-import { openDatabase, type Db } from "../../src/storage/database.js";
+import { openDatabase } from "../../src/storage/database.js";
 import { MetadataStore } from "../../src/timeseries/metadata-store.js";
 import { RowBuilder, kindsOf } from "../../src/timeseries/value-rows.js";
 import { BIN, exited, meridian } from "../helpers/cli.js";
+import { storedRows } from "../helpers/timeseries.js";
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-import-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,16 +33,6 @@ function setup(): { db: string; series: string } {
   return { db, series };
 }
 
-function rowsIn(db: Db, series: string): [number, number | null, number | null][] {
-  const sid = (db.prepare("SELECT sid FROM time_series WHERE id = ?").get(series) as { sid: number }).sid;
-  const out: [number, number | null, number | null][] = [];
-  for (const b of db.prepare("SELECT payload FROM blocks WHERE sid = ? ORDER BY first_ts").all(sid) as { payload: Buffer }[]) {
-    const d = decodeBlock(b.payload);
-    d.timestamps.forEach((t, i) => out.push([t, d.columns[0].missing?.[i] ? null : d.columns[0].values[i], d.columns[1].missing?.[i] ? null : d.columns[1].values[i]]));
-  }
-  return out;
-}
-
 const iso = (t: number) => new Date(t * 1000).toISOString().slice(0, 19);
 
 describe("D30 meridian import", () => {
@@ -55,7 +45,7 @@ describe("D30 meridian import", () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^imported 3 rows into time series ${series} in [0-9.]+ s \\([0-9]+ rows/s\\)\\n$`));
     const conn = openDatabase(db);
-    expect(rowsIn(conn, series)).toEqual([
+    expect(storedRows(conn, series)).toEqual([
       [946684800, Math.fround(12.289), 0],
       [946684860, null, 2],
       [946684920, 12.5, null],
@@ -74,7 +64,7 @@ describe("D30 meridian import", () => {
     expect(r.stderr).toMatch(/line 39001: column 2 must be a finite number; nothing was imported/);
     expect(r.stdout).toBe("");
     const conn = openDatabase(db);
-    expect(rowsIn(conn, series)).toEqual([]);
+    expect(storedRows(conn, series)).toEqual([]);
     conn.close();
     for (const [content, line] of [
       ["2000-01-01T00:00:00,1,0\n2000-01-01T00:01:00,1\n", 2],
@@ -97,7 +87,7 @@ describe("D30 meridian import", () => {
     const acked = new RowBuilder(kindsOf(FIELDS));
     for (let i = 0; i < 20_000; i++) acked.set(acked.push(-1_000_000 + i), 0, i);
     new BlockStore(conn).upsert(s.sid, kindsOf(FIELDS), acked.take());
-    const before = rowsIn(conn, series);
+    const before = storedRows(conn, series);
     conn.close();
 
     const file = join(dir, "big.csv");
@@ -113,7 +103,7 @@ describe("D30 meridian import", () => {
     const after = openDatabase(db);
     try {
       expect(after.pragma("integrity_check", { simple: true })).toBe("ok");
-      const got = rowsIn(after, series);
+      const got = storedRows(after, series);
       expect(code).toBeNull(); // killed by the signal, mid-import
       expect(got).toEqual(before); // none of the import, and every acknowledged row
       // The database takes writes again: the dead importer left no lock behind.

@@ -1,10 +1,8 @@
 // D30 writing through REST on the real server, with D14 access, D23 ids and
 // D24 timestamps; stored values are checked in the database's blocks.
-import { describe, expect, it } from "vitest";
-import { decodeBlock } from "../../src/storage/block-codec.js";
-import { PROJECT, TS_RW, tsApi } from "../helpers/timeseries.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PROJECT, TS_RW, storedRows as rowsInBlocks, tsApi } from "../helpers/timeseries.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { beforeAll, afterAll } from "vitest";
 
 let server: TestServer;
 let api: ReturnType<typeof tsApi>;
@@ -14,15 +12,9 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-/** The stored rows of a series, read from its blocks. */
+/** The stored rows of a series, with ISO timestamps. */
 function storedRows(seriesId: string): unknown[][] {
-  const sid = (server.app.db.prepare("SELECT sid FROM time_series WHERE id = ?").get(seriesId) as { sid: number }).sid;
-  const out: unknown[][] = [];
-  for (const b of server.app.db.prepare("SELECT payload FROM blocks WHERE sid = ? ORDER BY first_ts").all(sid) as { payload: Buffer }[]) {
-    const d = decodeBlock(b.payload);
-    d.timestamps.forEach((t, i) => out.push([new Date(t * 1000).toISOString().slice(0, 19), ...d.columns.map((c) => (c.missing?.[i] ? null : c.values[i]))]));
-  }
-  return out;
+  return rowsInBlocks(server.app.db, seriesId).map(([t, ...cells]) => [new Date(t! * 1000).toISOString().slice(0, 19), ...cells]);
 }
 
 describe("D30 datasets and time series", () => {
