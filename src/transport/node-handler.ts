@@ -28,11 +28,12 @@ export function createNodeHandler({ services, shutdownSignal, health, cors, logg
   return (req, res) => {
     const started = process.hrtime.bigint();
     const info: RequestInfo = {};
-    res.once("close", () => logRequest(logger, req, res, info, started));
+    // Path without the query string: a cursor is harmless, but nothing else there needs logging.
+    const path = (req.url ?? "/").split("?", 1)[0];
+    res.once("close", () => logRequest(logger, req.method, path, res, info, started));
     if (health.state === "draining" && req.httpVersionMajor === 1) res.setHeader("connection", "close");
     if (cors.handle(req, res)) return;
 
-    const path = (req.url ?? "/").split("?", 1)[0];
     if (path === "/healthz" && (req.method === "GET" || req.method === "HEAD")) {
       const ok = health.state === "serving";
       sendJson(res, ok ? 200 : 503, { status: ok ? "ok" : health.state });
@@ -65,12 +66,11 @@ function serveRpc(rpc: UniversalHandler, req: NodeRequest, res: NodeResponse, co
     });
 }
 
-function logRequest(logger: Logger, req: NodeRequest, res: NodeResponse, info: RequestInfo, started: bigint): void {
-  // Path without the query string: a cursor is harmless, but nothing else there needs keeping.
+function logRequest(logger: Logger, method: string | undefined, path: string, res: NodeResponse, info: RequestInfo, started: bigint): void {
   logger.info(
     {
-      method: req.method,
-      path: (req.url ?? "").split("?", 1)[0],
+      method,
+      path,
       status: res.statusCode,
       durationMs: Number(process.hrtime.bigint() - started) / 1e6,
       clientId: info.clientId,
