@@ -58,16 +58,17 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   const registry = new ServiceRegistry(router, interceptors);
   registry.add(Health, healthService(health, services.map((s) => s.typeName)));
   const messages = new MessageStore(db);
+  // One key seals message cursors (D21) and value cursors (D27); their bindings keep them apart.
+  const cursors = new CursorSeal(serverSecret(db, "cursor-key"));
   registry.add(
     FeatureStatusService,
     featureStatusService({
       store: messages,
       sanitizer: new Sanitizer({ allowHttpLinks: settings.allowHttpLinks }),
-      cursors: new CursorSeal(serverSecret(db, "cursor-key")),
+      cursors,
     }),
   );
-  // Value reads and queries come with issue 5: until then they answer Unimplemented (501 on REST).
-  registry.add(TimeSeriesService, timeSeriesService({ metadata: new MetadataStore(db), blocks: new BlockStore(db) }));
+  registry.add(TimeSeriesService, timeSeriesService({ metadata: new MetadataStore(db), blocks: new BlockStore(db), cursors }));
 
   const handler = createNodeHandler({ services: registry, shutdownSignal: shutdown.signal, health, cors: new Cors(settings.corsOrigins), logger });
   let listener: Listener;

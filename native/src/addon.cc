@@ -9,6 +9,7 @@
 
 #include "block-codec.h"
 #include "crc32c.h"
+#include "value-json.h"
 
 namespace {
 
@@ -145,10 +146,37 @@ Napi::Value DecodeBlock(const Napi::CallbackInfo& info) {
   }
 }
 
+// blockJson(bytes: Uint8Array, from: number, to: number, maxRows: number, first: boolean):
+//   { text: Buffer, rows: number, last: number, more: boolean }
+Napi::Value BlockJson(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 5 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array || !info[1].IsNumber() ||
+      !info[2].IsNumber() || !info[3].IsNumber() || !info[4].IsBoolean()) {
+    return Fail(env, "blockJson: expected (Uint8Array, number, number, number, boolean)");
+  }
+  auto bytes = info[0].As<Napi::Uint8Array>();
+  thread_local meridian::TextBuffer out;
+  out.Clear();
+  try {
+    meridian::JsonRows r = meridian::WriteBlockJson(bytes.Data(), bytes.ByteLength(), info[1].As<Napi::Number>().Int64Value(), info[2].As<Napi::Number>().Int64Value(),
+                                                    info[3].As<Napi::Number>().Uint32Value(), info[4].As<Napi::Boolean>().Value(), out);
+    auto result = Napi::Object::New(env);
+    result.Set("text", Napi::Buffer<char>::Copy(env, out.data(), out.size()));
+    result.Set("rows", Napi::Number::New(env, r.rows));
+    result.Set("last", Napi::Number::New(env, static_cast<double>(r.last)));
+    result.Set("more", Napi::Boolean::New(env, r.more));
+    return result;
+  } catch (const std::exception& e) {
+    Napi::Error::New(env, e.what()).ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("crc32c", Napi::Function::New(env, Crc32c, "crc32c"));
   exports.Set("encodeBlock", Napi::Function::New(env, EncodeBlock, "encodeBlock"));
   exports.Set("decodeBlock", Napi::Function::New(env, DecodeBlock, "decodeBlock"));
+  exports.Set("blockJson", Napi::Function::New(env, BlockJson, "blockJson"));
   return exports;
 }
 

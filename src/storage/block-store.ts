@@ -16,7 +16,8 @@ export interface StoredBlock {
 }
 
 export class BlockStore {
-  private readonly overlapping: Statement<{ sid: number; from: number; to: number }, StoredBlock>;
+  private readonly overlapping: Statement<{ sid: number; from: number; to: number; batch: number }, StoredBlock>;
+  private readonly starting: Statement<{ sid: number; from: number; to: number }, number>;
   private readonly before: Statement<{ sid: number; t: number }, StoredBlock>;
   private readonly insertStmt: Statement<{ sid: number; first: number; last: number; rows: number; payload: Buffer }>;
   private readonly deleteStmt: Statement<[number]>;
@@ -24,8 +25,9 @@ export class BlockStore {
 
   constructor(private readonly db: Db) {
     this.overlapping = db.prepare(
-      "SELECT rowid, first_ts, last_ts, rows, payload FROM blocks WHERE sid = @sid AND first_ts <= @to AND last_ts >= @from ORDER BY first_ts",
+      "SELECT rowid, first_ts, last_ts, rows, payload FROM blocks WHERE sid = @sid AND first_ts <= @to AND last_ts >= @from ORDER BY first_ts LIMIT @batch",
     );
+    this.starting = db.prepare<{ sid: number; from: number; to: number }, number>("SELECT 1 FROM blocks WHERE sid = @sid AND first_ts BETWEEN @from AND @to LIMIT 1").pluck();
     // Blocks end before their successors start, so the one with the greatest first_ts below t is the one just before t.
     this.before = db.prepare("SELECT rowid, first_ts, last_ts, rows, payload FROM blocks WHERE sid = @sid AND first_ts < @t ORDER BY first_ts DESC LIMIT 1");
     this.insertStmt = db.prepare("INSERT INTO blocks (sid, first_ts, last_ts, rows, payload) VALUES (@sid, @first, @last, @rows, @payload)");
@@ -33,9 +35,26 @@ export class BlockStore {
     this.countStmt = db.prepare("SELECT sum(rows) AS rows, count(*) AS blocks, sum(length(payload)) AS bytes FROM blocks WHERE sid = @sid");
   }
 
-  /** The stored blocks that hold rows of [from, to], in time order (payloads still encoded). */
-  blocks(sid: number, from: number, to: number): IterableIterator<StoredBlock> {
-    return this.overlapping.iterate({ sid, from, to });
+  /**
+   * The stored blocks that hold rows of [from, to], in time order (payloads
+   * still encoded). Fetched a batch at a time, each batch picking up after
+   * the last block of the one before, so a reader may pause between blocks
+   * (a stream waiting on its client) without holding the connection busy or
+   * a read transaction open; a write in between is seen from the next batch
+   * on, and never makes the walk repeat or skip a row that was already there.
+   */
+  *blocks(sid: number, from: number, to: number, batch = 16): Generator<StoredBlock> {
+    while (from <= to) {
+      const found = this.overlapping.all({ sid, from, to, batch });
+      yield* found;
+      if (found.length < batch) return;
+      from = found[found.length - 1].last_ts + 1;
+    }
+  }
+
+  /** Whether a block starts within [from, to]: since a block's first_ts is one of its rows, whether rows there exist beyond the block before. */
+  startsWithin(sid: number, from: number, to: number): boolean {
+    return this.starting.get({ sid, from, to }) !== undefined;
   }
 
   /** Upserts rows (any order; of equal timestamps the last wins); returns how many rows were given. */

@@ -1,6 +1,8 @@
 // Opaque cursors: a payload and an HMAC over it and the listing it belongs to
 // (its "binding"). A cursor used with another listing, tampered with or cut
 // short fails to open, so a client can neither forge nor reuse one elsewhere.
+// Form: base64url(JSON payload) "#" base64url(MAC): the "#" is what D27 promises
+// clients, and a client that forgets to URL-encode it sends a cut cursor.
 import { createHmac, timingSafeEqual } from "node:crypto";
 
 const MAC_BYTES = 16;
@@ -10,12 +12,12 @@ export class CursorSeal {
 
   seal(binding: string, payload: unknown): string {
     const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
-    return `${body}.${this.mac(binding, body)}`;
+    return `${body}#${this.mac(binding, body)}`;
   }
 
   /** The payload, or undefined for a cursor that is malformed or not of this binding. */
   open(binding: string, cursor: string): unknown {
-    const at = cursor.lastIndexOf(".");
+    const at = cursor.lastIndexOf("#");
     if (at <= 0) return undefined;
     const body = cursor.slice(0, at);
     const given = Buffer.from(cursor.slice(at + 1), "base64url");

@@ -93,7 +93,7 @@ export function withoutRange(rows: RowSet, from: number, to: number): RowSet {
 }
 
 /** First index whose timestamp is >= t. */
-function lowerBound(ts: Float64Array, t: number): number {
+export function lowerBound(ts: Float64Array, t: number): number {
   let lo = 0;
   let hi = ts.length;
   while (lo < hi) {

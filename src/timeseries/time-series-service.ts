@@ -1,5 +1,5 @@
-// Part B metadata, D29 queries and the D30 write path. Value reads
-// (ReadValues*) come with issue 5; until then they answer Unimplemented.
+// Part B: metadata, D29 queries, the D30 write path, and the value reads
+// (value-reads.ts), behind one D14 check of project and dataset.
 import { randomUUID } from "node:crypto";
 import { create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
@@ -13,23 +13,28 @@ import {
   type TimeSeries,
   type TimeSeriesService,
 } from "../gen/meridian/timeseries/v1/time_series_pb.js";
-import { notFound, invalidField, ViolationList } from "../transport/errors.js";
+import { notFound, ViolationList } from "../transport/errors.js";
 import type { BlockStore } from "../storage/block-store.js";
 import { authorize } from "./access.js";
 import { guid } from "../transport/ids.js";
 import { compileConditions } from "./query-conditions.js";
 import type { DatasetRecord, MetadataStore, SeriesRecord } from "./metadata-store.js";
-import { MAX_TIMESTAMP, MIN_TIMESTAMP, parseTimestamp } from "./timestamps.js";
+import { parseTimestamp } from "./timestamps.js";
+import type { CursorSeal } from "../storage/cursor-seal.js";
+import { rangeOf } from "./value-range.js";
+import { valueReads } from "./value-reads.js";
 import { DATA_TYPES, RowBuilder, cellProblem, kindsOf } from "./value-rows.js";
 
 export interface TimeSeriesDeps {
   metadata: MetadataStore;
   blocks: BlockStore;
+  /** Seals value cursors (D27). */
+  cursors: CursorSeal;
 }
 
 const MAX_REPORTED = 20; // row violations named in one 400
 
-export function timeSeriesService({ metadata, blocks }: TimeSeriesDeps): Partial<ServiceImpl<typeof TimeSeriesService>> {
+export function timeSeriesService({ metadata, blocks, cursors }: TimeSeriesDeps): ServiceImpl<typeof TimeSeriesService> {
   /** The dataset of the path, checked against D14; another project's is a 404. */
   const datasetFor = (ctx: HandlerContext, access: "read" | "write", datasetId: string): DatasetRecord => {
     const project = authorize(ctx, access, datasetId);
@@ -47,6 +52,8 @@ export function timeSeriesService({ metadata, blocks }: TimeSeriesDeps): Partial
   };
 
   return {
+    ...valueReads({ metadata, blocks, cursors, datasetFor, seriesFor }),
+
     getDataset: (req, ctx) => toDataset(datasetFor(ctx, "read", req.datasetId)),
 
     createDataset: (req, ctx) => {
@@ -163,22 +170,6 @@ function insertOnce<T>(insert: () => T, what: string): T {
     if (code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE") throw new ConnectError(`${what} exists`, Code.AlreadyExists);
     throw e;
   }
-}
-
-/** D24 bounds, both inclusive; absent ends are the ends of time. */
-export function rangeOf(fromText: string | undefined, toText: string | undefined): [number, number] {
-  const v = new ViolationList();
-  const end = (text: string | undefined, field: string, fallback: number) => {
-    if (text === undefined || text === "") return fallback;
-    const t = parseTimestamp(text);
-    if (t === undefined) v.add(field, "must be yyyy-MM-ddTHHmmss or yyyy-MM-ddTHH:mm:ss, optionally with Z, between 0001 and 9999");
-    return t ?? fallback;
-  };
-  const from = end(fromText, "from", MIN_TIMESTAMP);
-  const to = end(toText, "to", MAX_TIMESTAMP);
-  v.throwIfAny();
-  if (from > to) throw invalidField("from", "must not be after to");
-  return [from, to];
 }
 
 function toDataset(d: DatasetRecord): Dataset {

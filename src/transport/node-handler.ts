@@ -74,6 +74,9 @@ function logRequest(logger: Logger, method: string | undefined, path: string, re
       status: res.statusCode,
       durationMs: Number(process.hrtime.bigint() - started) / 1e6,
       clientId: info.clientId,
+      // Whether the whole response went out; false when the client left first.
+      completed: res.writableFinished,
+      streamedBytes: info.streamedBytes,
     },
     "request",
   );

@@ -4,6 +4,8 @@ import { createContextKey } from "@connectrpc/connect";
 
 export interface RequestInfo {
   clientId?: string;
+  /** Body bytes of a streamed REST response handed to the socket (shows where a cut stream stopped). */
+  streamedBytes?: number;
 }
 
 export const requestInfoKey = createContextKey<RequestInfo | undefined>(undefined, { description: "request info" });

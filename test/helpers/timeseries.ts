@@ -17,6 +17,21 @@ export function tsApi(server: TestServer, key: string, project = PROJECT) {
   };
   return {
     call,
+    /** Uploads rows ([timestamp, cells...]) in bodies of at most 50,000 rows. */
+    async upload(dataset: string, series: string, rows: unknown[][]): Promise<void> {
+      for (let i = 0; i < rows.length; i += 50_000) {
+        const r = await call("POST", `/api/ts/dataset/${dataset}/timeseries/${series}/values`, { data: rows.slice(i, i + 50_000) });
+        if (r.status !== 200) throw new Error(`upload: ${r.status} ${JSON.stringify(r.json)}`);
+      }
+    },
+    /** GET .../values with a query string; api-version 3 when paged. */
+    read(dataset: string, series: string, query = "", paged = false) {
+      return call("GET", `/api/ts/dataset/${dataset}/timeseries/${series}/values${query ? "?" + query : ""}`, undefined, paged ? { "api-version": "3" } : {});
+    },
+    /** POST .../timeseries/values with the id list; api-version 3 when paged. */
+    readMany(dataset: string, ids: unknown, query = "", paged = false) {
+      return call("POST", `/api/ts/dataset/${dataset}/timeseries/values${query ? "?" + query : ""}`, ids, paged ? { "api-version": "3" } : {});
+    },
     async dataset(body: Record<string, unknown> = {}): Promise<string> {
       const r = await call("POST", "/api/ts/dataset", { timeSeriesProperties: [{ name: "depth", dataType: "Double" }], ...body });
       if (r.status !== 201) throw new Error(`dataset: ${r.status} ${JSON.stringify(r.json)}`);
@@ -47,4 +62,14 @@ export function storedRows(db: Db, seriesId: string): (number | null)[][] {
     d.timestamps.forEach((t, i) => out.push([t, ...d.columns.map((c) => (c.missing?.[i] ? null : c.values[i]))]));
   }
   return out;
+}
+
+/** Row timestamps: `yyyy-MM-ddTHH:mm:ss` of epoch seconds. */
+export function iso(t: number): string {
+  return new Date(t * 1000).toISOString().slice(0, 19);
+}
+
+/** n rows every `step` seconds from `start`: [timestamp, value with 3 decimals, flag]. */
+export function makeRows(n: number, start = Date.UTC(2024, 0, 1) / 1000, step = 60): [string, number, number][] {
+  return Array.from({ length: n }, (_, i) => [iso(start + i * step), Math.round((10 + Math.sin(i / 50) * 3) * 1000) / 1000, i % 97 === 0 ? 1 : 0]);
 }

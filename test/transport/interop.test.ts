@@ -6,9 +6,10 @@ import * as grpc from "@grpc/grpc-js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Health, HealthCheckResponse_ServingStatus } from "../../src/gen/grpc/health/v1/health_pb.js";
 import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
-import { TimeSeriesService } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
+import { TimeSeriesService, type ValuesChunk } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { connectClient, grpcStream, grpcUnary, grpcWebClient, hostPort } from "../helpers/clients.js";
+import { PROJECT, TS_RW, iso, makeRows, tsApi } from "../helpers/timeseries.js";
 
 let server: TestServer;
 let key: string;
@@ -85,20 +86,34 @@ describe("D4 one port, every protocol", () => {
     expect(rest.cursor).toBeNull();
   });
 
-  it("D5 an RPC not implemented yet answers Unimplemented on every protocol, past authentication", async () => {
-    const headers = { "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": "p" };
-    const id = "00000000-0000-0000-0000-000000000001";
-    const req = { datasetId: id, timeSeriesId: id };
+  it("D5 a streamed read (ReadValues) answers the same rows on gRPC, Connect, gRPC-Web and REST, past the same authentication", async () => {
+    const tsKey = server.key(TS_RW);
+    const api = tsApi(server, tsKey);
+    const datasetId = await api.dataset();
+    const timeSeriesId = await api.series(datasetId);
+    const rows = makeRows(20_000); // two blocks, so two chunks
+    await api.upload(datasetId, timeSeriesId, rows);
+    const headers = { "svc-open-api-key": tsKey, "svc-service-id": "timeseries", "svc-project-id": PROJECT, "svc-dataset-id": datasetId };
+    const req = { datasetId, timeSeriesId };
+    const asRows = (chunks: ValuesChunk[]) =>
+      chunks.flatMap((c) => c.timestamps.map((t, i) => [iso(Number(t)), c.columns[0].singles[i], c.columns[1].flags[i]]));
     const g = await grpcStream(hostPort(server.url), TimeSeriesService.method.readValues, req, headers);
-    expect(g.error?.code).toBe(grpc.status.UNIMPLEMENTED);
-    const drain = async (stream: AsyncIterable<unknown>) => {
-      for await (const _ of stream);
+    expect(g.error).toBeUndefined();
+    expect(g.messages.length).toBe(2);
+    const collect = async (stream: AsyncIterable<ValuesChunk>) => {
+      const out: ValuesChunk[] = [];
+      for await (const c of stream) out.push(c);
+      return out;
     };
-    expect(await connectCode(drain(connectClient(TimeSeriesService, server.url).readValues(req, { headers })))).toBe(Code.Unimplemented);
-    expect(await connectCode(drain(grpcWebClient(TimeSeriesService, server.url).readValues(req, { headers })))).toBe(Code.Unimplemented);
-    const rest = await fetch(`${server.url}/api/ts/dataset/${id}/timeseries/${id}/values`, { headers });
-    expect(rest.status).toBe(501);
-    const lines = server.logs.filter((l) => l.msg === "request" && l.clientId === "interop" && /values|ReadValues/i.test(String(l.path)));
-    expect(lines.length).toBe(4);
+    const connect = await collect(connectClient(TimeSeriesService, server.url).readValues(req, { headers }));
+    const web = await collect(grpcWebClient(TimeSeriesService, server.url).readValues(req, { headers }));
+    const rest = await (await fetch(`${server.url}/api/ts/dataset/${datasetId}/timeseries/${timeSeriesId}/values`, { headers })).json();
+    const expected = rows.map(([t, v, f]) => [t, Math.fround(v), f]);
+    for (const chunks of [g.messages, connect, web]) expect(asRows(chunks)).toEqual(expected);
+    expect(rest.data).toEqual(rows);
+    // Without a key, every protocol is refused the same way.
+    const anon = await grpcStream(hostPort(server.url), TimeSeriesService.method.readValues, req, {});
+    expect(anon.error?.code).toBe(grpc.status.UNAUTHENTICATED);
+    expect(await connectCode(collect(connectClient(TimeSeriesService, server.url).readValues(req)))).toBe(Code.Unauthenticated);
   });
 });

@@ -18,6 +18,7 @@ import { lookupQueryField, pathKey, setAtPath, textToJson } from "./field-path.j
 import { fillNulls } from "./json-shape.js";
 import type { RouteTrie } from "./route-trie.js";
 import { capturedSegments } from "./path-template.js";
+import { requestInfoKey } from "../request-info.js";
 
 export interface TranscoderOptions {
   /** The router's interceptors, in its order. */
@@ -195,28 +196,28 @@ export class Transcoder {
     return text;
   }
 
-  /** Streams google.api.HttpBody messages as raw bytes; an error before the first byte is a problem+json. */
+  /**
+   * Streams google.api.HttpBody messages as raw bytes, pausing while the
+   * socket is full (so memory does not grow with the response, D28) and
+   * stopping the implementation when the client goes away. An error before
+   * the first byte is a problem+json; after it, a cut stream.
+   */
   private async writeStream(route: RestRoute, ctx: HandlerContext, input: Message, res: NodeResponse): Promise<void> {
     const stream = transformInvokeImplementation(route.spec, ctx, this.interceptors)(createAsyncIterable([input]));
+    const info = ctx.values.get(requestInfoKey);
     let started = false;
+    let sent = 0;
     try {
       for await (const chunk of stream as AsyncIterable<HttpBody>) {
+        if (res.destroyed) return; // leaving the loop ends the implementation's generator
         if (!started) {
           started = true;
           res.writeHead(route.successStatus, { ...passHeaders(ctx.responseHeader), "content-type": chunk.contentType || JSON_TYPE });
         }
-        if (chunk.data.length > 0 && !(res as NodeJS.WritableStream).write(chunk.data)) {
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              res.off("drain", done);
-              res.off("close", done);
-              resolve();
-            };
-            res.on("drain", done);
-            res.on("close", done);
-          });
-          if (res.destroyed) return;
-        }
+        if (chunk.data.length === 0) continue;
+        sent += chunk.data.length;
+        if (info) info.streamedBytes = sent;
+        if (!(res as NodeJS.WritableStream).write(chunk.data) && !res.destroyed) await drainOrClose(res);
       }
     } catch (e) {
       if (!started) throw e;
@@ -226,6 +227,18 @@ export class Transcoder {
     if (!started) res.writeHead(route.successStatus, { ...passHeaders(ctx.responseHeader), "content-type": JSON_TYPE });
     res.end();
   }
+}
+
+function drainOrClose(res: NodeResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
 }
 
 /** protobuf-es gives fromJson's error a FieldError cause naming the field (not exported, hence the shape test). */

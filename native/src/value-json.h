@@ -1,0 +1,49 @@
+// The value rows of the spec as JSON text, written straight from an encoded
+// block: ["yyyy-MM-ddTHH:mm:ss",v1,v2,...] per row, comma separated (D25):
+// Single and Double as the shortest decimal that reads back the same, Flag
+// as its integer id, null for a missing value, NaN or an infinity (which
+// JSON cannot hold).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace meridian {
+
+/** Growable text without the zero fill of std::vector::resize: rows are written in place. */
+class TextBuffer {
+ public:
+  void Clear() { size_ = 0; }
+  /** Room for n more characters at the end; advance with Commit. */
+  char* Reserve(size_t n);
+  void Commit(char* end) { size_ = static_cast<size_t>(end - data_.get()); }
+  const char* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+
+ private:
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
+struct JsonRows {
+  /** Rows written. */
+  uint32_t rows;
+  /** Timestamp of the last row written (when rows > 0). */
+  int64_t last;
+  /** Whether the block holds rows of [from, to] after the last one written. */
+  bool more;
+};
+
+/**
+ * Appends to `out` the rows of the block whose timestamps lie in [from, to],
+ * at most maxRows of them, each preceded by a comma unless `first` and it is
+ * the first. Throws CorruptBlock for a bad block.
+ */
+JsonRows WriteBlockJson(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows, bool first, TextBuffer& out);
+
+/** Writes the row form of timestamp t (19 characters, D24 range). */
+void FormatTimestamp(int64_t t, char* out);
+
+}  // namespace meridian

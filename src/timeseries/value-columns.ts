@@ -1,0 +1,64 @@
+// Value reads for gRPC and Connect callers: each block's rows of the range as
+// one ValuesChunk of columns (timestamps, then one packed column per data
+// field), as the proto documents.
+import { create } from "@bufbuild/protobuf";
+import { ValueColumnSchema, ValuesChunkSchema, type ValueColumn, type ValuesChunk } from "../gen/meridian/timeseries/v1/time_series_pb.js";
+import { FieldKind, decodeBlock } from "../storage/block-codec.js";
+import { lowerBound } from "../storage/row-set.js";
+import type { BlockEncoder, WalkStep } from "./value-walk.js";
+import type { ResumePoint } from "./value-cursor.js";
+
+/** A block's rows of [from, to], at most maxRows, as columns (the series id is set by the caller). */
+export const columnRows: BlockEncoder<ValuesChunk> = (payload, from, to, maxRows) => {
+  const block = decodeBlock(payload);
+  const begin = lowerBound(block.timestamps, from);
+  const end = lowerBound(block.timestamps, to + 1);
+  const stop = Math.min(end, begin + maxRows);
+  const timestamps = block.timestamps.subarray(begin, stop);
+  const columns = block.columns.map((c): ValueColumn => {
+    const col = create(ValueColumnSchema);
+    const missing = c.missing?.subarray(begin, stop);
+    if (c.kind === FieldKind.Flag) {
+      col.flags = Array.from(c.values.subarray(begin, stop));
+      if (missing) missing.forEach((m, i) => m && col.missing.push(i));
+    } else {
+      const values = Array.from(c.values.subarray(begin, stop));
+      if (missing) missing.forEach((m, i) => m && (values[i] = NaN));
+      if (c.kind === FieldKind.Single) col.singles = values;
+      else col.doubles = values;
+    }
+    return col;
+  });
+  const rows = stop - begin;
+  return {
+    out: create(ValuesChunkSchema, { timestamps: Array.from(timestamps, BigInt), columns }),
+    rows,
+    last: rows > 0 ? timestamps[rows - 1] : 0,
+    more: stop < end,
+  };
+};
+
+/** The chunks of a read: one per block part, an empty one for a series without rows, and a last one with the cursor of a page that is not the last. */
+export function* columnChunks(
+  steps: Generator<WalkStep<ValuesChunk>, ResumePoint | undefined>,
+  cursorFor: (at: ResumePoint) => string,
+): Generator<ValuesChunk> {
+  let empty = true;
+  let id = "";
+  for (;;) {
+    const step = steps.next();
+    if (step.done) {
+      if (step.value) yield create(ValuesChunkSchema, { cursor: cursorFor(step.value) });
+      return;
+    }
+    const s = step.value;
+    if (s.kind === "begin") {
+      empty = true;
+      id = s.series.id;
+    } else if (s.kind === "rows") {
+      empty = false;
+      s.out.timeSeriesId = id;
+      yield s.out;
+    } else if (empty) yield create(ValuesChunkSchema, { timeSeriesId: id });
+  }
+}

@@ -1,0 +1,54 @@
+// The JSON text of value reads (spec, Part B; D25, D26): rows written by the
+// addon straight from the encoded blocks (native/src/value-json.*), framed
+// here in the four shapes of the two endpoints, paged or not.
+import { addon } from "../storage/native.js";
+import type { BlockEncoder, WalkStep } from "./value-walk.js";
+import type { ResumePoint } from "./value-cursor.js";
+
+/** Rows of a block as JSON text: `["yyyy-MM-ddTHH:mm:ss",v...]`, comma separated (a leading comma unless first). */
+export const jsonRows: BlockEncoder<Buffer> = (payload, from, to, maxRows, first) => {
+  if (!Number.isInteger(from) || !Number.isInteger(to) || !Number.isInteger(maxRows) || maxRows < 0 || maxRows > 0xffff_ffff) {
+    throw new RangeError("jsonRows: from, to and maxRows must be integers, maxRows a uint32");
+  }
+  const r = addon.blockJson(payload, from, to, maxRows, first);
+  return { out: r.text, rows: r.rows, last: r.last, more: r.more };
+};
+
+export interface JsonShape {
+  multi: boolean;
+  paged: boolean;
+}
+
+/**
+ * The response text, in pieces as the walk produces them:
+ * single `{"data":[row...]}`, multi `{"data":[[row...]...]}`,
+ * paged single `{"data":[row...],"cursor"?}`,
+ * paged multi `{"data":[{"timeSeriesId","values":[row...]}...],"cursor"?}`.
+ * Framing text is gathered and sent with the next rows, not on its own.
+ */
+export function* jsonText(
+  steps: Generator<WalkStep<Buffer>, ResumePoint | undefined>,
+  shape: JsonShape,
+  cursorFor: (at: ResumePoint) => string,
+): Generator<Uint8Array> {
+  let pending = '{"data":[';
+  let entries = 0;
+  for (;;) {
+    const step = steps.next();
+    if (step.done) {
+      pending += "]";
+      if (step.value && shape.paged) pending += `,"cursor":${JSON.stringify(cursorFor(step.value))}`;
+      yield Buffer.from(pending + "}");
+      return;
+    }
+    const s = step.value;
+    if (s.kind === "rows") {
+      if (pending !== "") yield Buffer.from(pending);
+      pending = "";
+      yield s.out;
+    } else if (shape.multi) {
+      if (s.kind === "begin") pending += (entries++ > 0 ? "," : "") + (shape.paged ? `{"timeSeriesId":"${s.series.id}","values":[` : "[");
+      else pending += shape.paged ? "]}" : "]";
+    }
+  }
+}

@@ -1,0 +1,123 @@
+// The four value reads: one series or many (D26), as JSON text for REST
+// (D25) or as columns for gRPC and Connect, whole range (D28: streamed block
+// by block) or, with api-version 3, in pages with cursors (D26, D27, D35).
+// Requests become a walk plan here; value-walk does the walking.
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { HttpBodySchema } from "../gen/google/api/httpbody_pb.js";
+import type { ReadManyValuesRequest, ReadValuesRequest, TimeSeriesService } from "../gen/meridian/timeseries/v1/time_series_pb.js";
+import type { BlockStore } from "../storage/block-store.js";
+import type { CursorSeal } from "../storage/cursor-seal.js";
+import { apiVersionOf } from "../transport/api-version.js";
+import { invalidField, notFound } from "../transport/errors.js";
+import { guid } from "../transport/ids.js";
+import type { DatasetRecord, MetadataStore, SeriesRecord } from "./metadata-store.js";
+import { columnChunks, columnRows } from "./value-columns.js";
+import { issueCursor, openCursor, type CursorScope, type ResumePoint } from "./value-cursor.js";
+import { jsonRows, jsonText } from "./value-json.js";
+import { walkValues, type BlockEncoder, type WalkPlan, type WalkStep } from "./value-walk.js";
+import { rangeOf } from "./value-range.js";
+
+/** Spec, paged reading: page size bounds. */
+export const PAGE = { default: 100_000, min: 16_536, max: 5_000_000, entries: 1_000 } as const;
+
+export interface ValueReadDeps {
+  metadata: MetadataStore;
+  blocks: BlockStore;
+  cursors: CursorSeal;
+  /** The dataset of the path, checked against D14. */
+  datasetFor(ctx: HandlerContext, access: "read", datasetId: string): DatasetRecord;
+  seriesFor(ctx: HandlerContext, access: "read", datasetId: string, seriesId: string): SeriesRecord;
+}
+
+type ReadRequest = ReadValuesRequest | ReadManyValuesRequest;
+
+interface Read {
+  plan: WalkPlan;
+  scope: CursorScope;
+  paged: boolean;
+}
+
+export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSeriesService>, "readValues" | "readValuesJson" | "readManyValues" | "readManyValuesJson"> {
+  const { blocks, cursors, metadata } = deps;
+
+  /** limit and cursor need api-version 3; the limit is clamped, never rejected. */
+  const pageLimit = (req: ReadRequest, ctx: HandlerContext): number | undefined => {
+    if (apiVersionOf(ctx) !== 3) {
+      if (req.limit !== undefined || (req.cursor ?? "") !== "") throw invalidField(req.limit !== undefined ? "limit" : "cursor", "pages need the header api-version: 3");
+      return undefined;
+    }
+    if (req.limit === undefined) return PAGE.default;
+    const asked = Number(req.limit);
+    return Math.min(PAGE.max, Math.max(PAGE.min, asked));
+  };
+
+  const plan = (req: ReadRequest, scope: CursorScope, series: SeriesRecord[], limit: number | undefined, from: number, to: number): Read => {
+    const cursor = req.cursor ?? "";
+    const start: ResumePoint = cursor !== "" ? openCursor(cursors, scope, cursor) : { index: 0, after: null };
+    const paged = limit !== undefined;
+    const multi = scope.endpoint === "multi";
+    return {
+      scope,
+      paged,
+      plan: { series, from, to, start, limit: limit ?? Infinity, maxEntries: paged && multi ? PAGE.entries : Infinity },
+    };
+  };
+
+  const single = (req: ReadValuesRequest, ctx: HandlerContext): Read => {
+    const s = deps.seriesFor(ctx, "read", req.datasetId, req.timeSeriesId);
+    const limit = pageLimit(req, ctx);
+    if ((req.cursor ?? "") !== "" && (req.from ?? "") !== "") {
+      throw invalidField("from", "must not be sent with a cursor on the single-series endpoint: reading resumes where the cursor says");
+    }
+    const [from, to] = rangeOf(req.from, req.to);
+    return plan(req, { endpoint: "single", datasetId: s.datasetId, seriesIds: [s.id] }, [s], limit, from, to);
+  };
+
+  const multi = (req: ReadManyValuesRequest, ctx: HandlerContext): Read => {
+    const d = deps.datasetFor(ctx, "read", req.datasetId);
+    const limit = pageLimit(req, ctx);
+    if (req.timeSeriesIds.length === 0) throw invalidField("timeSeriesIds", "must name at least one time series");
+    const seen = new Set<string>();
+    const series = req.timeSeriesIds.map((raw, i) => {
+      const id = guid(raw, `timeSeriesIds[${i}]`);
+      if (seen.has(id)) throw invalidField(`timeSeriesIds[${i}]`, `${id} is listed twice`);
+      seen.add(id);
+      const s = metadata.getSeries(d.id, id);
+      if (!s) throw notFound(`no time series ${id} in dataset ${d.id}`);
+      return s;
+    });
+    const [from, to] = rangeOf(req.from, req.to);
+    return plan(req, { endpoint: "multi", datasetId: d.id, seriesIds: series.map((s) => s.id) }, series, limit, from, to);
+  };
+
+  /** The walk, stopped when the caller goes away (D28: a client that disconnects stops the work). */
+  function* steps<T>(read: Read, encode: BlockEncoder<T>, ctx: HandlerContext): Generator<WalkStep<T>, ResumePoint | undefined> {
+    const walk = walkValues(blocks, read.plan, encode);
+    for (;;) {
+      ctx.signal.throwIfAborted();
+      const step = walk.next();
+      if (step.done) return step.value;
+      yield step.value;
+    }
+  }
+
+  const cursorFor = (read: Read) => (at: ResumePoint) => issueCursor(cursors, read.scope, at);
+
+  async function* json(read: Read, ctx: HandlerContext, multi: boolean) {
+    for (const data of jsonText(steps(read, jsonRows, ctx), { multi, paged: read.paged }, cursorFor(read))) {
+      yield create(HttpBodySchema, { contentType: "application/json; charset=utf-8", data });
+    }
+  }
+
+  async function* columns(read: Read, ctx: HandlerContext) {
+    yield* columnChunks(steps(read, columnRows, ctx), cursorFor(read));
+  }
+
+  return {
+    readValues: (req, ctx) => columns(single(req, ctx), ctx),
+    readManyValues: (req, ctx) => columns(multi(req, ctx), ctx),
+    readValuesJson: (req, ctx) => json(single(req, ctx), ctx, false),
+    readManyValuesJson: (req, ctx) => json(multi(req, ctx), ctx, true),
+  };
+}
