@@ -1,0 +1,160 @@
+#!/usr/bin/env node
+// Value reads (issue 5) on W1: 1,000,000 and 10,000,000 rows of one series,
+// read over HTTP as JSON (whole range; paged at 100,000 and 5,000,000) and
+// over gRPC (columns), each read by a client in its own process that takes
+// every byte (median of BENCH_REPS, default 5). Baseline, same run: the
+// naive server (naive-server.js: SQLite rows and JSON.stringify) reading the
+// same 1,000,000 rows. Also the server's resident memory growth during the
+// 10,000,000-row whole-range read. BENCH_ROWS=1000000 limits the sizes.
+import Database from "better-sqlite3";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { createHash, randomUUID } from "node:crypto";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { openDatabase } from "../../dist/storage/database.js";
+import { ApiKeyStore } from "../../dist/auth/api-keys.js";
+import { MetadataStore } from "../../dist/timeseries/metadata-store.js";
+import { BlockStore } from "../../dist/storage/block-store.js";
+import { BLOCK_ROWS, FieldKind } from "../../dist/storage/block-codec.js";
+import { ReadValuesRequestSchema } from "../../dist/gen/meridian/timeseries/v1/time_series_pb.js";
+import { W1_CSV_SHA256, columns, rows, text } from "../w1.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, "..", "..");
+const sizes = (process.env.BENCH_ROWS ?? "1000000,10000000").split(",").map(Number);
+const REPS = Number(process.env.BENCH_REPS ?? 5);
+const out = [];
+const emit = (c, metric, value, unit, base) => {
+  const row = { bench: "values", case: c, metric, value, unit, ...(base !== undefined ? { baseline: base, ratio: value / base } : {}) };
+  out.push(row);
+  console.log(JSON.stringify(row));
+};
+
+const hash = createHash("sha256");
+for (const chunk of text(1_000_000, "csv")) hash.update(chunk);
+if (hash.digest("hex") !== W1_CSV_SHA256) throw new Error("bench/w1.js does not generate W1 (checksum mismatch)");
+process.stderr.write("W1 generator checksum ok\n");
+
+const dir = mkdtempSync(join(tmpdir(), "meridian-bench-values-"));
+const dbPath = join(dir, "m.db");
+const PROJECT = "bench";
+const datasetId = randomUUID();
+const series = new Map(); // rows -> series id
+
+// Seed through the storage modules (the import path is measured by bench/codec).
+{
+  const db = openDatabase(dbPath);
+  const metadata = new MetadataStore(db);
+  const blocks = new BlockStore(db);
+  metadata.createDataset({ id: datasetId, project: PROJECT, items: [], properties: [], metadata: {} });
+  const dataFields = [{ name: "value", dataType: "Single" }, { name: "flag", dataType: "Flag" }];
+  for (const n of sizes) {
+    const s = metadata.createSeries({ id: randomUUID(), datasetId, item: { name: `W1 ${n}` }, properties: {}, dataFields });
+    series.set(n, s.id);
+    const { timestamps, values, flags } = columns(n);
+    const step = 64 * BLOCK_ROWS;
+    for (let i = 0; i < n; i += step) {
+      const e = Math.min(n, i + step);
+      blocks.upsert(s.sid, [FieldKind.Single, FieldKind.Flag], {
+        timestamps: timestamps.subarray(i, e),
+        columns: [{ kind: FieldKind.Single, values: values.subarray(i, e), missing: null }, { kind: FieldKind.Flag, values: flags.subarray(i, e), missing: null }],
+      });
+    }
+    process.stderr.write(`seeded ${n} rows\n`);
+  }
+  var key = new ApiKeyStore(db).create({ clientId: "bench", roles: [], scopes: ["platform_timeseries_read"], projects: [PROJECT] }).key;
+  db.close();
+}
+
+// The baseline's table: the same 1,000,000 rows, the value as the decimal it was generated as.
+const naivePath = join(dir, "naive.db");
+{
+  const db = new Database(naivePath);
+  db.exec("CREATE TABLE rows (ts INTEGER PRIMARY KEY, value REAL, flag INTEGER)");
+  const insert = db.prepare("INSERT INTO rows VALUES (?, ?, ?)");
+  db.transaction(() => {
+    for (const [t, v, f] of rows(1_000_000)) insert.run(t, Number(v), f);
+  })();
+  db.close();
+}
+
+function startProcess(args, env, ready) {
+  const p = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  return new Promise((resolve, reject) => {
+    let text = "";
+    const onData = (d) => {
+      text += d;
+      const m = ready.exec(text);
+      if (m) {
+        p.stdout.resume();
+        p.stderr.resume();
+        resolve({ process: p, address: m[1] });
+      }
+    };
+    p.stdout.on("data", onData);
+    p.stderr.on("data", onData);
+    p.once("exit", (c) => reject(new Error(`exited ${c}: ${text}`)));
+  });
+}
+
+const server = await startProcess([join(root, "bin", "meridian.js"), "serve"], { MERIDIAN_DB: dbPath, MERIDIAN_PORT: "0", MERIDIAN_LOG_LEVEL: "info" }, /"address":"([^"]+)"/);
+const naive = await startProcess([join(here, "naive-server.js"), naivePath], {}, /listening (\d+)/);
+const url = server.address;
+const naiveUrl = `http://127.0.0.1:${naive.address}`;
+const headers = (paged) => ({ "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": PROJECT, "svc-dataset-id": datasetId, ...(paged ? { "api-version": "3" } : {}) });
+
+/** Runs the client process; the median of its repetitions. */
+function client(spec, reps = REPS) {
+  const r = spawnSync(process.execPath, [join(here, "client.js"), JSON.stringify({ reps, ...spec })], { encoding: "utf8", maxBuffer: 1 << 20 });
+  if (r.status !== 0) throw new Error(`client failed: ${r.stderr}`);
+  const runs = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  const seconds = runs.map((x) => x.seconds).sort((a, b) => a - b);
+  return { seconds: seconds[Math.floor(seconds.length / 2)], bytes: runs[0].bytes, pages: runs[0].pages };
+}
+
+function rssKiB(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return Number(m[1]);
+}
+
+try {
+  const base = client({ kind: "http", url: naiveUrl, path: "/values", headers: {} }, Math.min(REPS, 3));
+  emit("naive baseline 1M JSON (SQLite + JSON.stringify)", "time", base.seconds * 1000, "ms");
+  for (const n of sizes) {
+    const path = `/api/ts/dataset/${datasetId}/timeseries/${series.get(n)}/values`;
+    const label = `${n / 1e6}M`;
+    const whole = client({ kind: "http", url, path, headers: headers(false) });
+    emit(`${label} JSON whole range`, "time", whole.seconds * 1000, "ms");
+    emit(`${label} JSON whole range`, "rows/s", n / whole.seconds / 1e6, "M rows/s", n === 1_000_000 ? 1e6 / base.seconds / 1e6 : undefined);
+    emit(`${label} JSON whole range`, "body", whole.bytes / 1e6, "MB");
+    for (const limit of [100_000, 5_000_000]) {
+      const paged = client({ kind: "http", url, path, headers: headers(true), paged: true, limit });
+      emit(`${label} JSON paged limit=${limit} (${paged.pages} pages)`, "time", paged.seconds * 1000, "ms", whole.seconds * 1000);
+    }
+    const request = Buffer.from(toBinary(ReadValuesRequestSchema, create(ReadValuesRequestSchema, { datasetId, timeSeriesId: series.get(n) }))).toString("base64");
+    const g = client({ kind: "grpc", url, path: "/meridian.timeseries.v1.TimeSeriesService/ReadValues", headers: headers(false), request });
+    emit(`${label} gRPC columns`, "time", g.seconds * 1000, "ms");
+    emit(`${label} gRPC columns`, "rows/s", n / g.seconds / 1e6, "M rows/s");
+    emit(`${label} gRPC columns`, "message bytes", g.bytes / 1e6, "MB");
+  }
+  // Resident memory of the server while it streams the largest read.
+  const n = Math.max(...sizes);
+  const pid = server.process.pid;
+  const before = rssKiB(pid);
+  let peak = before;
+  const poll = setInterval(() => (peak = Math.max(peak, rssKiB(pid))), 5);
+  await new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [join(here, "client.js"), JSON.stringify({ reps: 1, kind: "http", url, path: `/api/ts/dataset/${datasetId}/timeseries/${series.get(n)}/values`, headers: headers(false) })], { stdio: "ignore" });
+    p.once("exit", (c) => (c === 0 ? resolve() : reject(new Error(`client exited ${c}`))));
+  });
+  clearInterval(poll);
+  emit(`${n / 1e6}M JSON whole range`, "server RSS growth", (peak - before) / 1024, "MB");
+  emit(`${n / 1e6}M JSON whole range`, "server RSS before", before / 1024, "MB");
+} finally {
+  server.process.kill();
+  naive.process.kill();
+  rmSync(dir, { recursive: true, force: true });
+}

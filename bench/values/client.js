@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// The reading side of bench/values, in its own process: reads every byte of
+// a values response (or of every page, following the cursor) and prints
+// {seconds, bytes, pages} per repetition as one JSON line.
+// Usage: node client.js '{"kind":"http"|"grpc", "url", "path", "headers", "paged"?, "limit"?, "reps"}'
+import * as grpc from "@grpc/grpc-js";
+import { request } from "node:http";
+
+const spec = JSON.parse(process.argv[2]);
+
+function get(url, headers) {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers, agent: false }, (res) => {
+      if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode} for ${url}`));
+      let bytes = 0;
+      let tail = "";
+      res.on("data", (chunk) => {
+        bytes += chunk.length;
+        tail = (tail + chunk.toString("latin1", Math.max(0, chunk.length - 400))).slice(-400);
+      });
+      res.on("end", () => resolve({ bytes, tail }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+async function http() {
+  let bytes = 0;
+  let pages = 0;
+  let cursor;
+  do {
+    const query = spec.paged ? `?limit=${spec.limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}` : "";
+    const r = await get(spec.url + spec.path + query, spec.headers);
+    bytes += r.bytes;
+    pages++;
+    cursor = spec.paged ? /"cursor":"([^"]+)"\}$/.exec(r.tail)?.[1] : undefined;
+  } while (cursor);
+  return { bytes, pages };
+}
+
+function grpcRead(client) {
+  return new Promise((resolve, reject) => {
+    const md = new grpc.Metadata();
+    for (const [k, v] of Object.entries(spec.headers)) md.set(k, v);
+    let bytes = 0;
+    const call = client.makeServerStreamRequest(spec.path, (b) => b, (b) => b, Buffer.from(spec.request, "base64"), md);
+    call.on("data", (b) => (bytes += b.length));
+    call.on("error", reject);
+    call.on("end", () => resolve({ bytes, pages: 1 }));
+  });
+}
+
+const client = spec.kind === "grpc" ? new grpc.Client(new URL(spec.url).host, grpc.credentials.createInsecure(), { "grpc.max_receive_message_length": -1 }) : undefined;
+for (let r = 0; r < spec.reps; r++) {
+  const t = performance.now();
+  const out = client ? await grpcRead(client) : await http();
+  console.log(JSON.stringify({ seconds: (performance.now() - t) / 1000, ...out }));
+}
+client?.close();
