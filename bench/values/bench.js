@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Value reads (issue 5) on W1: 1,000,000 and 10,000,000 rows of one series,
 // read over HTTP as JSON (whole range; paged at 100,000 and 5,000,000) and
-// over gRPC (columns), each read by a client in its own process that takes
-// every byte (median of BENCH_REPS, default 5). Baseline, same run: the
+// over gRPC (columns; by a plain HTTP/2 gRPC client and by grpc-js), each
+// read by a client in its own process that takes every byte (median of BENCH_REPS, default 5). Baseline, same run: the
 // naive server (naive-server.js: SQLite rows and JSON.stringify) reading the
 // same 1,000,000 rows. Also the server's resident memory growth during the
 // 10,000,000-row whole-range read. BENCH_ROWS=1000000 limits the sizes.
@@ -135,10 +135,12 @@ try {
       emit(`${label} JSON paged limit=${limit} (${paged.pages} pages)`, "time", paged.seconds * 1000, "ms", whole.seconds * 1000);
     }
     const request = Buffer.from(toBinary(ReadValuesRequestSchema, create(ReadValuesRequestSchema, { datasetId, timeSeriesId: series.get(n) }))).toString("base64");
-    const g = client({ kind: "grpc", url, path: "/meridian.timeseries.v1.TimeSeriesService/ReadValues", headers: headers(false), request });
-    emit(`${label} gRPC columns`, "time", g.seconds * 1000, "ms");
-    emit(`${label} gRPC columns`, "rows/s", n / g.seconds / 1e6, "M rows/s");
-    emit(`${label} gRPC columns`, "message bytes", g.bytes / 1e6, "MB");
+    for (const [kind, name] of [["h2grpc", "gRPC columns (HTTP/2 client)"], ["grpc", "gRPC columns (grpc-js client)"]]) {
+      const g = client({ kind, url, path: "/meridian.timeseries.v1.TimeSeriesService/ReadValues", headers: headers(false), request });
+      emit(`${label} ${name}`, "time", g.seconds * 1000, "ms");
+      emit(`${label} ${name}`, "rows/s", n / g.seconds / 1e6, "M rows/s");
+      emit(`${label} ${name}`, "message bytes", g.bytes / 1e6, "MB");
+    }
   }
   // Resident memory of the server while it streams the largest read.
   const n = Math.max(...sizes);

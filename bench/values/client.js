@@ -2,9 +2,13 @@
 // The reading side of bench/values, in its own process: reads every byte of
 // a values response (or of every page, following the cursor) and prints
 // {seconds, bytes, pages} per repetition as one JSON line.
-// Usage: node client.js '{"kind":"http"|"grpc", "url", "path", "headers", "paged"?, "limit"?, "reps"}'
+// Usage: node client.js '{"kind":"http"|"grpc"|"h2grpc", "url", "path", "headers", "paged"?, "limit"?, "request"?, "reps"}'
+// "grpc" reads through @grpc/grpc-js; "h2grpc" speaks gRPC over node:http2
+// directly (frames counted, not decoded; a 16 MiB flow-control window), so
+// it measures the server rather than the client library.
 import * as grpc from "@grpc/grpc-js";
 import { request } from "node:http";
+import * as http2 from "node:http2";
 
 const spec = JSON.parse(process.argv[2]);
 
@@ -51,10 +55,34 @@ function grpcRead(client) {
   });
 }
 
-const client = spec.kind === "grpc" ? new grpc.Client(new URL(spec.url).host, grpc.credentials.createInsecure(), { "grpc.max_receive_message_length": -1 }) : undefined;
+function h2Read(session) {
+  const body = Buffer.from(spec.request, "base64");
+  const frame = Buffer.alloc(5 + body.length);
+  frame.writeUInt32BE(body.length, 1);
+  body.copy(frame, 5);
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ":method": "POST", ":path": spec.path, "content-type": "application/grpc", te: "trailers", ...spec.headers });
+    let bytes = 0;
+    stream.on("data", (c) => (bytes += c.length));
+    stream.on("trailers", (t) => t["grpc-status"] !== "0" && reject(new Error(`grpc-status ${t["grpc-status"]}: ${t["grpc-message"]}`)));
+    stream.on("end", () => resolve({ bytes, pages: 1 }));
+    stream.on("error", reject);
+    stream.end(frame);
+  });
+}
+
+let session;
+if (spec.kind === "h2grpc") {
+  session = http2.connect(spec.url, { settings: { initialWindowSize: 16 << 20 } });
+  await new Promise((resolve) => session.once("remoteSettings", resolve));
+  session.setLocalWindowSize(16 << 20);
+}
+
+const client = spec.kind === "grpc" ? new grpc.Client(new URL(spec.url).host, grpc.credentials.createInsecure(), { "grpc.max_receive_message_length": -1, "grpc-node.flow_control_window": 16 << 20 }) : undefined;
 for (let r = 0; r < spec.reps; r++) {
   const t = performance.now();
-  const out = client ? await grpcRead(client) : await http();
+  const out = session ? await h2Read(session) : client ? await grpcRead(client) : await http();
   console.log(JSON.stringify({ seconds: (performance.now() - t) / 1000, ...out }));
 }
 client?.close();
+session?.close();

@@ -9,6 +9,7 @@
 
 #include "block-codec.h"
 #include "crc32c.h"
+#include "value-columns.h"
 #include "value-json.h"
 
 namespace {
@@ -172,11 +173,38 @@ Napi::Value BlockJson(const Napi::CallbackInfo& info) {
   }
 }
 
+// blockColumns(bytes: Uint8Array, from: number, to: number, maxRows: number):
+//   { parts: Buffer[], rows: number, last: number, more: boolean }
+Napi::Value BlockColumns(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 4 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array || !info[1].IsNumber() ||
+      !info[2].IsNumber() || !info[3].IsNumber()) {
+    return Fail(env, "blockColumns: expected (Uint8Array, number, number, number)");
+  }
+  auto bytes = info[0].As<Napi::Uint8Array>();
+  try {
+    meridian::ColumnParts r = meridian::WriteBlockColumns(bytes.Data(), bytes.ByteLength(), info[1].As<Napi::Number>().Int64Value(),
+                                                          info[2].As<Napi::Number>().Int64Value(), info[3].As<Napi::Number>().Uint32Value());
+    auto parts = Napi::Array::New(env, r.parts.size());
+    for (uint32_t i = 0; i < r.parts.size(); i++) parts.Set(i, Napi::Buffer<uint8_t>::Copy(env, r.parts[i].data(), r.parts[i].size()));
+    auto result = Napi::Object::New(env);
+    result.Set("parts", parts);
+    result.Set("rows", Napi::Number::New(env, r.rows));
+    result.Set("last", Napi::Number::New(env, static_cast<double>(r.last)));
+    result.Set("more", Napi::Boolean::New(env, r.more));
+    return result;
+  } catch (const std::exception& e) {
+    Napi::Error::New(env, e.what()).ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("crc32c", Napi::Function::New(env, Crc32c, "crc32c"));
   exports.Set("encodeBlock", Napi::Function::New(env, EncodeBlock, "encodeBlock"));
   exports.Set("decodeBlock", Napi::Function::New(env, DecodeBlock, "decodeBlock"));
   exports.Set("blockJson", Napi::Function::New(env, BlockJson, "blockJson"));
+  exports.Set("blockColumns", Napi::Function::New(env, BlockColumns, "blockColumns"));
   return exports;
 }
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "block-codec.h"
+#include "block-view.h"
 
 namespace meridian {
 namespace {
@@ -203,13 +203,6 @@ char* WriteInt(int32_t v, char* p) {
   return std::to_chars(p, p + kMaxCell, v).ptr;
 }
 
-// Scratch space for one decoded block, reused across calls.
-struct Scratch {
-  std::vector<double> timestamps;
-  std::vector<uint64_t> values;  // 8 bytes a row for any kind
-  std::vector<uint8_t> missing;
-};
-
 }  // namespace
 
 char* TextBuffer::Reserve(size_t n) {
@@ -226,25 +219,11 @@ char* TextBuffer::Reserve(size_t n) {
 void FormatTimestamp(int64_t t, char* out) { TimestampWriter().Write(t, out); }
 
 JsonRows WriteBlockJson(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows, bool first, TextBuffer& out) {
-  thread_local Scratch s;
-  BlockHeader h = ReadBlockHeader(data, size);
-  const uint32_t rows = h.rows;
-  s.timestamps.resize(rows);
-  s.values.resize(static_cast<size_t>(rows) * h.columns);
-  s.missing.resize(static_cast<size_t>(rows) * h.columns);
-  std::vector<ColumnOut> cols(h.columns);
-  for (uint8_t c = 0; c < h.columns; c++) {
-    cols[c].values = s.values.data() + static_cast<size_t>(c) * rows;
-    cols[c].missing = s.missing.data() + static_cast<size_t>(c) * rows;
-  }
-  DecodeBlock(data, size, h, s.timestamps.data(), cols.data());
-
-  const double* ts = s.timestamps.data();
-  uint32_t begin = static_cast<uint32_t>(std::lower_bound(ts, ts + rows, static_cast<double>(from)) - ts);
-  uint32_t end = static_cast<uint32_t>(std::upper_bound(ts, ts + rows, static_cast<double>(to)) - ts);
-  if (end < begin) end = begin;
-  uint32_t stop = end - begin > maxRows ? begin + maxRows : end;
-  JsonRows result{stop - begin, stop > begin ? static_cast<int64_t>(ts[stop - 1]) : 0, stop < end};
+  const BlockView block(data, size);
+  const BlockHeader& h = block.header();
+  const double* ts = block.timestamps();
+  const auto [begin, stop, more] = block.Select(from, to, maxRows);
+  JsonRows result{stop - begin, stop > begin ? static_cast<int64_t>(ts[stop - 1]) : 0, more};
   if (stop == begin) return result;
 
   char* p = out.Reserve(static_cast<size_t>(stop - begin) * (kRowFrame + h.columns * (kMaxCell + 1)));
@@ -260,20 +239,20 @@ JsonRows WriteBlockJson(const uint8_t* data, size_t size, int64_t from, int64_t 
     p += 22;
     for (uint8_t c = 0; c < h.columns; c++) {
       *p++ = ',';
-      if (cols[c].anyMissing && cols[c].missing[i]) {
+      if (block.Missing(c, i)) {
         std::memcpy(p, "null", 4);
         p += 4;
         continue;
       }
       switch (h.kinds[c]) {
         case FieldKind::kSingle:
-          p = WriteFloat(static_cast<const float*>(cols[c].values)[i], &hints[c], p);
+          p = WriteFloat(static_cast<const float*>(block.column(c).values)[i], &hints[c], p);
           break;
         case FieldKind::kDouble:
-          p = WriteFloat(static_cast<const double*>(cols[c].values)[i], &hints[c], p);
+          p = WriteFloat(static_cast<const double*>(block.column(c).values)[i], &hints[c], p);
           break;
         case FieldKind::kFlag:
-          p = WriteInt(static_cast<const int32_t*>(cols[c].values)[i], p);
+          p = WriteInt(static_cast<const int32_t*>(block.column(c).values)[i], p);
           break;
       }
     }

@@ -14,6 +14,7 @@ interface NativeAddon {
   crc32c(bytes: Uint8Array): number;
   encodeBlock(timestamps: Float64Array, kinds: Uint8Array, values: NativeColumn["values"][], missing: (Uint8Array | null)[]): Buffer;
   decodeBlock(bytes: Uint8Array): { timestamps: Float64Array; columns: NativeColumn[] };
+  blockColumns(bytes: Uint8Array, from: number, to: number, maxRows: number): { parts: Buffer[]; rows: number; last: number; more: boolean };
   blockJson(bytes: Uint8Array, from: number, to: number, maxRows: number, first: boolean): { text: Buffer; rows: number; last: number; more: boolean };
 }
 

@@ -12,7 +12,7 @@ import { apiVersionOf } from "../transport/api-version.js";
 import { invalidField, notFound } from "../transport/errors.js";
 import { guid } from "../transport/ids.js";
 import type { DatasetRecord, MetadataStore, SeriesRecord } from "./metadata-store.js";
-import { columnChunks, columnRows } from "./value-columns.js";
+import { columnChunks, columnEncoderFor } from "./value-columns.js";
 import { issueCursor, openCursor, type CursorScope, type ResumePoint } from "./value-cursor.js";
 import { jsonRows, jsonText } from "./value-json.js";
 import { walkValues, type BlockEncoder, type WalkPlan, type WalkStep } from "./value-walk.js";
@@ -111,7 +111,7 @@ export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
   }
 
   async function* columns(read: Read, ctx: HandlerContext) {
-    yield* columnChunks(steps(read, columnRows, ctx), cursorFor(read));
+    yield* columnChunks(steps(read, columnEncoderFor(ctx), ctx), cursorFor(read));
   }
 
   return {

@@ -1,0 +1,39 @@
+#include "block-view.h"
+
+#include <algorithm>
+
+namespace meridian {
+namespace {
+
+struct Scratch {
+  std::vector<double> timestamps;
+  std::vector<uint64_t> values;  // 8 bytes a row for any kind
+  std::vector<uint8_t> missing;
+};
+
+}  // namespace
+
+BlockView::BlockView(const uint8_t* data, size_t size) : h_(ReadBlockHeader(data, size)), cols_(h_.columns) {
+  thread_local Scratch s;
+  const uint32_t rows = h_.rows;
+  s.timestamps.resize(rows);
+  s.values.resize(static_cast<size_t>(rows) * h_.columns);
+  s.missing.resize(static_cast<size_t>(rows) * h_.columns);
+  for (uint8_t c = 0; c < h_.columns; c++) {
+    cols_[c].values = s.values.data() + static_cast<size_t>(c) * rows;
+    cols_[c].missing = s.missing.data() + static_cast<size_t>(c) * rows;
+  }
+  DecodeBlock(data, size, h_, s.timestamps.data(), cols_.data());
+  ts_ = s.timestamps.data();
+}
+
+BlockView::Range BlockView::Select(int64_t from, int64_t to, uint32_t maxRows) const {
+  const double* end = ts_ + h_.rows;
+  uint32_t begin = static_cast<uint32_t>(std::lower_bound(ts_, end, static_cast<double>(from)) - ts_);
+  uint32_t last = static_cast<uint32_t>(std::upper_bound(ts_, end, static_cast<double>(to)) - ts_);
+  if (last < begin) last = begin;
+  uint32_t stop = last - begin > maxRows ? begin + maxRows : last;
+  return {begin, stop, stop < last};
+}
+
+}  // namespace meridian

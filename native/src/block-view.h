@@ -1,0 +1,38 @@
+// A block decoded into reusable scratch space (one per thread), and the rows
+// of it that a read takes: those in [from, to], at most maxRows. Shared by
+// the JSON writer and the columns writer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "block-codec.h"
+
+namespace meridian {
+
+class BlockView {
+ public:
+  /** Decodes a block; throws CorruptBlock. */
+  BlockView(const uint8_t* data, size_t size);
+
+  const BlockHeader& header() const { return h_; }
+  const double* timestamps() const { return ts_; }
+  const ColumnOut& column(uint8_t c) const { return cols_[c]; }
+  bool Missing(uint8_t c, uint32_t row) const { return cols_[c].anyMissing && cols_[c].missing[row]; }
+
+  /** Rows [begin, stop) of [from, to], at most maxRows; `more` if rows of the range follow stop. */
+  struct Range {
+    uint32_t begin;
+    uint32_t stop;
+    bool more;
+  };
+  Range Select(int64_t from, int64_t to, uint32_t maxRows) const;
+
+ private:
+  BlockHeader h_;
+  const double* ts_;
+  std::vector<ColumnOut> cols_;
+};
+
+}  // namespace meridian
