@@ -23,6 +23,17 @@ Napi::Value Fail(Napi::Env env, const char* what) {
   return env.Undefined();
 }
 
+/** Runs f, turning a codec error (CorruptBlock and the like) into a JS exception. */
+template <typename F>
+Napi::Value Guarded(Napi::Env env, F f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    Napi::Error::New(env, e.what()).ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+}
+
 Napi::Value Crc32c(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsTypedArray()) return Fail(env, "crc32c: expected a Uint8Array");
@@ -76,13 +87,10 @@ Napi::Value EncodeBlock(const Napi::CallbackInfo& info) {
     }
     cols[c] = ColumnIn{kind, static_cast<uint8_t*>(arr.ArrayBuffer().Data()) + arr.ByteOffset(), miss};
   }
-  try {
+  return Guarded(env, [&]() -> Napi::Value {
     std::vector<uint8_t> out = meridian::EncodeBlock(ts.As<Napi::Float64Array>().Data(), static_cast<uint32_t>(rows), cols.data(), static_cast<uint8_t>(count));
     return Napi::Buffer<uint8_t>::Copy(env, out.data(), out.size());
-  } catch (const std::exception& e) {
-    Napi::Error::New(env, e.what()).ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
+  });
 }
 
 /** A typed array of `rows` elements, and where its data lies. */
@@ -100,7 +108,7 @@ Napi::Value DecodeBlock(const Napi::CallbackInfo& info) {
     return Fail(env, "decodeBlock: expected a Uint8Array");
   }
   auto bytes = info[0].As<Napi::Uint8Array>();
-  try {
+  return Guarded(env, [&]() -> Napi::Value {
     meridian::BlockHeader h = meridian::ReadBlockHeader(bytes.Data(), bytes.ByteLength());
     auto ts = Napi::Float64Array::New(env, h.rows);
     std::vector<ColumnOut> outs(h.columns);
@@ -141,62 +149,60 @@ Napi::Value DecodeBlock(const Napi::CallbackInfo& info) {
     result.Set("timestamps", ts);
     result.Set("columns", columns);
     return result;
-  } catch (const std::exception& e) {
-    Napi::Error::New(env, e.what()).ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
+  });
 }
 
-// blockJson(bytes: Uint8Array, from: number, to: number, maxRows: number, first: boolean):
-//   { text: Buffer, rows: number, last: number, more: boolean }
+// The arguments of a range read: (bytes: Uint8Array, from: number, to: number, maxRows: number, ...).
+struct RangeArgs {
+  Napi::Uint8Array bytes;
+  int64_t from;
+  int64_t to;
+  uint32_t maxRows;
+};
+
+bool ReadRangeArgs(const Napi::CallbackInfo& info, size_t count, RangeArgs* out) {
+  if (info.Length() < count || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array || !info[1].IsNumber() ||
+      !info[2].IsNumber() || !info[3].IsNumber()) {
+    return false;
+  }
+  *out = {info[0].As<Napi::Uint8Array>(), info[1].As<Napi::Number>().Int64Value(), info[2].As<Napi::Number>().Int64Value(), info[3].As<Napi::Number>().Uint32Value()};
+  return true;
+}
+
+/** { [key]: value, rows, last, more } */
+Napi::Object TakenResult(Napi::Env env, const meridian::Taken& taken, const char* key, Napi::Value value) {
+  auto result = Napi::Object::New(env);
+  result.Set(key, value);
+  result.Set("rows", Napi::Number::New(env, taken.rows));
+  result.Set("last", Napi::Number::New(env, static_cast<double>(taken.last)));
+  result.Set("more", Napi::Boolean::New(env, taken.more));
+  return result;
+}
+
+// blockJson(bytes, from, to, maxRows, first: boolean): { text: Buffer, rows, last, more }
 Napi::Value BlockJson(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 5 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array || !info[1].IsNumber() ||
-      !info[2].IsNumber() || !info[3].IsNumber() || !info[4].IsBoolean()) {
-    return Fail(env, "blockJson: expected (Uint8Array, number, number, number, boolean)");
-  }
-  auto bytes = info[0].As<Napi::Uint8Array>();
-  thread_local meridian::TextBuffer out;
-  out.Clear();
-  try {
-    meridian::JsonRows r = meridian::WriteBlockJson(bytes.Data(), bytes.ByteLength(), info[1].As<Napi::Number>().Int64Value(), info[2].As<Napi::Number>().Int64Value(),
-                                                    info[3].As<Napi::Number>().Uint32Value(), info[4].As<Napi::Boolean>().Value(), out);
-    auto result = Napi::Object::New(env);
-    result.Set("text", Napi::Buffer<char>::Copy(env, out.data(), out.size()));
-    result.Set("rows", Napi::Number::New(env, r.rows));
-    result.Set("last", Napi::Number::New(env, static_cast<double>(r.last)));
-    result.Set("more", Napi::Boolean::New(env, r.more));
-    return result;
-  } catch (const std::exception& e) {
-    Napi::Error::New(env, e.what()).ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
+  RangeArgs a;
+  if (!ReadRangeArgs(info, 5, &a) || !info[4].IsBoolean()) return Fail(env, "blockJson: expected (Uint8Array, number, number, number, boolean)");
+  return Guarded(env, [&]() -> Napi::Value {
+    thread_local meridian::TextBuffer out;
+    out.Clear();
+    meridian::Taken taken = meridian::WriteBlockJson(a.bytes.Data(), a.bytes.ByteLength(), a.from, a.to, a.maxRows, info[4].As<Napi::Boolean>().Value(), out);
+    return TakenResult(env, taken, "text", Napi::Buffer<char>::Copy(env, out.data(), out.size()));
+  });
 }
 
-// blockColumns(bytes: Uint8Array, from: number, to: number, maxRows: number):
-//   { parts: Buffer[], rows: number, last: number, more: boolean }
+// blockColumns(bytes, from, to, maxRows): { parts: Buffer[], rows, last, more }
 Napi::Value BlockColumns(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 4 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array || !info[1].IsNumber() ||
-      !info[2].IsNumber() || !info[3].IsNumber()) {
-    return Fail(env, "blockColumns: expected (Uint8Array, number, number, number)");
-  }
-  auto bytes = info[0].As<Napi::Uint8Array>();
-  try {
-    meridian::ColumnParts r = meridian::WriteBlockColumns(bytes.Data(), bytes.ByteLength(), info[1].As<Napi::Number>().Int64Value(),
-                                                          info[2].As<Napi::Number>().Int64Value(), info[3].As<Napi::Number>().Uint32Value());
+  RangeArgs a;
+  if (!ReadRangeArgs(info, 4, &a)) return Fail(env, "blockColumns: expected (Uint8Array, number, number, number)");
+  return Guarded(env, [&]() -> Napi::Value {
+    meridian::ColumnParts r = meridian::WriteBlockColumns(a.bytes.Data(), a.bytes.ByteLength(), a.from, a.to, a.maxRows);
     auto parts = Napi::Array::New(env, r.parts.size());
     for (uint32_t i = 0; i < r.parts.size(); i++) parts.Set(i, Napi::Buffer<uint8_t>::Copy(env, r.parts[i].data(), r.parts[i].size()));
-    auto result = Napi::Object::New(env);
-    result.Set("parts", parts);
-    result.Set("rows", Napi::Number::New(env, r.rows));
-    result.Set("last", Napi::Number::New(env, static_cast<double>(r.last)));
-    result.Set("more", Napi::Boolean::New(env, r.more));
-    return result;
-  } catch (const std::exception& e) {
-    Napi::Error::New(env, e.what()).ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
+    return TakenResult(env, r.taken, "parts", parts);
+  });
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {

@@ -7,6 +7,7 @@
 
 #include "bytes.h"
 #include "crc32c.h"
+#include "decimal.h"
 #include "int-sequence.h"
 
 namespace meridian {
@@ -15,13 +16,9 @@ namespace {
 enum class MissingForm : uint8_t { kNone = 0, kBitmap = 1, kAll = 2 };
 enum class FloatScheme : uint8_t { kDecimal = 0, kRaw = 1 };
 
-// Powers of ten, exact as doubles up to 1e22.
-constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
-                             1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18};
 // Mantissas stay below 2^52: exact as doubles, and ranges and deltas fit the packer.
 constexpr double kMantissaLimit = 4503599627370496.0;
 
-constexpr double kInvPow10[] = {1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10};
 
 // How a mantissa becomes a value again. The encoder checks every value with
 // this same function, so whatever it computes is exact by construction.
@@ -31,15 +28,13 @@ template <>
 struct FloatTraits<float> {
   static constexpr uint8_t kMaxExponent = 10;
   using Bits = uint32_t;
-  // A multiplication: its rounding in double is far below float precision.
-  static float FromDecimal(int64_t n, uint8_t e) { return static_cast<float>(static_cast<double>(n) * kInvPow10[e]); }
+  static float FromDecimal(int64_t n, uint8_t e) { return meridian::FromDecimal<float>(n, e); }
 };
 template <>
 struct FloatTraits<double> {
   static constexpr uint8_t kMaxExponent = 18;
   using Bits = uint64_t;
-  // A division: correctly rounded, so n / 10^e is the double nearest the decimal, as a parser reads it.
-  static double FromDecimal(int64_t n, uint8_t e) { return static_cast<double>(n) / kPow10[e]; }
+  static double FromDecimal(int64_t n, uint8_t e) { return meridian::FromDecimal<double>(n, e); }
 };
 
 template <typename T>

@@ -33,7 +33,7 @@ BlockView::Range BlockView::Select(int64_t from, int64_t to, uint32_t maxRows) c
   uint32_t last = static_cast<uint32_t>(std::upper_bound(ts_, end, static_cast<double>(to)) - ts_);
   if (last < begin) last = begin;
   uint32_t stop = last - begin > maxRows ? begin + maxRows : last;
-  return {begin, stop, stop < last};
+  return {begin, stop, {stop - begin, stop > begin ? static_cast<int64_t>(ts_[stop - 1]) : 0, stop < last}};
 }
 
 }  // namespace meridian

@@ -11,6 +11,13 @@
 
 namespace meridian {
 
+/** What a read took from a block: the rows, the last one's timestamp (when rows > 0), and whether rows of its range follow. */
+struct Taken {
+  uint32_t rows;
+  int64_t last;
+  bool more;
+};
+
 class BlockView {
  public:
   /** Decodes a block; throws CorruptBlock. */
@@ -21,11 +28,11 @@ class BlockView {
   const ColumnOut& column(uint8_t c) const { return cols_[c]; }
   bool Missing(uint8_t c, uint32_t row) const { return cols_[c].anyMissing && cols_[c].missing[row]; }
 
-  /** Rows [begin, stop) of [from, to], at most maxRows; `more` if rows of the range follow stop. */
+  /** Rows [begin, stop) of [from, to], at most maxRows, and what that takes. */
   struct Range {
     uint32_t begin;
     uint32_t stop;
-    bool more;
+    Taken taken;
   };
   Range Select(int64_t from, int64_t to, uint32_t maxRows) const;
 

@@ -53,8 +53,8 @@ ColumnParts WriteBlockColumns(const uint8_t* data, size_t size, int64_t from, in
   const BlockView block(data, size);
   const BlockHeader& h = block.header();
   const double* ts = block.timestamps();
-  const auto [begin, stop, more] = block.Select(from, to, maxRows);
-  ColumnParts out{{}, stop - begin, stop > begin ? static_cast<int64_t>(ts[stop - 1]) : 0, more};
+  const auto [begin, stop, taken] = block.Select(from, to, maxRows);
+  ColumnParts out{{}, taken};
 
   std::vector<uint8_t> body;
   body.reserve(static_cast<size_t>(stop - begin) * 5);

@@ -11,14 +11,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "block-view.h"
+
 namespace meridian {
 
 struct ColumnParts {
   /** [timestamps, column 1, column 2, ...], each length-prefixed. */
   std::vector<std::vector<uint8_t>> parts;
-  uint32_t rows;
-  int64_t last;
-  bool more;
+  Taken taken;
 };
 
 /** The rows of the block in [from, to], at most maxRows, as ValuesChunk parts. Throws CorruptBlock. */

@@ -4,9 +4,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <vector>
+#include <iterator>
 
-#include "block-view.h"
+#include "decimal.h"
 
 namespace meridian {
 namespace {
@@ -68,28 +68,22 @@ class TimestampWriter {
   char date_[11];
 };
 
-// Exact powers of ten.
-constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
-
-constexpr double kInvPow10[] = {1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7};
-
 template <typename T>
 struct Shortest;
-// A decimal of at most `kDigits` significant digits that reads back as T is
-// the only one of its length that does (FLT_DIG, DBL_DIG), so it is the
-// shortest; `ReadsBack` is how a decimal reads back, as in the codec.
+// A decimal of at most `kDigits` significant digits that reads back as T
+// (by FromDecimal, the codec's rule) is the only one of its length that does
+// (FLT_DIG, DBL_DIG), so it is the shortest.
 template <>
 struct Shortest<float> {
   static constexpr int kDigits = 6;
   static constexpr int kMaxExponent = 7;
-  // A multiplication (no division latency): its error in double is far below float precision.
-  static bool ReadsBack(int64_t n, int e, float v) { return static_cast<float>(static_cast<double>(n) * kInvPow10[e]) == v; }
+
 };
 template <>
 struct Shortest<double> {
   static constexpr int kDigits = 15;
   static constexpr int kMaxExponent = 15;
-  static bool ReadsBack(int64_t n, int e, double v) { return static_cast<double>(n) / kPow10[e] == v; }
+
 };
 
 /**
@@ -108,7 +102,7 @@ char* WriteDecimal(T v, int* hint, char* p) {
     double x = a * kPow10[e];
     if (!(x < kPow10[S::kDigits])) return nullptr;  // more digits than the fast path takes
     int64_t n = static_cast<int64_t>(x + 0.5);  // x >= 0
-    if (!S::ReadsBack(n, e, static_cast<T>(a))) continue;
+    if (FromDecimal<T>(n, e) != static_cast<T>(a)) continue;
     *hint = e;
     while (e > 0 && n % 10 == 0) {
       n /= 10;
@@ -116,7 +110,7 @@ char* WriteDecimal(T v, int* hint, char* p) {
     }
     if (e == 0) return nullptr;  // a whole number: left to the general rule
     int count = 1;
-    while (count < 16 && n >= static_cast<int64_t>(kPow10[count])) count++;  // > e, as a >= 1
+    while (count < static_cast<int>(std::size(kPow10)) && n >= static_cast<int64_t>(kPow10[count])) count++;  // > e, as a >= 1
     if (v < 0) *p++ = '-';
     // Digits from the right, the point e places from the end.
     char* end = p + count + 1;
@@ -216,15 +210,12 @@ char* TextBuffer::Reserve(size_t n) {
   return data_.get() + size_;
 }
 
-void FormatTimestamp(int64_t t, char* out) { TimestampWriter().Write(t, out); }
-
-JsonRows WriteBlockJson(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows, bool first, TextBuffer& out) {
+Taken WriteBlockJson(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows, bool first, TextBuffer& out) {
   const BlockView block(data, size);
   const BlockHeader& h = block.header();
   const double* ts = block.timestamps();
-  const auto [begin, stop, more] = block.Select(from, to, maxRows);
-  JsonRows result{stop - begin, stop > begin ? static_cast<int64_t>(ts[stop - 1]) : 0, more};
-  if (stop == begin) return result;
+  const auto [begin, stop, taken] = block.Select(from, to, maxRows);
+  if (stop == begin) return taken;
 
   char* p = out.Reserve(static_cast<size_t>(stop - begin) * (kRowFrame + h.columns * (kMaxCell + 1)));
   TimestampWriter clock;
@@ -259,7 +250,7 @@ JsonRows WriteBlockJson(const uint8_t* data, size_t size, int64_t from, int64_t 
     *p++ = ']';
   }
   out.Commit(p);
-  return result;
+  return taken;
 }
 
 }  // namespace meridian

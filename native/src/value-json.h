@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "block-view.h"
+
 namespace meridian {
 
 /** Growable text without the zero fill of std::vector::resize: rows are written in place. */
@@ -27,23 +29,11 @@ class TextBuffer {
   size_t capacity_ = 0;
 };
 
-struct JsonRows {
-  /** Rows written. */
-  uint32_t rows;
-  /** Timestamp of the last row written (when rows > 0). */
-  int64_t last;
-  /** Whether the block holds rows of [from, to] after the last one written. */
-  bool more;
-};
-
 /**
  * Appends to `out` the rows of the block whose timestamps lie in [from, to],
  * at most maxRows of them, each preceded by a comma unless `first` and it is
  * the first. Throws CorruptBlock for a bad block.
  */
-JsonRows WriteBlockJson(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows, bool first, TextBuffer& out);
-
-/** Writes the row form of timestamp t (19 characters, D24 range). */
-void FormatTimestamp(int64_t t, char* out);
+Taken WriteBlockJson(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows, bool first, TextBuffer& out);
 
 }  // namespace meridian

@@ -14,8 +14,8 @@ interface NativeAddon {
   crc32c(bytes: Uint8Array): number;
   encodeBlock(timestamps: Float64Array, kinds: Uint8Array, values: NativeColumn["values"][], missing: (Uint8Array | null)[]): Buffer;
   decodeBlock(bytes: Uint8Array): { timestamps: Float64Array; columns: NativeColumn[] };
-  blockColumns(bytes: Uint8Array, from: number, to: number, maxRows: number): { parts: Buffer[]; rows: number; last: number; more: boolean };
-  blockJson(bytes: Uint8Array, from: number, to: number, maxRows: number, first: boolean): { text: Buffer; rows: number; last: number; more: boolean };
+  blockColumns(bytes: Uint8Array, from: number, to: number, maxRows: number): Taken & { parts: Buffer[] };
+  blockJson(bytes: Uint8Array, from: number, to: number, maxRows: number, first: boolean): Taken & { text: Buffer };
 }
 
 // Same depth from src/ (tests) and dist/ (built): two levels below the package root.
@@ -26,4 +26,31 @@ export const addon = createRequire(import.meta.url)(join(root, "native", "build"
 export function crc32c(bytes: Uint8Array): number {
   if (!(bytes instanceof Uint8Array)) throw new TypeError("crc32c: expected a Uint8Array");
   return addon.crc32c(bytes);
+}
+
+/** What a read took from a block's rows of [from, to] (native/src/block-view.h). */
+export interface Taken {
+  rows: number;
+  /** Timestamp of the last row taken (when rows > 0). */
+  last: number;
+  /** Whether the block holds rows of [from, to] after the last one taken. */
+  more: boolean;
+}
+
+/** Checks a range read's arguments; returns the row bound as the uint32 the addon takes (Infinity: all). */
+function rowBound(name: string, bytes: Uint8Array, from: number, to: number, maxRows: number): number {
+  if (!(bytes instanceof Uint8Array)) throw new TypeError(`${name}: expected a Uint8Array`);
+  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) throw new RangeError(`${name}: from and to must be whole seconds`);
+  if (!(maxRows >= 0 && (Number.isInteger(maxRows) || maxRows === Infinity))) throw new RangeError(`${name}: maxRows must be a whole number >= 0 or Infinity`);
+  return Math.min(maxRows, 0xffff_ffff);
+}
+
+/** The block's rows of [from, to], at most maxRows, as the spec's JSON rows, comma separated (a leading comma unless first). */
+export function blockJson(bytes: Uint8Array, from: number, to: number, maxRows: number, first: boolean): Taken & { text: Buffer } {
+  return addon.blockJson(bytes, from, to, rowBound("blockJson", bytes, from, to, maxRows), first === true);
+}
+
+/** The same rows as the length-delimited wire payloads of ValuesChunk fields: [timestamps, column...] (native/src/value-columns.h). */
+export function blockColumns(bytes: Uint8Array, from: number, to: number, maxRows: number): Taken & { parts: Buffer[] } {
+  return addon.blockColumns(bytes, from, to, rowBound("blockColumns", bytes, from, to, maxRows));
 }

@@ -11,7 +11,7 @@
 import { create } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import type { HandlerContext } from "@connectrpc/connect";
-import { addon } from "../storage/native.js";
+import { blockColumns } from "../storage/native.js";
 import { ValueColumnSchema, ValuesChunkSchema, type ValueColumn, type ValuesChunk } from "../gen/meridian/timeseries/v1/time_series_pb.js";
 import { FieldKind, decodeBlock } from "../storage/block-codec.js";
 import { lowerBound } from "../storage/row-set.js";
@@ -54,7 +54,7 @@ export const columnRows: BlockEncoder<ValuesChunk> = (payload, from, to, maxRows
 
 /** The same chunk as columnRows, its columns written natively in wire form (for binary codecs only). */
 export const wireColumnRows: BlockEncoder<ValuesChunk> = (payload, from, to, maxRows) => {
-  const r = addon.blockColumns(payload, from, to, maxRows);
+  const r = blockColumns(payload, from, to, maxRows);
   const chunk = create(ValuesChunkSchema);
   chunk.$unknown = r.parts.map((data, i) => ({ no: i === 0 ? 2 : 3, wireType: WireType.LengthDelimited, data }));
   return { out: chunk, rows: r.rows, last: r.last, more: r.more };

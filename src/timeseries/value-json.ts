@@ -1,16 +1,13 @@
 // The JSON text of value reads (spec, Part B; D25, D26): rows written by the
 // addon straight from the encoded blocks (native/src/value-json.*), framed
 // here in the four shapes of the two endpoints, paged or not.
-import { addon } from "../storage/native.js";
+import { blockJson } from "../storage/native.js";
 import type { BlockEncoder, WalkStep } from "./value-walk.js";
 import type { ResumePoint } from "./value-cursor.js";
 
 /** Rows of a block as JSON text: `["yyyy-MM-ddTHH:mm:ss",v...]`, comma separated (a leading comma unless first). */
 export const jsonRows: BlockEncoder<Buffer> = (payload, from, to, maxRows, first) => {
-  if (!Number.isInteger(from) || !Number.isInteger(to) || !Number.isInteger(maxRows) || maxRows < 0 || maxRows > 0xffff_ffff) {
-    throw new RangeError("jsonRows: from, to and maxRows must be integers, maxRows a uint32");
-  }
-  const r = addon.blockJson(payload, from, to, maxRows, first);
+  const r = blockJson(payload, from, to, maxRows, first);
   return { out: r.text, rows: r.rows, last: r.last, more: r.more };
 };
 

@@ -3,11 +3,16 @@
 import { invalidField, ViolationList } from "../transport/errors.js";
 import { MAX_TIMESTAMP, MIN_TIMESTAMP, parseTimestamp } from "./timestamps.js";
 
+/** An optional query parameter counts as sent when it is non-empty (`?from=` is no from). */
+export function sent(v: string | undefined): v is string {
+  return v !== undefined && v !== "";
+}
+
 /** D24 bounds, both inclusive; absent ends are the ends of time. */
 export function rangeOf(fromText: string | undefined, toText: string | undefined): [number, number] {
   const v = new ViolationList();
   const end = (text: string | undefined, field: string, fallback: number) => {
-    if (text === undefined || text === "") return fallback;
+    if (!sent(text)) return fallback;
     const t = parseTimestamp(text);
     if (t === undefined) v.add(field, "must be yyyy-MM-ddTHHmmss or yyyy-MM-ddTHH:mm:ss, optionally with Z, between 0001 and 9999");
     return t ?? fallback;

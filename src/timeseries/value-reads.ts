@@ -10,13 +10,14 @@ import type { BlockStore } from "../storage/block-store.js";
 import type { CursorSeal } from "../storage/cursor-seal.js";
 import { apiVersionOf } from "../transport/api-version.js";
 import { invalidField, notFound } from "../transport/errors.js";
+import { JSON_CONTENT_TYPE } from "../transport/http-io.js";
 import { guid } from "../transport/ids.js";
 import type { DatasetRecord, MetadataStore, SeriesRecord } from "./metadata-store.js";
 import { columnChunks, columnEncoderFor } from "./value-columns.js";
 import { issueCursor, openCursor, type CursorScope, type ResumePoint } from "./value-cursor.js";
 import { jsonRows, jsonText } from "./value-json.js";
 import { walkValues, type BlockEncoder, type WalkPlan, type WalkStep } from "./value-walk.js";
-import { rangeOf } from "./value-range.js";
+import { rangeOf, sent } from "./value-range.js";
 
 /** Spec, paged reading: page size bounds. */
 export const PAGE = { default: 100_000, min: 16_536, max: 5_000_000, entries: 1_000 } as const;
@@ -44,7 +45,7 @@ export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
   /** limit and cursor need api-version 3; the limit is clamped, never rejected. */
   const pageLimit = (req: ReadRequest, ctx: HandlerContext): number | undefined => {
     if (apiVersionOf(ctx) !== 3) {
-      if (req.limit !== undefined || (req.cursor ?? "") !== "") throw invalidField(req.limit !== undefined ? "limit" : "cursor", "pages need the header api-version: 3");
+      if (req.limit !== undefined || sent(req.cursor)) throw invalidField(req.limit !== undefined ? "limit" : "cursor", "pages need the header api-version: 3");
       return undefined;
     }
     if (req.limit === undefined) return PAGE.default;
@@ -53,8 +54,7 @@ export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
   };
 
   const plan = (req: ReadRequest, scope: CursorScope, series: SeriesRecord[], limit: number | undefined, from: number, to: number): Read => {
-    const cursor = req.cursor ?? "";
-    const start: ResumePoint = cursor !== "" ? openCursor(cursors, scope, cursor) : { index: 0, after: null };
+    const start: ResumePoint = sent(req.cursor) ? openCursor(cursors, scope, req.cursor) : { index: 0, after: null };
     const paged = limit !== undefined;
     const multi = scope.endpoint === "multi";
     return {
@@ -67,7 +67,7 @@ export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
   const single = (req: ReadValuesRequest, ctx: HandlerContext): Read => {
     const s = deps.seriesFor(ctx, "read", req.datasetId, req.timeSeriesId);
     const limit = pageLimit(req, ctx);
-    if ((req.cursor ?? "") !== "" && (req.from ?? "") !== "") {
+    if (sent(req.cursor) && sent(req.from)) {
       throw invalidField("from", "must not be sent with a cursor on the single-series endpoint: reading resumes where the cursor says");
     }
     const [from, to] = rangeOf(req.from, req.to);
@@ -104,9 +104,10 @@ export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
 
   const cursorFor = (read: Read) => (at: ResumePoint) => issueCursor(cursors, read.scope, at);
 
-  async function* json(read: Read, ctx: HandlerContext, multi: boolean) {
-    for (const data of jsonText(steps(read, jsonRows, ctx), { multi, paged: read.paged }, cursorFor(read))) {
-      yield create(HttpBodySchema, { contentType: "application/json; charset=utf-8", data });
+  async function* json(read: Read, ctx: HandlerContext) {
+    const shape = { multi: read.scope.endpoint === "multi", paged: read.paged };
+    for (const data of jsonText(steps(read, jsonRows, ctx), shape, cursorFor(read))) {
+      yield create(HttpBodySchema, { contentType: JSON_CONTENT_TYPE, data });
     }
   }
 
@@ -117,7 +118,7 @@ export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
   return {
     readValues: (req, ctx) => columns(single(req, ctx), ctx),
     readManyValues: (req, ctx) => columns(multi(req, ctx), ctx),
-    readValuesJson: (req, ctx) => json(single(req, ctx), ctx, false),
-    readManyValuesJson: (req, ctx) => json(multi(req, ctx), ctx, true),
+    readValuesJson: (req, ctx) => json(single(req, ctx), ctx),
+    readManyValuesJson: (req, ctx) => json(multi(req, ctx), ctx),
   };
 }

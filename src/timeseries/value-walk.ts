@@ -3,16 +3,12 @@
 // time order, until the page's bounds (D26, D35). What a block's rows become
 // is the encoder's business; the walk only counts them.
 import type { BlockStore } from "../storage/block-store.js";
+import type { Taken } from "../storage/native.js";
 import type { ResumePoint } from "./value-cursor.js";
 
 /** What an encoder made of the rows of one block that lie in [from, to], at most maxRows of them. */
-export interface Encoded<T> {
+export interface Encoded<T> extends Taken {
   out: T;
-  rows: number;
-  /** Timestamp of the last row taken. */
-  last: number;
-  /** Whether the block holds rows of [from, to] after the last one taken. */
-  more: boolean;
 }
 
 export type BlockEncoder<T> = (payload: Uint8Array, from: number, to: number, maxRows: number, first: boolean) => Encoded<T>;
@@ -36,9 +32,6 @@ export interface WalkPlan {
 
 export type WalkStep<T> = { kind: "begin"; series: WalkSeries } | { kind: "rows"; out: T } | { kind: "end"; series: WalkSeries };
 
-/** The native writer takes a uint32 row bound. */
-const UNBOUNDED = 0xffff_ffff;
-
 /** Walks the plan; returns where the next page starts, or undefined at the end of the data. */
 export function* walkValues<T>(store: BlockStore, plan: WalkPlan, encode: BlockEncoder<T>): Generator<WalkStep<T>, ResumePoint | undefined> {
   const { series, to } = plan;
@@ -55,7 +48,7 @@ export function* walkValues<T>(store: BlockStore, plan: WalkPlan, encode: BlockE
     let last = 0;
     let cut = false;
     for (const block of store.blocks(s.sid, from, to)) {
-      const e = encode(block.payload, from, to, Math.min(budget, UNBOUNDED), first);
+      const e = encode(block.payload, from, to, budget, first);
       if (e.rows > 0) {
         yield { kind: "rows", out: e.out };
         first = false;

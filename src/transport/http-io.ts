@@ -3,6 +3,9 @@ import { Code, type ConnectError } from "@connectrpc/connect";
 import { HttpError, problemOf } from "./problem.js";
 import type { NodeRequest, NodeResponse } from "./node-types.js";
 
+/** What JSON answers are sent as. */
+export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
+
 /** application/json, text/json and any application/*+json, parameters ignored (D6). */
 export function isJsonMediaType(header: string | undefined): boolean {
   if (!header) return false;
@@ -49,7 +52,7 @@ export function sendJson(res: NodeResponse, status: number, body: unknown, heade
 export function sendJsonText(res: NodeResponse, status: number, text: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, {
     ...headers,
-    "content-type": "application/json; charset=utf-8",
+    "content-type": JSON_CONTENT_TYPE,
     "content-length": String(Buffer.byteLength(text)),
   });
   res.end(text);

@@ -12,7 +12,7 @@ import type { HttpBody } from "../../gen/google/api/httpbody_pb.js";
 import { HttpError } from "../problem.js";
 import { invalidField } from "../errors.js";
 import type { NodeRequest, NodeResponse } from "../node-types.js";
-import { readBody, isJsonMediaType, sendJsonText, sendProblem } from "../http-io.js";
+import { JSON_CONTENT_TYPE, readBody, isJsonMediaType, sendJsonText, sendProblem } from "../http-io.js";
 import { buildRestRoutes, type RestRoute } from "./rest-routes.js";
 import { lookupQueryField, pathKey, setAtPath, textToJson } from "./field-path.js";
 import { fillNulls } from "./json-shape.js";
@@ -26,8 +26,6 @@ export interface TranscoderOptions {
   /** Aborts calls in flight when the server stops. */
   shutdownSignal?: AbortSignal;
 }
-
-const JSON_TYPE = "application/json; charset=utf-8";
 
 /** Request headers that describe the REST exchange itself, not the call. */
 const hopHeaders = new Set([
@@ -212,7 +210,7 @@ export class Transcoder {
         if (res.destroyed) return; // leaving the loop ends the implementation's generator
         if (!started) {
           started = true;
-          res.writeHead(route.successStatus, { ...passHeaders(ctx.responseHeader), "content-type": chunk.contentType || JSON_TYPE });
+          res.writeHead(route.successStatus, { ...passHeaders(ctx.responseHeader), "content-type": chunk.contentType || JSON_CONTENT_TYPE });
         }
         if (chunk.data.length === 0) continue;
         sent += chunk.data.length;
@@ -224,7 +222,7 @@ export class Transcoder {
       res.destroy(e as Error); // the status is sent: a cut stream is the only honest signal
       return;
     }
-    if (!started) res.writeHead(route.successStatus, { ...passHeaders(ctx.responseHeader), "content-type": JSON_TYPE });
+    if (!started) res.writeHead(route.successStatus, { ...passHeaders(ctx.responseHeader), "content-type": JSON_CONTENT_TYPE });
     res.end();
   }
 }
