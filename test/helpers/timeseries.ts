@@ -6,12 +6,19 @@ import type { TestServer } from "./server.js";
 export const PROJECT = "proj-a";
 export const TS_RW = { scopes: ["platform_timeseries_readwrite"], projects: [PROJECT] };
 
+/** The D14 headers of a time series call (gRPC metadata too); the dataset one when given. */
+export function tsHeaders(key: string, dataset?: string, project = PROJECT): Record<string, string> {
+  return { "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": project, ...(dataset ? { "svc-dataset-id": dataset } : {}) };
+}
+
 export function tsApi(server: TestServer, key: string, project = PROJECT) {
-  const call = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
+  const send = (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
     const dataset = /^\/api\/ts\/dataset\/([^/?]+)/.exec(path)?.[1];
-    const headers: Record<string, string> = { "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": project, "content-type": "application/json" };
-    if (dataset) headers["svc-dataset-id"] = dataset;
-    const r = await fetch(server.url + path, { method, headers: { ...headers, ...extra }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const headers = { ...tsHeaders(key, dataset, project), "content-type": "application/json", ...extra };
+    return fetch(server.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  };
+  const call = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
+    const r = await send(method, path, body, extra);
     const text = await r.text();
     return { status: r.status, json: text ? JSON.parse(text) : undefined };
   };
@@ -27,6 +34,10 @@ export function tsApi(server: TestServer, key: string, project = PROJECT) {
     /** GET .../values with a query string; api-version 3 when paged. */
     read(dataset: string, series: string, query = "", paged = false) {
       return call("GET", `/api/ts/dataset/${dataset}/timeseries/${series}/values${query ? "?" + query : ""}`, undefined, paged ? { "api-version": "3" } : {});
+    },
+    /** The body of GET .../values as the server wrote it. */
+    async readText(dataset: string, series: string): Promise<string> {
+      return (await send("GET", `/api/ts/dataset/${dataset}/timeseries/${series}/values`)).text();
     },
     /** POST .../timeseries/values with the id list; api-version 3 when paged. */
     readMany(dataset: string, ids: unknown, query = "", paged = false) {

@@ -11,7 +11,7 @@ import { columnRows, wireColumnRows } from "../../src/timeseries/value-columns.j
 import { blockArb, toBlock } from "../helpers/blocks.js";
 import { grpcStream, hostPort } from "../helpers/clients.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { PROJECT, TS_RW, iso, makeRows, tsApi } from "../helpers/timeseries.js";
+import { TS_RW, iso, makeRows, tsApi, tsHeaders } from "../helpers/timeseries.js";
 
 describe("ValuesChunk columns", () => {
   it("the natively written wire form decodes to the same chunk as protobuf-es's encoding of the same rows, for any block and range", () => {
@@ -39,7 +39,7 @@ describe("value reads through grpc-js", () => {
   let d: string;
   let a: string, empty: string;
   const rows = makeRows(40_000);
-  const md = (extra: Record<string, string> = {}) => ({ "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": PROJECT, "svc-dataset-id": d, ...extra });
+  const md = (extra: Record<string, string> = {}) => ({ ...tsHeaders(key, d), ...extra });
   const asRows = (chunks: ValuesChunk[]) => chunks.flatMap((c) => c.timestamps.map((t, i) => [iso(Number(t)), c.columns[0].singles[i], c.columns[1].flags[i]]));
   const expected = rows.map(([t, v, f]) => [t, Math.fround(v), f]);
 

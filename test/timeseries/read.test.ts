@@ -3,7 +3,7 @@
 // in test/timeseries/paging.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request } from "node:http";
-import { TS_RW, iso, makeRows, tsApi, PROJECT } from "../helpers/timeseries.js";
+import { TS_RW, iso, makeRows, tsApi, tsHeaders } from "../helpers/timeseries.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 let server: TestServer;
@@ -43,7 +43,7 @@ describe("values, whole range", () => {
     const rows = singles.map((v, i) => [t(i), v, doubles[i], i]);
     rows.push([t(20), null, null, null]);
     await api.upload(d, s, rows);
-    const text = await (await fetch(`${server.url}/api/ts/dataset/${d}/timeseries/${s}/values`, { headers: headers(d) })).text();
+    const text = await api.readText(d, s);
     expect(text).toContain('"2023-11-14T22:13:20",12.345,12.345,0]');
     expect(text).not.toContain("12.345000267028809");
     const data = JSON.parse(text).data as (string | number | null)[][];
@@ -73,7 +73,7 @@ describe("values, whole range", () => {
     // Half noise over all exponents, half short decimals (the writer's fast path).
     for (let i = 0; i < 2500; i++) f32[i] = Math.round((x = (Math.imul(x, 1103515245) + 12345) >>> 0) % 2_000_000) / 1000 - 1000;
     await api.upload(d, s, Array.from(f32, (v, i) => [iso(1_000_000 + i), v]));
-    const text = await (await fetch(`${server.url}/api/ts/dataset/${d}/timeseries/${s}/values`, { headers: headers(d) })).text();
+    const text = await api.readText(d, s);
     cellTexts(text).forEach(([v], i) => expectShortest(v, f32[i], Math.fround));
   });
 
@@ -156,7 +156,7 @@ describe("D28 whole-range reads stream", () => {
     const full = Buffer.byteLength(JSON.stringify({ data: makeRows(300_000) }));
     // Read the first chunk only, then hang up.
     const firstChunk = await new Promise<number>((resolve, reject) => {
-      const req = request(`${server.url}/api/ts/dataset/${d}/timeseries/${s}/values`, { headers: headers(d) }, (res) => {
+      const req = request(`${server.url}/api/ts/dataset/${d}/timeseries/${s}/values`, { headers: tsHeaders(key, d) }, (res) => {
         expect(res.headers["transfer-encoding"]).toBe("chunked");
         res.once("data", (chunk: Buffer) => {
           req.destroy();
@@ -188,9 +188,6 @@ function expectShortest(text: string, value: number, round: (x: number) => numbe
   if (digits > 1) expect(round(Number(Number(text).toPrecision(digits - 1))), text).not.toBe(value);
 }
 
-function headers(dataset: string): Record<string, string> {
-  return { "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": PROJECT, "svc-dataset-id": dataset };
-}
 
 async function waitFor<T>(find: () => T | undefined, ms = 5000): Promise<T> {
   const until = Date.now() + ms;

@@ -9,7 +9,7 @@ import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/fe
 import { TimeSeriesService, type ValuesChunk } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { connectClient, grpcStream, grpcUnary, grpcWebClient, hostPort } from "../helpers/clients.js";
-import { PROJECT, TS_RW, iso, makeRows, tsApi } from "../helpers/timeseries.js";
+import { TS_RW, iso, makeRows, tsApi, tsHeaders } from "../helpers/timeseries.js";
 
 let server: TestServer;
 let key: string;
@@ -93,7 +93,7 @@ describe("D4 one port, every protocol", () => {
     const timeSeriesId = await api.series(datasetId);
     const rows = makeRows(20_000); // two blocks, so two chunks
     await api.upload(datasetId, timeSeriesId, rows);
-    const headers = { "svc-open-api-key": tsKey, "svc-service-id": "timeseries", "svc-project-id": PROJECT, "svc-dataset-id": datasetId };
+    const headers = tsHeaders(tsKey, datasetId);
     const req = { datasetId, timeSeriesId };
     const asRows = (chunks: ValuesChunk[]) =>
       chunks.flatMap((c) => c.timestamps.map((t, i) => [iso(Number(t)), c.columns[0].singles[i], c.columns[1].flags[i]]));
