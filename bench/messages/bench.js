@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { openDatabase } from "../../dist/storage/database.js";
 import { ApiKeyStore } from "../../dist/auth/api-keys.js";
 import { MessageStore } from "../../dist/featurestatus/message-store.js";
+import { startMeridian } from "../server.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -41,25 +42,7 @@ const key = new ApiKeyStore(db).create({ clientId: "bench", roles: ["BackOffice"
 db.close();
 
 // BENCH_SERVER_ARGS="--cpu-prof" profiles the server under load.
-const serverArgs = (process.env.BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean);
-const server = spawn(process.execPath, [...serverArgs, join(root, "bin", "meridian.js"), "serve"], {
-  env: { ...process.env, MERIDIAN_DB: dbPath, MERIDIAN_PORT: "0", MERIDIAN_LOG_LEVEL: "info" },
-  stdio: ["ignore", "ignore", "pipe"],
-});
-const url = await new Promise((resolve, reject) => {
-  let err = "";
-  const onData = (d) => {
-    err += d;
-    const m = /"address":"([^"]+)"/.exec(err);
-    if (m) {
-      server.stderr.off("data", onData);
-      server.stderr.resume(); // keep draining the request log
-      resolve(m[1]);
-    }
-  };
-  server.stderr.on("data", onData);
-  server.once("exit", (c) => reject(new Error(`server exited ${c}: ${err}`)));
-});
+const { process: server, address: url } = await startMeridian(dbPath);
 
 function load(path) {
   return new Promise((resolve, reject) => {

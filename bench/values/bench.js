@@ -9,7 +9,7 @@
 import Database from "better-sqlite3";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { createHash, randomUUID } from "node:crypto";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -21,9 +21,9 @@ import { BlockStore } from "../../dist/storage/block-store.js";
 import { BLOCK_ROWS, FieldKind } from "../../dist/storage/block-codec.js";
 import { ReadValuesRequestSchema } from "../../dist/gen/meridian/timeseries/v1/time_series_pb.js";
 import { W1_CSV_SHA256, columns, rows, text } from "../w1.js";
+import { startMeridian, startProcess } from "../server.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, "..", "..");
 const sizes = (process.env.BENCH_ROWS ?? "1000000,10000000").split(",").map(Number);
 const REPS = Number(process.env.BENCH_REPS ?? 5);
 const out = [];
@@ -81,36 +81,20 @@ const naivePath = join(dir, "naive.db");
   db.close();
 }
 
-function startProcess(args, env, ready) {
-  const p = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  return new Promise((resolve, reject) => {
-    let text = "";
-    const onData = (d) => {
-      text += d;
-      const m = ready.exec(text);
-      if (m) {
-        p.stdout.resume();
-        p.stderr.resume();
-        resolve({ process: p, address: m[1] });
-      }
-    };
-    p.stdout.on("data", onData);
-    p.stderr.on("data", onData);
-    p.once("exit", (c) => reject(new Error(`exited ${c}: ${text}`)));
-  });
-}
-
-const server = await startProcess([join(root, "bin", "meridian.js"), "serve"], { MERIDIAN_DB: dbPath, MERIDIAN_PORT: "0", MERIDIAN_LOG_LEVEL: "info" }, /"address":"([^"]+)"/);
+const server = await startMeridian(dbPath);
 const naive = await startProcess([join(here, "naive-server.js"), naivePath], {}, /listening (\d+)/);
 const url = server.address;
 const naiveUrl = `http://127.0.0.1:${naive.address}`;
 const headers = (paged) => ({ "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": PROJECT, "svc-dataset-id": datasetId, ...(paged ? { "api-version": "3" } : {}) });
 
-/** Runs the client process; the median of its repetitions. */
-function client(spec, reps = REPS) {
-  const r = spawnSync(process.execPath, [join(here, "client.js"), JSON.stringify({ reps, ...spec })], { encoding: "utf8", maxBuffer: 1 << 20 });
-  if (r.status !== 0) throw new Error(`client failed: ${r.stderr}`);
-  const runs = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+/** Runs the client process (without blocking this one, which may be watching the server); the median of its repetitions. */
+async function client(spec, reps = REPS) {
+  const p = spawn(process.execPath, [join(here, "client.js"), JSON.stringify({ reps, ...spec })], { stdio: ["ignore", "pipe", "inherit"] });
+  let stdout = "";
+  p.stdout.on("data", (d) => (stdout += d));
+  const code = await new Promise((resolve) => p.once("exit", resolve));
+  if (code !== 0) throw new Error(`client exited ${code}`);
+  const runs = stdout.trim().split("\n").map((l) => JSON.parse(l));
   const seconds = runs.map((x) => x.seconds).sort((a, b) => a - b);
   return { seconds: seconds[Math.floor(seconds.length / 2)], bytes: runs[0].bytes, pages: runs[0].pages };
 }
@@ -121,22 +105,23 @@ function rssKiB(pid) {
 }
 
 try {
-  const base = client({ kind: "http", url: naiveUrl, path: "/values", headers: {} }, Math.min(REPS, 3));
+  const base = await client({ kind: "http", url: naiveUrl, path: "/values", headers: {} }, Math.min(REPS, 3));
   emit("naive baseline 1M JSON (SQLite + JSON.stringify)", "time", base.seconds * 1000, "ms");
   for (const n of sizes) {
     const path = `/api/ts/dataset/${datasetId}/timeseries/${series.get(n)}/values`;
     const label = `${n / 1e6}M`;
-    const whole = client({ kind: "http", url, path, headers: headers(false) });
+    await client({ kind: "http", url, path, headers: headers(false) }, 1); // warm-up: the server's JIT, the page cache
+    const whole = await client({ kind: "http", url, path, headers: headers(false) });
     emit(`${label} JSON whole range`, "time", whole.seconds * 1000, "ms");
     emit(`${label} JSON whole range`, "rows/s", n / whole.seconds / 1e6, "M rows/s", n === 1_000_000 ? 1e6 / base.seconds / 1e6 : undefined);
     emit(`${label} JSON whole range`, "body", whole.bytes / 1e6, "MB");
     for (const limit of [100_000, 5_000_000]) {
-      const paged = client({ kind: "http", url, path, headers: headers(true), paged: true, limit });
+      const paged = await client({ kind: "http", url, path, headers: headers(true), paged: true, limit });
       emit(`${label} JSON paged limit=${limit} (${paged.pages} pages)`, "time", paged.seconds * 1000, "ms", whole.seconds * 1000);
     }
     const request = Buffer.from(toBinary(ReadValuesRequestSchema, create(ReadValuesRequestSchema, { datasetId, timeSeriesId: series.get(n) }))).toString("base64");
     for (const [kind, name] of [["h2grpc", "gRPC columns (HTTP/2 client)"], ["grpc", "gRPC columns (grpc-js client)"]]) {
-      const g = client({ kind, url, path: "/meridian.timeseries.v1.TimeSeriesService/ReadValues", headers: headers(false), request });
+      const g = await client({ kind, url, path: "/meridian.timeseries.v1.TimeSeriesService/ReadValues", headers: headers(false), request });
       emit(`${label} ${name}`, "time", g.seconds * 1000, "ms");
       emit(`${label} ${name}`, "rows/s", n / g.seconds / 1e6, "M rows/s");
       emit(`${label} ${name}`, "message bytes", g.bytes / 1e6, "MB");
@@ -148,10 +133,7 @@ try {
   const before = rssKiB(pid);
   let peak = before;
   const poll = setInterval(() => (peak = Math.max(peak, rssKiB(pid))), 5);
-  await new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [join(here, "client.js"), JSON.stringify({ reps: 1, kind: "http", url, path: `/api/ts/dataset/${datasetId}/timeseries/${series.get(n)}/values`, headers: headers(false) })], { stdio: "ignore" });
-    p.once("exit", (c) => (c === 0 ? resolve() : reject(new Error(`client exited ${c}`))));
-  });
+  await client({ kind: "http", url, path: `/api/ts/dataset/${datasetId}/timeseries/${series.get(n)}/values`, headers: headers(false) }, 1);
   clearInterval(poll);
   emit(`${n / 1e6}M JSON whole range`, "server RSS growth", (peak - before) / 1024, "MB");
   emit(`${n / 1e6}M JSON whole range`, "server RSS before", before / 1024, "MB");

@@ -1,0 +1,34 @@
+// Starting processes for the benchmarks: Meridian itself (`meridian serve` on
+// a free port, a given database) or any server that prints where it listens.
+import { spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Spawns node with args; resolves once its output (stdout or stderr) matches `ready`, with the first group. */
+export function startProcess(args, env, ready) {
+  const p = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  return new Promise((resolve, reject) => {
+    let text = "";
+    const onData = (d) => {
+      text += d;
+      const m = ready.exec(text);
+      if (!m) return;
+      for (const s of [p.stdout, p.stderr]) {
+        s.off("data", onData);
+        s.resume(); // keep draining (the request log)
+      }
+      resolve({ process: p, address: m[1] });
+    };
+    p.stdout.on("data", onData);
+    p.stderr.on("data", onData);
+    p.once("exit", (c) => reject(new Error(`exited ${c}: ${text}`)));
+  });
+}
+
+/** `meridian serve` on a free port over dbPath; BENCH_SERVER_ARGS (e.g. "--cpu-prof") go to node. */
+export function startMeridian(dbPath) {
+  const nodeArgs = (process.env.BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean);
+  return startProcess([...nodeArgs, join(root, "bin", "meridian.js"), "serve"], { MERIDIAN_DB: dbPath, MERIDIAN_PORT: "0", MERIDIAN_LOG_LEVEL: "info" }, /"address":"([^"]+)"/);
+}
