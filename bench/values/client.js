@@ -2,19 +2,21 @@
 // The reading side of bench/values, in its own process: reads every byte of
 // a values response (or of every page, following the cursor) and prints
 // {seconds, bytes, pages} per repetition as one JSON line.
-// Usage: node client.js '{"kind":"http"|"grpc"|"h2grpc", "url", "path", "headers", "paged"?, "limit"?, "request"?, "reps"}'
+// Usage: node client.js '{"kind":"http"|"grpc"|"h2grpc", "url", "path", "headers", "paged"?, "limit"?, "keepAlive"?, "request"?, "reps"}'
+// "http" opens a connection per request unless keepAlive, which reuses one.
 // "grpc" reads through @grpc/grpc-js; "h2grpc" speaks gRPC over node:http2
 // directly (frames counted, not decoded; a 16 MiB flow-control window), so
 // it measures the server rather than the client library.
 import * as grpc from "@grpc/grpc-js";
-import { request } from "node:http";
+import { Agent, request } from "node:http";
 import * as http2 from "node:http2";
 
 const spec = JSON.parse(process.argv[2]);
+const agent = spec.keepAlive ? new Agent({ keepAlive: true, maxSockets: 1 }) : false;
 
 function get(url, headers) {
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers, agent: false }, (res) => {
+    const req = request(url, { headers, agent }, (res) => {
       if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode} for ${url}`));
       let bytes = 0;
       let tail = "";
@@ -85,4 +87,5 @@ for (let r = 0; r < spec.reps; r++) {
   console.log(JSON.stringify({ seconds: (performance.now() - t) / 1000, ...out }));
 }
 client?.close();
+if (agent) agent.destroy();
 session?.close();

@@ -45,12 +45,15 @@ export async function listen(handler: NodeHandler, opts: ListenOptions): Promise
     for (const s of sockets) if (!h2Sockets.has(s) && !active.get(s)) s.end();
   };
   const h2Options = { settings: { initialWindowSize: 1 << 20 } };
+  // No Nagle: a response's last small write must not wait for the client's
+  // delayed ACK (about 40 ms a response on a kept-alive connection).
+  const socketOptions = { noDelay: true };
   let outer: net.Server;
   const tls = Boolean(opts.tlsCert && opts.tlsKey);
 
   if (tls) {
     const secure = http2.createSecureServer(
-      { ...h2Options, cert: readFileSync(opts.tlsCert!), key: readFileSync(opts.tlsKey!), allowHTTP1: true },
+      { ...h2Options, ...socketOptions, cert: readFileSync(opts.tlsCert!), key: readFileSync(opts.tlsKey!), allowHTTP1: true },
       handler,
     );
     secure.on("session", (s) => track(sessions, s));
@@ -66,7 +69,7 @@ export async function listen(handler: NodeHandler, opts: ListenOptions): Promise
     h1.on("request", countHttp1);
     const h2 = http2.createServer(h2Options, handler);
     h2.on("session", (s) => track(sessions, s));
-    outer = net.createServer((socket) => {
+    outer = net.createServer(socketOptions, (socket) => {
       track(sockets, socket);
       socket.once("close", () => active.delete(socket));
       socket.once("error", () => socket.destroy());
