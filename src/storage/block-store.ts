@@ -15,6 +15,9 @@ export interface StoredBlock {
   payload: Buffer;
 }
 
+/** Blocks fetched per query while reading: about 160 KB of W1 payloads. */
+const BATCH = 16;
+
 export class BlockStore {
   private readonly overlapping: Statement<{ sid: number; from: number; to: number; batch: number }, StoredBlock>;
   private readonly starting: Statement<{ sid: number; from: number; to: number }, number>;
@@ -24,8 +27,13 @@ export class BlockStore {
   private readonly countStmt: Statement<{ sid: number }, { rows: number | null; blocks: number; bytes: number | null }>;
 
   constructor(private readonly db: Db) {
+    // The scan starts at the block holding `from` (the last to start at or before it: blocks never
+    // overlap), found in the index, so a read deep into a long series does not walk every earlier block.
     this.overlapping = db.prepare(
-      "SELECT rowid, first_ts, last_ts, rows, payload FROM blocks WHERE sid = @sid AND first_ts <= @to AND last_ts >= @from ORDER BY first_ts LIMIT @batch",
+      `SELECT rowid, first_ts, last_ts, rows, payload FROM blocks
+        WHERE sid = @sid AND first_ts <= @to AND last_ts >= @from
+          AND first_ts >= coalesce((SELECT first_ts FROM blocks WHERE sid = @sid AND first_ts <= @from ORDER BY first_ts DESC LIMIT 1), @from)
+        ORDER BY first_ts LIMIT @batch`,
     );
     this.starting = db.prepare<{ sid: number; from: number; to: number }, number>("SELECT 1 FROM blocks WHERE sid = @sid AND first_ts BETWEEN @from AND @to LIMIT 1").pluck();
     // Blocks end before their successors start, so the one with the greatest first_ts below t is the one just before t.
@@ -42,13 +50,17 @@ export class BlockStore {
    * (a stream waiting on its client) without holding the connection busy or
    * a read transaction open; a write in between is seen from the next batch
    * on, and never makes the walk repeat or skip a row that was already there.
+   * `rowsWanted` sizes the first batch for a reader that needs only so many
+   * rows (a page), so that it does not fetch blocks it will not read.
    */
-  *blocks(sid: number, from: number, to: number, batch = 16): Generator<StoredBlock> {
+  *blocks(sid: number, from: number, to: number, rowsWanted = Infinity): Generator<StoredBlock> {
+    let batch = Math.min(BATCH, Math.ceil(rowsWanted / BLOCK_ROWS) + 1);
     while (from <= to) {
       const found = this.overlapping.all({ sid, from, to, batch });
       yield* found;
       if (found.length < batch) return;
       from = found[found.length - 1].last_ts + 1;
+      batch = BATCH;
     }
   }
 

@@ -47,7 +47,7 @@ export function* walkValues<T>(store: BlockStore, plan: WalkPlan, encode: BlockE
     let first = true;
     let last = 0;
     let cut = false;
-    for (const block of store.blocks(s.sid, from, to)) {
+    for (const block of store.blocks(s.sid, from, to, budget)) {
       const e = encode(block.payload, from, to, budget, first);
       if (e.rows > 0) {
         yield { kind: "rows", out: e.out };

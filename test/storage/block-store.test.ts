@@ -127,3 +127,27 @@ describe("D30 block store writes", () => {
     }
   });
 });
+
+describe("D28 block store reads", () => {
+  it("D28 the blocks of a range are exactly those that overlap it, in time order, whatever the page wants", () => {
+    // Blocks with gaps between them (timestamps 0..39,999 step 1, then a hole, then step 7), so `from`
+    // falls inside blocks, between them, before the first and after the last.
+    const { db, sid, store } = freshSeries();
+    store.upsert(sid, KINDS, rowsOf(Array.from({ length: 40_000 }, (_, i): Row => [i, 1, 0])));
+    store.upsert(sid, KINDS, rowsOf(Array.from({ length: 150_000 }, (_, i): Row => [100_000 + i * 7, 1, 0])));
+    const all = db.prepare("SELECT first_ts, last_ts FROM blocks WHERE sid = ? ORDER BY first_ts").all(sid) as { first_ts: number; last_ts: number }[];
+    expect(all.length).toBeGreaterThan(10);
+    try {
+      fc.assert(
+        fc.property(fc.integer({ min: -10, max: 1_200_000 }), fc.integer({ min: 0, max: 1_200_000 }), fc.oneof(fc.constant(Infinity), fc.integer({ min: 1, max: 400_000 })), (from, span, wanted) => {
+          const to = from + span;
+          const got = [...store.blocks(sid, from, to, wanted)].map((b) => [b.first_ts, b.last_ts]);
+          expect(got).toEqual(all.filter((b) => b.first_ts <= to && b.last_ts >= from).map((b) => [b.first_ts, b.last_ts]));
+        }),
+        { numRuns: 200 },
+      );
+    } finally {
+      db.close();
+    }
+  });
+});
