@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Storage engine (issue 4) on W1 (1,000,000 and 10,000,000 rows) and on float32
 // noise: bytes per row, encode and decode rows/s of the native codec against
-// the TypeScript baseline codec in the same run (ratios), on one core; then
+// two TypeScript baselines in the same run (ratios), on one core: ts-codec.js,
+// a simple format, and ts-port.js, the same format decoded in TypeScript; then
 // `meridian import` of W1 as CSV: rows/s and bytes per row of the database file.
 // BENCH_ROWS=1000000 limits the sizes. Prints JSON rows for bench/run.js.
 import { createHash } from "node:crypto";
@@ -15,6 +16,7 @@ import { openDatabase } from "../../dist/storage/database.js";
 import { MetadataStore } from "../../dist/timeseries/metadata-store.js";
 import { W1_CSV_SHA256, columns, text } from "../w1.js";
 import * as baseline from "./ts-codec.js";
+import * as port from "./ts-port.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const sizes = (process.env.BENCH_ROWS ?? "1000000,10000000").split(",").map(Number);
@@ -36,6 +38,13 @@ function best(reps, fn) {
     min = Math.min(min, (performance.now() - t) / 1000);
   }
   return min;
+}
+
+/** The port must decode exactly what the addon decodes, bit for bit, or its timing means nothing. */
+function sameBlock(a, b) {
+  const bytes = (x) => (x === null ? "null" : Buffer.from(x.buffer, x.byteOffset, x.byteLength).toString("base64"));
+  const same = bytes(a.timestamps) === bytes(b.timestamps) && a.columns.every((c, i) => bytes(c.values) === bytes(b.columns[i].values) && bytes(c.missing) === bytes(b.columns[i].missing));
+  if (!same) throw new Error("ts-port.js decodes a block differently from the addon");
 }
 
 function measure(name, { timestamps, values, flags }) {
@@ -61,12 +70,17 @@ function measure(name, { timestamps, values, flags }) {
   const decTs = best(5, () => {
     for (const b of ts) check += baseline.decode(b).ts.length;
   });
-  if (check !== n * 10) throw new Error("decoded row count mismatch");
+  for (const b of native) sameBlock(port.decode(b), decodeBlock(b));
+  const decPort = best(5, () => {
+    for (const b of native) check += port.decode(b).timestamps.length;
+  });
+  if (check !== n * 15) throw new Error("decoded row count mismatch");
   const nativeBytes = native.reduce((a, b) => a + b.length, 0);
   const tsBytes = ts.reduce((a, b) => a + b.length, 0);
   emit(name, "bytes/row native", nativeBytes / n, "B", tsBytes / n);
   emit(name, "encode native", n / encNative / 1e6, "M rows/s", n / encTs / 1e6);
   emit(name, "decode native", n / decNative / 1e6, "M rows/s", n / decTs / 1e6);
+  emit(name, "decode native vs TS port of the format", n / decNative / 1e6, "M rows/s", n / decPort / 1e6);
 }
 
 for (const n of sizes) {
