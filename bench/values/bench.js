@@ -2,7 +2,8 @@
 // Value reads (issue 5) on W1: 1,000,000 and 10,000,000 rows of one series,
 // read over HTTP as JSON (whole range; paged at 100,000 and 5,000,000) and
 // over gRPC (columns; by a plain HTTP/2 gRPC client and by grpc-js), each
-// read by a client in its own process that takes every byte (median of BENCH_REPS, default 5). Baseline, same run: the
+// read by a client in its own process that takes every byte (median of BENCH_REPS, default 5,
+// after one warm-up read). Baseline, same run: the
 // naive server (naive-server.js: SQLite rows and JSON.stringify) reading the
 // same 1,000,000 rows. Also the server's resident memory growth during the
 // 10,000,000-row whole-range read. BENCH_ROWS=1000000 limits the sizes.
@@ -110,12 +111,10 @@ try {
   for (const n of sizes) {
     const path = `/api/ts/dataset/${datasetId}/timeseries/${series.get(n)}/values`;
     const label = `${n / 1e6}M`;
-    await client({ kind: "http", url, path, headers: headers(false) }, 1); // warm-up: the server's JIT, the page cache
     const whole = await client({ kind: "http", url, path, headers: headers(false) });
     emit(`${label} JSON whole range`, "time", whole.seconds * 1000, "ms");
     emit(`${label} JSON whole range`, "rows/s", n / whole.seconds / 1e6, "M rows/s", n === 1_000_000 ? 1e6 / base.seconds / 1e6 : undefined);
     emit(`${label} JSON whole range`, "body", whole.bytes / 1e6, "MB");
-    await client({ kind: "http", url, path, headers: headers(true), paged: true, limit: 100_000 }, 1); // warm-up of the paging code
     for (const [limit, keepAlive] of [[100_000, false], [100_000, true], [5_000_000, false]]) {
       const paged = await client({ kind: "http", url, path, headers: headers(true), paged: true, limit, keepAlive });
       emit(`${label} JSON paged limit=${limit} (${paged.pages} pages${keepAlive ? ", one kept-alive connection" : ""})`, "time", paged.seconds * 1000, "ms", whole.seconds * 1000);

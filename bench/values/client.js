@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The reading side of bench/values, in its own process: reads every byte of
 // a values response (or of every page, following the cursor) and prints
-// {seconds, bytes, pages} per repetition as one JSON line.
+// {seconds, bytes, pages} per repetition as one JSON line, after one
+// unreported warm-up repetition.
 // Usage: node client.js '{"kind":"http"|"grpc"|"h2grpc", "url", "path", "headers", "paged"?, "limit"?, "keepAlive"?, "request"?, "reps"}'
 // "http" opens a connection per request unless keepAlive, which reuses one.
 // "grpc" reads through @grpc/grpc-js; "h2grpc" speaks gRPC over node:http2
@@ -81,10 +82,11 @@ if (spec.kind === "h2grpc") {
 }
 
 const client = spec.kind === "grpc" ? new grpc.Client(new URL(spec.url).host, grpc.credentials.createInsecure(), { "grpc.max_receive_message_length": -1, "grpc-node.flow_control_window": 16 << 20 }) : undefined;
-for (let r = 0; r < spec.reps; r++) {
+// Repetition 0 warms up this process and the server's code for this read; it is not reported.
+for (let r = 0; r <= spec.reps; r++) {
   const t = performance.now();
   const out = session ? await h2Read(session) : client ? await grpcRead(client) : await http();
-  console.log(JSON.stringify({ seconds: (performance.now() - t) / 1000, ...out }));
+  if (r > 0) console.log(JSON.stringify({ seconds: (performance.now() - t) / 1000, ...out }));
 }
 client?.close();
 if (agent) agent.destroy();
