@@ -1,9 +1,25 @@
 // Reference workload W1 (../shared/bench/README.md), generated here so that a
 // clone without ../shared can run the benchmarks. Same rows as gen.mjs: the
 // CSV form of 1,000,000 rows has sha256 W1_CSV_SHA256, checked by the bench.
+import { createHash } from "node:crypto";
+
 export const START = 946684800;
 export const STEP = 60;
 export const W1_CSV_SHA256 = "cbf1e8cd1003b6ebd31fdc262093614c32ab81ca4a66aa8bcc15c5004a0060d2";
+
+/** A W1 series' data fields: the value, then the flag. */
+export const W1_FIELDS = [
+  { name: "value", dataType: "Single" },
+  { name: "flag", dataType: "Flag" },
+];
+
+/** Throws unless this generator writes W1 itself (the published checksum of its 1,000,000-row CSV). */
+export function checkW1() {
+  const hash = createHash("sha256");
+  for (const chunk of text(1_000_000, "csv")) hash.update(chunk);
+  if (hash.digest("hex") !== W1_CSV_SHA256) throw new Error("bench/w1.js does not generate W1 (checksum mismatch)");
+  process.stderr.write("W1 generator checksum ok\n");
+}
 
 function mulberry32(seed) {
   let a = seed >>> 0;

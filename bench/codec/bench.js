@@ -5,7 +5,6 @@
 // a simple format, and ts-port.js, the same format decoded in TypeScript; then
 // `meridian import` of W1 as CSV: rows/s and bytes per row of the database file.
 // BENCH_ROWS=1000000 limits the sizes. Prints JSON rows for bench/run.js.
-import { createHash } from "node:crypto";
 import { spawnSync } from "node:child_process";
 import { createWriteStream, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { BLOCK_ROWS, FieldKind, decodeBlock, encodeBlock } from "../../dist/storage/block-codec.js";
 import { openDatabase } from "../../dist/storage/database.js";
 import { MetadataStore } from "../../dist/timeseries/metadata-store.js";
-import { W1_CSV_SHA256, columns, text } from "../w1.js";
+import { W1_FIELDS, checkW1, columns, text } from "../w1.js";
 import * as baseline from "./ts-codec.js";
 import * as port from "./ts-port.js";
 
@@ -23,11 +22,7 @@ const sizes = (process.env.BENCH_ROWS ?? "1000000,10000000").split(",").map(Numb
 const out = [];
 const emit = (c, metric, value, unit, base) => out.push({ bench: "codec", case: c, metric, value, unit, ...(base !== undefined ? { baseline: base, ratio: value / base } : {}) });
 
-// The generator must be W1 itself.
-const hash = createHash("sha256");
-for (const chunk of text(1_000_000, "csv")) hash.update(chunk);
-if (hash.digest("hex") !== W1_CSV_SHA256) throw new Error("bench/w1.js does not generate W1 (checksum mismatch)");
-process.stderr.write("W1 generator checksum ok\n");
+checkW1();
 
 /** Best of `reps` runs of fn, in seconds. */
 function best(reps, fn) {
@@ -38,6 +33,15 @@ function best(reps, fn) {
     min = Math.min(min, (performance.now() - t) / 1000);
   }
   return min;
+}
+
+/** Best of 5 decodes of every block, in seconds; each must give back all n rows (rowsOf decodes one block). */
+function decodeTime(blocks, n, rowsOf) {
+  return best(5, () => {
+    let rows = 0;
+    for (const b of blocks) rows += rowsOf(b);
+    if (rows !== n) throw new Error("decoded row count mismatch");
+  });
 }
 
 /** The port must decode exactly what the addon decodes, bit for bit, or its timing means nothing. */
@@ -63,18 +67,10 @@ function measure(name, { timestamps, values, flags }) {
     ts.length = 0;
     for (const [s, e] of blocks) ts.push(baseline.encode(timestamps.subarray(s, e), values.subarray(s, e), flags.subarray(s, e)));
   });
-  let check = 0;
-  const decNative = best(5, () => {
-    for (const b of native) check += decodeBlock(b).timestamps.length;
-  });
-  const decTs = best(5, () => {
-    for (const b of ts) check += baseline.decode(b).ts.length;
-  });
+  const decNative = decodeTime(native, n, (b) => decodeBlock(b).timestamps.length);
+  const decTs = decodeTime(ts, n, (b) => baseline.decode(b).ts.length);
   for (const b of native) sameBlock(port.decode(b), decodeBlock(b));
-  const decPort = best(5, () => {
-    for (const b of native) check += port.decode(b).timestamps.length;
-  });
-  if (check !== n * 15) throw new Error("decoded row count mismatch");
+  const decPort = decodeTime(native, n, (b) => port.decode(b).timestamps.length);
   const nativeBytes = native.reduce((a, b) => a + b.length, 0);
   const tsBytes = ts.reduce((a, b) => a + b.length, 0);
   emit(name, "bytes/row native", nativeBytes / n, "B", tsBytes / n);
@@ -108,7 +104,7 @@ try {
     const meta = new MetadataStore(db);
     const dataset = "00000000-0000-0000-0000-00000000000a";
     meta.createDataset({ id: dataset, project: "bench", items: [], properties: [], metadata: {} });
-    const series = meta.createSeries({ id: "00000000-0000-0000-0000-00000000000b", datasetId: dataset, item: {}, properties: {}, dataFields: [{ name: "value", dataType: "Single" }, { name: "flag", dataType: "Flag" }] });
+    const series = meta.createSeries({ id: "00000000-0000-0000-0000-00000000000b", datasetId: dataset, item: {}, properties: {}, dataFields: W1_FIELDS });
     db.close();
     const r = spawnSync(process.execPath, [join(root, "bin", "meridian.js"), "import", "--dataset", dataset, "--series", series.id, csv], { env: { ...process.env, MERIDIAN_DB: dbPath }, encoding: "utf8" });
     const m = /in ([0-9.]+) s/.exec(r.stdout);

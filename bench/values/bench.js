@@ -9,7 +9,7 @@
 // 10,000,000-row whole-range read. BENCH_ROWS=1000000 limits the sizes.
 import Database from "better-sqlite3";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,7 +21,7 @@ import { MetadataStore } from "../../dist/timeseries/metadata-store.js";
 import { BlockStore } from "../../dist/storage/block-store.js";
 import { BLOCK_ROWS, FieldKind } from "../../dist/storage/block-codec.js";
 import { ReadValuesRequestSchema } from "../../dist/gen/meridian/timeseries/v1/time_series_pb.js";
-import { W1_CSV_SHA256, columns, rows, text } from "../w1.js";
+import { W1_FIELDS, checkW1, columns, rows } from "../w1.js";
 import { startMeridian, startProcess } from "../server.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -34,10 +34,7 @@ const emit = (c, metric, value, unit, base) => {
   console.log(JSON.stringify(row));
 };
 
-const hash = createHash("sha256");
-for (const chunk of text(1_000_000, "csv")) hash.update(chunk);
-if (hash.digest("hex") !== W1_CSV_SHA256) throw new Error("bench/w1.js does not generate W1 (checksum mismatch)");
-process.stderr.write("W1 generator checksum ok\n");
+checkW1();
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-bench-values-"));
 const dbPath = join(dir, "m.db");
@@ -51,9 +48,8 @@ const series = new Map(); // rows -> series id
   const metadata = new MetadataStore(db);
   const blocks = new BlockStore(db);
   metadata.createDataset({ id: datasetId, project: PROJECT, items: [], properties: [], metadata: {} });
-  const dataFields = [{ name: "value", dataType: "Single" }, { name: "flag", dataType: "Flag" }];
   for (const n of sizes) {
-    const s = metadata.createSeries({ id: randomUUID(), datasetId, item: { name: `W1 ${n}` }, properties: {}, dataFields });
+    const s = metadata.createSeries({ id: randomUUID(), datasetId, item: { name: `W1 ${n}` }, properties: {}, dataFields: W1_FIELDS });
     series.set(n, s.id);
     const { timestamps, values, flags } = columns(n);
     const step = 64 * BLOCK_ROWS;
