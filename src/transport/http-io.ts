@@ -49,10 +49,10 @@ export function sendJson(res: NodeResponse, status: number, body: unknown, heade
   sendJsonText(res, status, JSON.stringify(body), headers);
 }
 
-export function sendJsonText(res: NodeResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+export function sendJsonText(res: NodeResponse, status: number, text: string, headers: Record<string, string> = {}, contentType = JSON_CONTENT_TYPE): void {
   res.writeHead(status, {
     ...headers,
-    "content-type": JSON_CONTENT_TYPE,
+    "content-type": contentType,
     "content-length": String(Buffer.byteLength(text)),
   });
   res.end(text);
@@ -65,11 +65,5 @@ export function sendProblem(res: NodeResponse, err: ConnectError): void {
     const v = err.metadata.get(name);
     if (v) headers[name] = v;
   }
-  const text = JSON.stringify(problem);
-  res.writeHead(problem.status, {
-    ...headers,
-    "content-type": "application/problem+json; charset=utf-8",
-    "content-length": String(Buffer.byteLength(text)),
-  });
-  res.end(text);
+  sendJsonText(res, problem.status, JSON.stringify(problem), headers, "application/problem+json; charset=utf-8");
 }

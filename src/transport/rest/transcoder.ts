@@ -203,6 +203,7 @@ export class Transcoder {
   private async writeStream(route: RestRoute, ctx: HandlerContext, input: Message, res: NodeResponse): Promise<void> {
     const stream = transformInvokeImplementation(route.spec, ctx, this.interceptors)(createAsyncIterable([input]));
     const info = ctx.values.get(requestInfoKey);
+    const start = (contentType: string) => res.writeHead(route.successStatus, { ...passHeaders(ctx.responseHeader), "content-type": contentType || JSON_CONTENT_TYPE });
     let started = false;
     let sent = 0;
     try {
@@ -210,7 +211,7 @@ export class Transcoder {
         if (res.destroyed) return; // leaving the loop ends the implementation's generator
         if (!started) {
           started = true;
-          res.writeHead(route.successStatus, { ...passHeaders(ctx.responseHeader), "content-type": chunk.contentType || JSON_CONTENT_TYPE });
+          start(chunk.contentType);
         }
         if (chunk.data.length === 0) continue;
         sent += chunk.data.length;
@@ -222,7 +223,7 @@ export class Transcoder {
       res.destroy(e as Error); // the status is sent: a cut stream is the only honest signal
       return;
     }
-    if (!started) res.writeHead(route.successStatus, { ...passHeaders(ctx.responseHeader), "content-type": JSON_CONTENT_TYPE });
+    if (!started) start(JSON_CONTENT_TYPE);
     res.end();
   }
 }
