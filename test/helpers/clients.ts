@@ -19,6 +19,19 @@ export interface GrpcResult<T> {
   response?: T;
 }
 
+/** What a grpc-js call of a method needs: a client of its own, the path, protobuf-es (de)serialisation and the metadata. */
+function grpcCall<I extends DescMessage, O extends DescMessage>(address: string, method: DescMethod & { input: I; output: O }, metadata: Record<string, string>) {
+  const md = new grpc.Metadata();
+  for (const [k, v] of Object.entries(metadata)) md.set(k, v);
+  return {
+    client: new grpc.Client(address, grpc.credentials.createInsecure()),
+    path: `/${method.parent.typeName}/${method.name}`,
+    serialize: (m: MessageShape<I>) => Buffer.from(toBinary(method.input, m)),
+    deserialize: (b: Buffer) => fromBinary(method.output, b),
+    md,
+  };
+}
+
 /** One unary call through grpc-js, with protobuf-es doing the (de)serialisation. */
 export function grpcUnary<I extends DescMessage, O extends DescMessage>(
   address: string,
@@ -26,21 +39,12 @@ export function grpcUnary<I extends DescMessage, O extends DescMessage>(
   request: MessageInitShape<I>,
   metadata: Record<string, string> = {},
 ): Promise<GrpcResult<MessageShape<O>>> {
-  const client = new grpc.Client(address, grpc.credentials.createInsecure());
-  const md = new grpc.Metadata();
-  for (const [k, v] of Object.entries(metadata)) md.set(k, v);
+  const { client, path, serialize, deserialize, md } = grpcCall(address, method, metadata);
   return new Promise((resolve) => {
-    client.makeUnaryRequest(
-      `/${method.parent.typeName}/${method.name}`,
-      (m: MessageShape<I>) => Buffer.from(toBinary(method.input, m)),
-      (b: Buffer) => fromBinary(method.output, b),
-      create(method.input, request),
-      md,
-      (error, response) => {
-        client.close();
-        resolve(error ? { error } : { response: response as MessageShape<O> });
-      },
-    );
+    client.makeUnaryRequest(path, serialize, deserialize, create(method.input, request), md, (error, response) => {
+      client.close();
+      resolve(error ? { error } : { response: response as MessageShape<O> });
+    });
   });
 }
 
@@ -51,18 +55,10 @@ export function grpcStream<I extends DescMessage, O extends DescMessage>(
   request: MessageInitShape<I>,
   metadata: Record<string, string> = {},
 ): Promise<{ messages: MessageShape<O>[]; error?: grpc.ServiceError }> {
-  const client = new grpc.Client(address, grpc.credentials.createInsecure());
-  const md = new grpc.Metadata();
-  for (const [k, v] of Object.entries(metadata)) md.set(k, v);
+  const { client, path, serialize, deserialize, md } = grpcCall(address, method, metadata);
   return new Promise((resolve) => {
     const messages: MessageShape<O>[] = [];
-    const call = client.makeServerStreamRequest(
-      `/${method.parent.typeName}/${method.name}`,
-      (m: MessageShape<I>) => Buffer.from(toBinary(method.input, m)),
-      (b: Buffer) => fromBinary(method.output, b),
-      create(method.input, request),
-      md,
-    );
+    const call = client.makeServerStreamRequest(path, serialize, deserialize, create(method.input, request), md);
     call.on("data", (m: MessageShape<O>) => messages.push(m));
     call.on("error", (error: grpc.ServiceError) => {
       client.close();

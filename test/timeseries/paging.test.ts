@@ -38,32 +38,28 @@ const q = (params: Record<string, string | number | undefined>) =>
     .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`)
     .join("&");
 
-/** Every page of a single-series read: the rows of each page, and the pages' responses. */
-async function walkOne(series: string, params: { from?: string; to?: string; limit?: number }, through: Api = api) {
-  const pages: { data: Row[]; cursor?: string }[] = [];
+type Page<T> = { data: T[]; cursor?: string };
+
+/** Every page of a paged read, following the cursors; `page` reads one (the first without a cursor). */
+async function allPages<T>(page: (cursor: string | undefined) => Promise<{ status: number; json: Page<T> }>) {
+  const pages: Page<T>[] = [];
   let cursor: string | undefined;
   do {
-    const r = await through.read(d, series, q(cursor ? { cursor, to: params.to, limit: params.limit } : params), true);
+    const r = await page(cursor);
     expect(r.status, JSON.stringify(r.json)).toBe(200);
     pages.push(r.json);
     cursor = r.json.cursor;
   } while (cursor);
   return pages;
 }
+
+/** Every page of a single-series read. */
+const walkOne = (series: string, params: { from?: string; to?: string; limit?: number }, through: Api = api) =>
+  allPages<Row>((cursor) => through.read(d, series, q(cursor ? { cursor, to: params.to, limit: params.limit } : params), true));
 
 type Entry = { timeSeriesId: string; values: Row[] };
 
-async function walkMany(ids: string[], params: { from?: string; to?: string; limit?: number }) {
-  const pages: { data: Entry[]; cursor?: string }[] = [];
-  let cursor: string | undefined;
-  do {
-    const r = await api.readMany(d, ids, q({ ...params, cursor }), true);
-    expect(r.status, JSON.stringify(r.json)).toBe(200);
-    pages.push(r.json);
-    cursor = r.json.cursor;
-  } while (cursor);
-  return pages;
-}
+const walkMany = (ids: string[], params: { from?: string; to?: string; limit?: number }) => allPages<Entry>((cursor) => api.readMany(d, ids, q({ ...params, cursor }), true));
 
 /** Pages joined back into one row list per series, in request order. */
 function joined(pages: { data: Entry[] }[]): Map<string, Row[]> {

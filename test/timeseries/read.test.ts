@@ -40,7 +40,7 @@ describe("values, whole range", () => {
     const t = (i: number) => iso(1_700_000_000 + i);
     const singles = [12.345, 0.1, 1e-7, 3.4028234663852886e38, -0.5, 123456.7, 1e20, 16777217, 1.17549435e-38, 7];
     const doubles = [12.345, 0.1, 1e-300, Math.PI, -2.5e-308, 1234567.891, 1e21, 2 ** 53 + 2, Number.MIN_VALUE, -1.5];
-    const rows = singles.map((v, i) => [t(i), v, doubles[i], i]);
+    const rows: (string | number | null)[][] = singles.map((v, i) => [t(i), v, doubles[i], i]);
     rows.push([t(20), null, null, null]);
     await api.upload(d, s, rows);
     const text = await api.readText(d, s);
