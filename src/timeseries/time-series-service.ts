@@ -43,16 +43,18 @@ export function timeSeriesService({ metadata, blocks, cursors }: TimeSeriesDeps)
     if (!d || d.project !== project) throw notFound(`no dataset ${id}`);
     return d;
   };
-  const seriesFor = (ctx: HandlerContext, access: "read" | "write", datasetId: string, seriesId: string): SeriesRecord => {
-    const d = datasetFor(ctx, access, datasetId);
-    const id = guid(seriesId, "timeSeriesId");
+  /** A series of the dataset, by an id as sent in `field`; another dataset's is a 404. */
+  const seriesIn = (d: DatasetRecord, seriesId: string, field: string): SeriesRecord => {
+    const id = guid(seriesId, field);
     const s = metadata.getSeries(d.id, id);
     if (!s) throw notFound(`no time series ${id} in dataset ${d.id}`);
     return s;
   };
+  const seriesFor = (ctx: HandlerContext, access: "read" | "write", datasetId: string, seriesId: string): SeriesRecord =>
+    seriesIn(datasetFor(ctx, access, datasetId), seriesId, "timeSeriesId");
 
   return {
-    ...valueReads({ metadata, blocks, cursors, datasetFor, seriesFor }),
+    ...valueReads({ blocks, cursors, datasetFor, seriesIn }),
 
     getDataset: (req, ctx) => toDataset(datasetFor(ctx, "read", req.datasetId)),
 

@@ -9,10 +9,9 @@ import type { ReadManyValuesRequest, ReadValuesRequest, TimeSeriesService } from
 import type { BlockStore } from "../storage/block-store.js";
 import type { CursorSeal } from "../storage/cursor-seal.js";
 import { apiVersionOf } from "../transport/api-version.js";
-import { invalidField, notFound } from "../transport/errors.js";
+import { invalidField } from "../transport/errors.js";
 import { JSON_CONTENT_TYPE } from "../transport/http-io.js";
-import { guid } from "../transport/ids.js";
-import type { DatasetRecord, MetadataStore, SeriesRecord } from "./metadata-store.js";
+import type { DatasetRecord, SeriesRecord } from "./metadata-store.js";
 import { columnChunks, columnEncoderFor } from "./value-columns.js";
 import { issueCursor, openCursor, type CursorScope, type ResumePoint } from "./value-cursor.js";
 import { jsonRows, jsonText } from "./value-json.js";
@@ -23,12 +22,12 @@ import { rangeOf, sent } from "./value-range.js";
 export const PAGE = { default: 100_000, min: 16_536, max: 5_000_000, entries: 1_000 } as const;
 
 export interface ValueReadDeps {
-  metadata: MetadataStore;
   blocks: BlockStore;
   cursors: CursorSeal;
   /** The dataset of the path, checked against D14. */
   datasetFor(ctx: HandlerContext, access: "read", datasetId: string): DatasetRecord;
-  seriesFor(ctx: HandlerContext, access: "read", datasetId: string, seriesId: string): SeriesRecord;
+  /** A series of that dataset by the id sent in `field`, or a 404. */
+  seriesIn(d: DatasetRecord, seriesId: string, field: string): SeriesRecord;
 }
 
 type ReadRequest = ReadValuesRequest | ReadManyValuesRequest;
@@ -40,7 +39,7 @@ interface Read {
 }
 
 export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSeriesService>, "readValues" | "readValuesJson" | "readManyValues" | "readManyValuesJson"> {
-  const { blocks, cursors, metadata } = deps;
+  const { blocks, cursors, datasetFor, seriesIn } = deps;
 
   /** limit and cursor need api-version 3; the limit is clamped, never rejected. */
   const pageLimit = (req: ReadRequest, ctx: HandlerContext): number | undefined => {
@@ -65,7 +64,7 @@ export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
   };
 
   const single = (req: ReadValuesRequest, ctx: HandlerContext): Read => {
-    const s = deps.seriesFor(ctx, "read", req.datasetId, req.timeSeriesId);
+    const s = seriesIn(datasetFor(ctx, "read", req.datasetId), req.timeSeriesId, "timeSeriesId");
     const limit = pageLimit(req, ctx);
     if (sent(req.cursor) && sent(req.from)) {
       throw invalidField("from", "must not be sent with a cursor on the single-series endpoint: reading resumes where the cursor says");
@@ -75,16 +74,14 @@ export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
   };
 
   const multi = (req: ReadManyValuesRequest, ctx: HandlerContext): Read => {
-    const d = deps.datasetFor(ctx, "read", req.datasetId);
+    const d = datasetFor(ctx, "read", req.datasetId);
     const limit = pageLimit(req, ctx);
     if (req.timeSeriesIds.length === 0) throw invalidField("timeSeriesIds", "must name at least one time series");
     const seen = new Set<string>();
     const series = req.timeSeriesIds.map((raw, i) => {
-      const id = guid(raw, `timeSeriesIds[${i}]`);
-      if (seen.has(id)) throw invalidField(`timeSeriesIds[${i}]`, `${id} is listed twice`);
-      seen.add(id);
-      const s = metadata.getSeries(d.id, id);
-      if (!s) throw notFound(`no time series ${id} in dataset ${d.id}`);
+      const s = seriesIn(d, raw, `timeSeriesIds[${i}]`);
+      if (seen.has(s.id)) throw invalidField(`timeSeriesIds[${i}]`, `${s.id} is listed twice`);
+      seen.add(s.id);
       return s;
     });
     const [from, to] = rangeOf(req.from, req.to);
