@@ -192,16 +192,21 @@ Napi::Value BlockJson(const Napi::CallbackInfo& info) {
   });
 }
 
-// blockColumns(bytes, from, to, maxRows): { parts: Buffer[], rows, last, more }
+// blockColumns(bytes, from, to, maxRows): { parts: Uint8Array[], rows, last, more }
+// The parts are views over one buffer, written in place.
 Napi::Value BlockColumns(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   RangeArgs a;
   if (!ReadRangeArgs(info, 4, &a)) return Fail(env, "blockColumns: expected (Uint8Array, number, number, number)");
   return Guarded(env, [&]() -> Napi::Value {
-    meridian::ColumnParts r = meridian::WriteBlockColumns(a.bytes.Data(), a.bytes.ByteLength(), a.from, a.to, a.maxRows);
-    auto parts = Napi::Array::New(env, r.parts.size());
-    for (uint32_t i = 0; i < r.parts.size(); i++) parts.Set(i, Napi::Buffer<uint8_t>::Copy(env, r.parts[i].data(), r.parts[i].size()));
-    return TakenResult(env, r.taken, "parts", parts);
+    const meridian::ColumnsWriter writer(a.bytes.Data(), a.bytes.ByteLength(), a.from, a.to, a.maxRows);
+    auto buffer = Napi::Buffer<uint8_t>::New(env, writer.size());
+    size_t ends[1 + meridian::kMaxColumns];
+    writer.Write(buffer.Data(), ends);
+    auto parts = Napi::Array::New(env, writer.parts());
+    for (uint32_t i = 0, start = 0; i < writer.parts(); start = ends[i++])
+      parts.Set(i, Napi::Uint8Array::New(env, ends[i] - start, buffer.ArrayBuffer(), buffer.ByteOffset() + start));
+    return TakenResult(env, writer.taken(), "parts", parts);
   });
 }
 

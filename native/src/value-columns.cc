@@ -1,95 +1,169 @@
 #include "value-columns.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "block-view.h"
-
 namespace meridian {
 namespace {
 
-void Varint(std::vector<uint8_t>& out, uint64_t v) {
+constexpr uint8_t kLengthDelimited = 2;
+
+inline size_t VarintSize(uint64_t v) { return static_cast<size_t>(63 - __builtin_clzll(v | 1)) / 7 + 1; }
+
+inline uint8_t* PutVarint(uint8_t* p, uint64_t v) {
   while (v >= 0x80) {
-    out.push_back(static_cast<uint8_t>(v | 0x80));
+    *p++ = static_cast<uint8_t>(v | 0x80);
     v >>= 7;
   }
-  out.push_back(static_cast<uint8_t>(v));
+  *p++ = static_cast<uint8_t>(v);
+  return p;
 }
 
-/** A length-delimited payload: its length, then the body. */
-std::vector<uint8_t> Delimited(const std::vector<uint8_t>& body) {
-  std::vector<uint8_t> out;
-  out.reserve(body.size() + 10);
-  Varint(out, body.size());
-  out.insert(out.end(), body.begin(), body.end());
-  return out;
+// int64 and int32 go on the wire as two's complement, sign-extended to 64 bits.
+inline uint64_t Wire(int64_t v) { return static_cast<uint64_t>(v); }
+
+/** Bytes of a packed field inside a message: tag, length, body; nothing when empty (proto3). */
+inline size_t PackedSize(size_t body) { return body == 0 ? 0 : 1 + VarintSize(body) + body; }
+
+inline uint8_t* PutPackedHead(uint8_t* p, uint32_t field, size_t body) {
+  *p++ = static_cast<uint8_t>((field << 3) | kLengthDelimited);
+  return PutVarint(p, body);
 }
 
-/** A packed field inside a message: tag, length, body. */
-void PackedField(std::vector<uint8_t>& message, uint32_t field, const std::vector<uint8_t>& body) {
-  if (body.empty()) return;  // proto3: an empty repeated field is absent
-  Varint(message, (field << 3) | 2);
-  Varint(message, body.size());
-  message.insert(message.end(), body.begin(), body.end());
+/** A varint known to take k bytes (unrolled for the run of same-size timestamps). */
+template <int k>
+inline uint8_t* PutVarintOf(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < k - 1; i++, v >>= 7) *p++ = static_cast<uint8_t>(v | 0x80);
+  *p++ = static_cast<uint8_t>(v);
+  return p;
 }
 
-template <typename T>
-std::vector<uint8_t> Fixed(const BlockView& b, uint8_t c, uint32_t begin, uint32_t stop) {
-  std::vector<uint8_t> body((stop - begin) * sizeof(T));
-  const T* values = static_cast<const T*>(b.column(c).values);
-  std::memcpy(body.data(), values + begin, body.size());  // little endian, as the wire form
-  if (b.column(c).anyMissing) {
-    const T nan = std::numeric_limits<T>::quiet_NaN();
-    for (uint32_t i = begin; i < stop; i++)
-      if (b.Missing(c, i)) std::memcpy(body.data() + (i - begin) * sizeof(T), &nan, sizeof(T));
-  }
-  return body;
+template <int k>
+uint8_t* PutTimestamps(const double* ts, uint32_t begin, uint32_t stop, uint8_t* p) {
+  for (uint32_t i = begin; i < stop; i++) p = PutVarintOf<k>(p, Wire(static_cast<int64_t>(ts[i])));
+  return p;
 }
 
 }  // namespace
 
-ColumnParts WriteBlockColumns(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows) {
-  const BlockView block(data, size);
-  const BlockHeader& h = block.header();
-  const double* ts = block.timestamps();
-  const auto [begin, stop, taken] = block.Select(from, to, maxRows);
-  ColumnParts out{{}, taken};
+TimestampRuns SizeRuns(const double* ts, uint32_t begin, uint32_t stop) {
+  TimestampRuns r;
+  r.negativeEnd = static_cast<uint32_t>(std::lower_bound(ts + begin, ts + stop, 0.0) - ts);
+  r.runs[0] = r.negativeEnd;
+  for (int k = 1; k <= 9; k++) r.runs[k] = static_cast<uint32_t>(std::lower_bound(ts + r.negativeEnd, ts + stop, std::ldexp(1.0, 7 * k)) - ts);
+  r.runs[10] = stop;
+  return r;
+}
 
-  std::vector<uint8_t> body;
-  body.reserve(static_cast<size_t>(stop - begin) * 5);
-  for (uint32_t i = begin; i < stop; i++) Varint(body, static_cast<uint64_t>(static_cast<int64_t>(ts[i])));  // int64: two's complement
-  out.parts.push_back(Delimited(body));
+namespace {
 
+/** Whether every flag is present and one byte long (0..127), the common case. */
+bool SmallFlags(const BlockView& b, uint8_t c, uint32_t begin, uint32_t stop) {
+  if (b.column(c).anyMissing) return false;
+  const uint32_t* values = static_cast<const uint32_t*>(b.column(c).values);
+  uint32_t any = 0;
+  for (uint32_t i = begin; i < stop; i++) any |= values[i];  // vectorised
+  return any < 0x80;
+}
+
+template <typename T>
+uint8_t* PutFixed(const BlockView& b, uint8_t c, uint32_t begin, uint32_t stop, uint8_t* p) {
+  const T* values = static_cast<const T*>(b.column(c).values);
+  std::memcpy(p, values + begin, (stop - begin) * sizeof(T));  // little endian, as the wire form
+  if (b.column(c).anyMissing) {
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    for (uint32_t i = begin; i < stop; i++)
+      if (b.Missing(c, i)) std::memcpy(p + (i - begin) * sizeof(T), &nan, sizeof(T));
+  }
+  return p + (stop - begin) * sizeof(T);
+}
+
+}  // namespace
+
+ColumnsWriter::ColumnsWriter(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows)
+    : block_(data, size), range_(block_.Select(from, to, maxRows)) {
+  const BlockHeader& h = block_.header();
+  const uint32_t begin = range_.begin, stop = range_.stop, rows = stop - begin;
+  const double* ts = block_.timestamps();
+  runs_ = SizeRuns(ts, begin, stop);
+  timestampBytes_ = size_t{runs_.negativeEnd - begin} * 10;
+  for (int k = 1; k <= 10; k++) timestampBytes_ += size_t{runs_.runs[k] - runs_.runs[k - 1]} * k;
+  size_ = VarintSize(timestampBytes_) + timestampBytes_;
+  valueBytes_.assign(h.columns, 0);
+  missingBytes_.assign(h.columns, 0);
   for (uint8_t c = 0; c < h.columns; c++) {
-    std::vector<uint8_t> message;
     switch (h.kinds[c]) {
       case FieldKind::kSingle:
-        PackedField(message, 1, Fixed<float>(block, c, begin, stop));
+        valueBytes_[c] = size_t{rows} * 4;
         break;
       case FieldKind::kDouble:
-        PackedField(message, 2, Fixed<double>(block, c, begin, stop));
+        valueBytes_[c] = size_t{rows} * 8;
         break;
       case FieldKind::kFlag: {
-        std::vector<uint8_t> flags, missing;
-        flags.reserve(stop - begin);
-        const int32_t* values = static_cast<const int32_t*>(block.column(c).values);
+        const int32_t* values = static_cast<const int32_t*>(block_.column(c).values);
+        if (SmallFlags(block_, c, begin, stop)) {
+          valueBytes_[c] = rows;
+          break;
+        }
         for (uint32_t i = begin; i < stop; i++) {
-          if (block.Missing(c, i)) {
-            flags.push_back(0);
-            Varint(missing, i - begin);
+          if (block_.Missing(c, i)) {
+            valueBytes_[c] += 1;  // a 0 in its place
+            missingBytes_[c] += VarintSize(i - begin);
           } else {
-            Varint(flags, static_cast<uint64_t>(static_cast<int64_t>(values[i])));  // int32: sign-extended
+            valueBytes_[c] += VarintSize(Wire(values[i]));
           }
         }
-        PackedField(message, 3, flags);
-        PackedField(message, 4, missing);
         break;
       }
     }
-    out.parts.push_back(Delimited(message));
+    const size_t message = PackedSize(valueBytes_[c]) + PackedSize(missingBytes_[c]);
+    size_ += VarintSize(message) + message;
   }
-  return out;
+}
+
+void ColumnsWriter::Write(uint8_t* out, size_t* ends) const {
+  const BlockHeader& h = block_.header();
+  const uint32_t begin = range_.begin, stop = range_.stop;
+  const double* ts = block_.timestamps();
+  uint8_t* p = PutVarint(out, timestampBytes_);
+  using Put = uint8_t* (*)(const double*, uint32_t, uint32_t, uint8_t*);
+  static constexpr Put kPut[] = {nullptr, PutTimestamps<1>, PutTimestamps<2>, PutTimestamps<3>, PutTimestamps<4>, PutTimestamps<5>,
+                                 PutTimestamps<6>, PutTimestamps<7>, PutTimestamps<8>, PutTimestamps<9>, PutTimestamps<10>};
+  p = PutTimestamps<10>(ts, begin, runs_.negativeEnd, p);
+  for (int k = 1; k <= 10; k++) p = kPut[k](ts, runs_.runs[k - 1], runs_.runs[k], p);
+  ends[0] = p - out;
+
+  for (uint8_t c = 0; c < h.columns; c++) {
+    p = PutVarint(p, PackedSize(valueBytes_[c]) + PackedSize(missingBytes_[c]));
+    if (valueBytes_[c] > 0) {
+      switch (h.kinds[c]) {
+        case FieldKind::kSingle:
+          p = PutFixed<float>(block_, c, begin, stop, PutPackedHead(p, 1, valueBytes_[c]));
+          break;
+        case FieldKind::kDouble:
+          p = PutFixed<double>(block_, c, begin, stop, PutPackedHead(p, 2, valueBytes_[c]));
+          break;
+        case FieldKind::kFlag: {
+          const int32_t* values = static_cast<const int32_t*>(block_.column(c).values);
+          p = PutPackedHead(p, 3, valueBytes_[c]);
+          if (valueBytes_[c] == stop - begin && missingBytes_[c] == 0) {  // one byte each (SmallFlags)
+            for (uint32_t i = begin; i < stop; i++) *p++ = static_cast<uint8_t>(values[i]);
+            break;
+          }
+          for (uint32_t i = begin; i < stop; i++) p = PutVarint(p, block_.Missing(c, i) ? 0 : Wire(values[i]));
+          if (missingBytes_[c] > 0) {
+            p = PutPackedHead(p, 4, missingBytes_[c]);
+            for (uint32_t i = begin; i < stop; i++)
+              if (block_.Missing(c, i)) p = PutVarint(p, i - begin);
+          }
+          break;
+        }
+      }
+    }
+    ends[1 + c] = p - out;
+  }
 }
 
 }  // namespace meridian

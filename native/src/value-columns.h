@@ -5,6 +5,9 @@
 // Each part is a field's length-delimited payload (length varint, then the
 // bytes), as protobuf-es keeps an unknown field, so the JS side sends them
 // without building a value per row.
+//
+// Sizes are known before a byte is written, so the caller allocates once and
+// the parts are written in place, back to back (no vector per part, no copy).
 #pragma once
 
 #include <cstddef>
@@ -15,13 +18,39 @@
 
 namespace meridian {
 
-struct ColumnParts {
-  /** [timestamps, column 1, column 2, ...], each length-prefixed. */
-  std::vector<std::vector<uint8_t>> parts;
-  Taken taken;
+/**
+ * Where ascending timestamps change varint size: runs[k] is the first row
+ * whose varint takes more than k bytes (k = 1..9; runs[10] is the end).
+ * Negatives take 10 bytes and come first, up to negativeEnd (= runs[0]).
+ * Found by binary search, so sizing needs no pass over the rows.
+ */
+struct TimestampRuns {
+  uint32_t negativeEnd;
+  uint32_t runs[11];
 };
+TimestampRuns SizeRuns(const double* ts, uint32_t begin, uint32_t stop);
 
-/** The rows of the block in [from, to], at most maxRows, as ValuesChunk parts. Throws CorruptBlock. */
-ColumnParts WriteBlockColumns(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows);
+class ColumnsWriter {
+ public:
+  /** Decodes the block and sizes its rows in [from, to], at most maxRows. Throws CorruptBlock. */
+  ColumnsWriter(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows);
+
+  const Taken& taken() const { return range_.taken; }
+  /** Parts: the timestamps, then one per data field. */
+  uint32_t parts() const { return 1 + block_.header().columns; }
+  /** Bytes of all parts together. */
+  size_t size() const { return size_; }
+  /** Writes the parts into out (size() bytes); ends[i] is where part i ends. */
+  void Write(uint8_t* out, size_t* ends) const;
+
+ private:
+  BlockView block_;
+  BlockView::Range range_;
+  size_t timestampBytes_ = 0;
+  TimestampRuns runs_;
+  /** Per column: the packed values' bytes, and (flags) the missing indexes' bytes. */
+  std::vector<size_t> valueBytes_, missingBytes_;
+  size_t size_ = 0;
+};
 
 }  // namespace meridian

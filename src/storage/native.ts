@@ -14,7 +14,7 @@ interface NativeAddon {
   crc32c(bytes: Uint8Array): number;
   encodeBlock(timestamps: Float64Array, kinds: Uint8Array, values: NativeColumn["values"][], missing: (Uint8Array | null)[]): Buffer;
   decodeBlock(bytes: Uint8Array): { timestamps: Float64Array; columns: NativeColumn[] };
-  blockColumns(bytes: Uint8Array, from: number, to: number, maxRows: number): Taken & { parts: Buffer[] };
+  blockColumns(bytes: Uint8Array, from: number, to: number, maxRows: number): Taken & { parts: Uint8Array[] };
   blockJson(bytes: Uint8Array, from: number, to: number, maxRows: number, first: boolean): Taken & { text: Buffer };
 }
 
@@ -50,7 +50,7 @@ export function blockJson(bytes: Uint8Array, from: number, to: number, maxRows: 
   return addon.blockJson(bytes, from, to, rowBound("blockJson", bytes, from, to, maxRows), first === true);
 }
 
-/** The same rows as the length-delimited wire payloads of ValuesChunk fields: [timestamps, column...] (native/src/value-columns.h). */
-export function blockColumns(bytes: Uint8Array, from: number, to: number, maxRows: number): Taken & { parts: Buffer[] } {
+/** The same rows as the length-delimited wire payloads of ValuesChunk fields: [timestamps, column...], views over one buffer (native/src/value-columns.h). */
+export function blockColumns(bytes: Uint8Array, from: number, to: number, maxRows: number): Taken & { parts: Uint8Array[] } {
   return addon.blockColumns(bytes, from, to, rowBound("blockColumns", bytes, from, to, maxRows));
 }
