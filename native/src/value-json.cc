@@ -29,9 +29,28 @@ void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
   *y = static_cast<int64_t>(yoe) + era * 400 + (*m <= 2);
 }
 
-inline void Two(unsigned v, char* p) {
-  p[0] = static_cast<char>('0' + v / 10);
-  p[1] = static_cast<char>('0' + v % 10);
+// "00" to "99": digits are written two at a time from this table.
+constexpr char kDigitPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+inline void Two(unsigned v, char* p) { std::memcpy(p, kDigitPairs + 2 * v, 2); }
+
+/** The decimal digits of n, right-aligned to end; returns where they start. */
+inline char* Digits(uint64_t n, char* end) {
+  while (n >= 100) {
+    end -= 2;
+    Two(static_cast<unsigned>(n % 100), end);
+    n /= 100;
+  }
+  if (n >= 10) {
+    end -= 2;
+    Two(static_cast<unsigned>(n), end);
+  } else {
+    *--end = static_cast<char>('0' + n);
+  }
+  return end;
 }
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
@@ -109,18 +128,14 @@ char* WriteDecimal(T v, int* hint, char* p) {
       e--;
     }
     if (e == 0) return nullptr;  // a whole number: left to the general rule
-    int count = 1;
-    while (count < static_cast<int>(std::size(kPow10)) && n >= static_cast<int64_t>(kPow10[count])) count++;  // > e, as a >= 1
+    char digits[20];
+    const char* d = Digits(static_cast<uint64_t>(n), digits + sizeof digits);
+    const int whole = static_cast<int>(digits + sizeof digits - d) - e;  // > 0, as a >= 1
     if (v < 0) *p++ = '-';
-    // Digits from the right, the point e places from the end.
-    char* end = p + count + 1;
-    char* q = end;
-    for (int i = 0; i < e; i++, n /= 10) *--q = static_cast<char>('0' + n % 10);
-    *--q = '.';
-    while (q > p) {
-      *--q = static_cast<char>('0' + n % 10);
-      n /= 10;
-    }
+    std::memcpy(p, d, whole);
+    p[whole] = '.';
+    std::memcpy(p + whole + 1, d + whole, e);
+    char* end = p + whole + 1 + e;
     return end;
   }
   return nullptr;
