@@ -204,7 +204,8 @@ Napi::Value BlockColumns(const Napi::CallbackInfo& info) {
     size_t ends[1 + meridian::kMaxColumns];
     writer.Write(buffer.Data(), ends);
     auto parts = Napi::Array::New(env, writer.parts());
-    for (uint32_t i = 0, start = 0; i < writer.parts(); start = ends[i++])
+    size_t start = 0;
+    for (uint32_t i = 0; i < writer.parts(); start = ends[i++])
       parts.Set(i, Napi::Uint8Array::New(env, ends[i] - start, buffer.ArrayBuffer(), buffer.ByteOffset() + start));
     return TakenResult(env, writer.taken(), "parts", parts);
   });

@@ -173,6 +173,17 @@ void WriteTimestamps(Writer& w, const int64_t* t, uint32_t rows) {
   }
 }
 
+/**
+ * Every reader relies on strictly ascending timestamps (range search, and the
+ * columns writer sizes its output from them), and a hostile block with a valid
+ * checksum can decode out of order. One branch-free pass over the rows.
+ */
+void RequireAscending(const double* ts, uint32_t rows) {
+  bool bad = false;
+  for (uint32_t i = 1; i < rows; i++) bad |= !(ts[i] > ts[i - 1]);
+  if (bad) throw CorruptBlock("timestamps not ascending");
+}
+
 void ReadTimestamps(Reader& r, const BlockHeader& h, double* out) {
   uint32_t rows = h.rows;
   out[0] = static_cast<double>(h.first);
@@ -184,6 +195,7 @@ void ReadTimestamps(Reader& r, const BlockHeader& h, double* out) {
   uint64_t t = static_cast<uint64_t>(h.first);
   if (exceptions == 0) {
     for (uint32_t i = 1; i < rows; i++) out[i] = static_cast<double>(static_cast<int64_t>(t + step * i));
+    RequireAscending(out, rows);
     return;
   }
   uint64_t at = 0;
@@ -199,6 +211,7 @@ void ReadTimestamps(Reader& r, const BlockHeader& h, double* out) {
     out[i] = static_cast<double>(static_cast<int64_t>(t));
   }
   if (exceptions != 0) throw CorruptBlock("timestamp exception index");
+  RequireAscending(out, rows);
 }
 
 void ReadMissing(Reader& r, uint32_t rows, ColumnOut& col, MissingForm* form) {
