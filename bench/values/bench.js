@@ -3,7 +3,9 @@
 // read over HTTP as JSON (whole range; paged at 100,000 and 5,000,000) and
 // over gRPC (columns; by a plain HTTP/2 gRPC client and by grpc-js), each
 // read by a client in its own process that takes every byte (median of BENCH_REPS, default 5,
-// after one warm-up read). Baseline, same run: the
+// after one warm-up read; the whole-range read and the paged walks of a size
+// run in rounds, and a walk's ratio is the median of its ratios to the whole
+// read of the same round). Baseline, same run: the
 // naive server (naive-server.js: SQLite rows and JSON.stringify) reading the
 // same 1,000,000 rows. Also the server's resident memory growth during the
 // 10,000,000-row whole-range read. BENCH_ROWS=1000000 limits the sizes.
@@ -28,8 +30,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const sizes = (process.env.BENCH_ROWS ?? "1000000,10000000").split(",").map(Number);
 const REPS = Number(process.env.BENCH_REPS ?? 5);
 const out = [];
-const emit = (c, metric, value, unit, base) => {
-  const row = { bench: "values", case: c, metric, value, unit, ...(base !== undefined ? { baseline: base, ratio: value / base } : {}) };
+const emit = (c, metric, value, unit, base, ratio = base !== undefined ? value / base : undefined) => {
+  const row = { bench: "values", case: c, metric, value, unit, ...(base !== undefined ? { baseline: base, ratio } : {}) };
   out.push(row);
   console.log(JSON.stringify(row));
 };
@@ -84,17 +86,31 @@ const url = server.address;
 const naiveUrl = `http://127.0.0.1:${naive.address}`;
 const headers = (paged) => ({ "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": PROJECT, "svc-dataset-id": datasetId, ...(paged ? { "api-version": "3" } : {}) });
 
-/** Runs the client process (without blocking this one, which may be watching the server); the median of its repetitions. */
-async function client(spec, reps = REPS) {
-  const p = spawn(process.execPath, [join(here, "client.js"), JSON.stringify({ reps, ...spec })], { stdio: ["ignore", "pipe", "inherit"] });
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/**
+ * Runs the client process on reads taken in rounds (client.js), without
+ * blocking this one, which may be watching the server. Per read: the median
+ * time, and each round's time, for ratios taken within a round.
+ */
+async function clientRounds(reads, reps = REPS) {
+  const p = spawn(process.execPath, [join(here, "client.js"), JSON.stringify({ reps, reads })], { stdio: ["ignore", "pipe", "inherit"] });
   let stdout = "";
   p.stdout.on("data", (d) => (stdout += d));
   const code = await new Promise((resolve) => p.once("exit", resolve));
   if (code !== 0) throw new Error(`client exited ${code}`);
   const runs = stdout.trim().split("\n").map((l) => JSON.parse(l));
-  const seconds = runs.map((x) => x.seconds).sort((a, b) => a - b);
-  return { seconds: seconds[Math.floor(seconds.length / 2)], bytes: runs[0].bytes, pages: runs[0].pages };
+  return reads.map((_, i) => {
+    const mine = runs.filter((x) => x.read === i);
+    const rounds = mine.map((x) => x.seconds);
+    return { seconds: median(rounds), rounds, bytes: mine[0].bytes, pages: mine[0].pages };
+  });
 }
+
+const client = async (spec, reps) => (await clientRounds([spec], reps))[0];
+
+/** The median over rounds of a read's time over the baseline's time in the same round. */
+const roundRatio = (read, base) => median(read.rounds.map((s, i) => s / base.rounds[i]));
 
 function rssKiB(pid) {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -107,14 +123,19 @@ try {
   for (const n of sizes) {
     const path = `/api/ts/dataset/${datasetId}/timeseries/${series.get(n)}/values`;
     const label = `${n / 1e6}M`;
-    const whole = await client({ kind: "http", url, path, headers: headers(false) });
+    // The whole-range read and the paged walks in rounds: a paged walk's ratio is taken against the whole read of its round.
+    const walks = [[100_000, false], [100_000, true], [5_000_000, false]];
+    const [whole, ...paged] = await clientRounds([
+      { kind: "http", url, path, headers: headers(false) },
+      ...walks.map(([limit, keepAlive]) => ({ kind: "http", url, path, headers: headers(true), paged: true, limit, keepAlive })),
+    ]);
     emit(`${label} JSON whole range`, "time", whole.seconds * 1000, "ms");
     emit(`${label} JSON whole range`, "rows/s", n / whole.seconds / 1e6, "M rows/s", n === 1_000_000 ? 1e6 / base.seconds / 1e6 : undefined);
     emit(`${label} JSON whole range`, "body", whole.bytes / 1e6, "MB");
-    for (const [limit, keepAlive] of [[100_000, false], [100_000, true], [5_000_000, false]]) {
-      const paged = await client({ kind: "http", url, path, headers: headers(true), paged: true, limit, keepAlive });
-      emit(`${label} JSON paged limit=${limit} (${paged.pages} pages${keepAlive ? ", one kept-alive connection" : ""})`, "time", paged.seconds * 1000, "ms", whole.seconds * 1000);
-    }
+    walks.forEach(([limit, keepAlive], i) => {
+      const p = paged[i];
+      emit(`${label} JSON paged limit=${limit} (${p.pages} pages${keepAlive ? ", one kept-alive connection" : ""})`, "time", p.seconds * 1000, "ms", whole.seconds * 1000, roundRatio(p, whole));
+    });
     const request = Buffer.from(toBinary(ReadValuesRequestSchema, create(ReadValuesRequestSchema, { datasetId, timeSeriesId: series.get(n) }))).toString("base64");
     for (const [kind, name] of [["h2grpc", "gRPC columns (HTTP/2 client)"], ["grpc", "gRPC columns (grpc-js client)"]]) {
       const g = await client({ kind, url, path: "/meridian.timeseries.v1.TimeSeriesService/ReadValues", headers: headers(false), request });

@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // The reading side of bench/values, in its own process: reads every byte of
-// a values response (or of every page, following the cursor) and prints
-// {seconds, bytes, pages} per repetition as one JSON line, after one
-// unreported warm-up repetition.
-// Usage: node client.js '{"kind":"http"|"grpc"|"h2grpc", "url", "path", "headers", "paged"?, "limit"?, "keepAlive"?, "request"?, "reps"}'
+// a values response (or of every page, following the cursor). Given several
+// reads, it runs them in rounds, one of each per round, so that reads
+// compared with each other (paged against whole) see the same moments of a
+// noisy machine. Round 0 warms up this process and the server and is not
+// reported; each later round prints {read, seconds, bytes, pages} per read
+// as JSON lines.
+// Usage: node client.js '{"reps", "reads": [{"kind":"http"|"grpc"|"h2grpc", "url", "path", "headers", "paged"?, "limit"?, "keepAlive"?, "request"?}...]}'
 // "http" opens a connection per request unless keepAlive, which reuses one.
 // "grpc" reads through @grpc/grpc-js; "h2grpc" speaks gRPC over node:http2
 // directly (frames counted, not decoded; a 16 MiB flow-control window), so
@@ -12,10 +15,9 @@ import * as grpc from "@grpc/grpc-js";
 import { Agent, request } from "node:http";
 import * as http2 from "node:http2";
 
-const spec = JSON.parse(process.argv[2]);
-const agent = spec.keepAlive ? new Agent({ keepAlive: true, maxSockets: 1 }) : false;
+const { reps, reads } = JSON.parse(process.argv[2]);
 
-function get(url, headers) {
+function get(url, headers, agent) {
   return new Promise((resolve, reject) => {
     const req = request(url, { headers, agent }, (res) => {
       if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode} for ${url}`));
@@ -32,13 +34,13 @@ function get(url, headers) {
   });
 }
 
-async function http() {
+async function http(spec, agent) {
   let bytes = 0;
   let pages = 0;
   let cursor;
   do {
     const query = spec.paged ? `?limit=${spec.limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}` : "";
-    const r = await get(spec.url + spec.path + query, spec.headers);
+    const r = await get(spec.url + spec.path + query, spec.headers, agent);
     bytes += r.bytes;
     pages++;
     cursor = spec.paged ? /"cursor":"([^"]+)"\}$/.exec(r.tail)?.[1] : undefined;
@@ -46,7 +48,7 @@ async function http() {
   return { bytes, pages };
 }
 
-function grpcRead(client) {
+function grpcRead(spec, client) {
   return new Promise((resolve, reject) => {
     const md = new grpc.Metadata();
     for (const [k, v] of Object.entries(spec.headers)) md.set(k, v);
@@ -58,7 +60,7 @@ function grpcRead(client) {
   });
 }
 
-function h2Read(session) {
+function h2Read(spec, session) {
   const body = Buffer.from(spec.request, "base64");
   const frame = Buffer.alloc(5 + body.length);
   frame.writeUInt32BE(body.length, 1);
@@ -74,20 +76,29 @@ function h2Read(session) {
   });
 }
 
-let session;
-if (spec.kind === "h2grpc") {
-  session = http2.connect(spec.url, { settings: { initialWindowSize: 16 << 20 } });
-  await new Promise((resolve) => session.once("remoteSettings", resolve));
-  session.setLocalWindowSize(16 << 20);
+/** A reader per read, with what it keeps open across rounds (a kept-alive agent, an HTTP/2 session, a grpc-js client). */
+async function reader(spec) {
+  if (spec.kind === "h2grpc") {
+    const session = http2.connect(spec.url, { settings: { initialWindowSize: 16 << 20 } });
+    await new Promise((resolve) => session.once("remoteSettings", resolve));
+    session.setLocalWindowSize(16 << 20);
+    return { read: () => h2Read(spec, session), close: () => session.close() };
+  }
+  if (spec.kind === "grpc") {
+    const client = new grpc.Client(new URL(spec.url).host, grpc.credentials.createInsecure(), { "grpc.max_receive_message_length": -1, "grpc-node.flow_control_window": 16 << 20 });
+    return { read: () => grpcRead(spec, client), close: () => client.close() };
+  }
+  const agent = spec.keepAlive ? new Agent({ keepAlive: true, maxSockets: 1 }) : false;
+  return { read: () => http(spec, agent), close: () => agent && agent.destroy() };
 }
 
-const client = spec.kind === "grpc" ? new grpc.Client(new URL(spec.url).host, grpc.credentials.createInsecure(), { "grpc.max_receive_message_length": -1, "grpc-node.flow_control_window": 16 << 20 }) : undefined;
-// Repetition 0 warms up this process and the server's code for this read; it is not reported.
-for (let r = 0; r <= spec.reps; r++) {
-  const t = performance.now();
-  const out = session ? await h2Read(session) : client ? await grpcRead(client) : await http();
-  if (r > 0) console.log(JSON.stringify({ seconds: (performance.now() - t) / 1000, ...out }));
+const readers = [];
+for (const spec of reads) readers.push(await reader(spec));
+for (let round = 0; round <= reps; round++) {
+  for (const [read, r] of readers.entries()) {
+    const t = performance.now();
+    const out = await r.read();
+    if (round > 0) console.log(JSON.stringify({ read, seconds: (performance.now() - t) / 1000, ...out }));
+  }
 }
-client?.close();
-if (agent) agent.destroy();
-session?.close();
+for (const r of readers) r.close();
