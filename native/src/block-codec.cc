@@ -195,7 +195,6 @@ void ReadTimestamps(Reader& r, const BlockHeader& h, double* out) {
   uint64_t t = static_cast<uint64_t>(h.first);
   if (exceptions == 0) {
     for (uint32_t i = 1; i < rows; i++) out[i] = static_cast<double>(static_cast<int64_t>(t + step * i));
-    RequireAscending(out, rows);
     return;
   }
   uint64_t at = 0;
@@ -211,7 +210,6 @@ void ReadTimestamps(Reader& r, const BlockHeader& h, double* out) {
     out[i] = static_cast<double>(static_cast<int64_t>(t));
   }
   if (exceptions != 0) throw CorruptBlock("timestamp exception index");
-  RequireAscending(out, rows);
 }
 
 void ReadMissing(Reader& r, uint32_t rows, ColumnOut& col, MissingForm* form) {
@@ -329,6 +327,7 @@ void DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& h, double*
   Reader r(data, size - 4);
   r.Take(h.headerBytes);  // already read by ReadBlockHeader
   ReadTimestamps(r, h, timestamps);
+  RequireAscending(timestamps, h.rows);
   for (uint8_t c = 0; c < h.columns; c++) {
     ColumnOut& col = columns[c];
     MissingForm form;
