@@ -46,18 +46,12 @@ uint8_t* PutTimestamps(const double* ts, uint32_t begin, uint32_t stop, uint8_t*
   return p;
 }
 
-}  // namespace
-
-TimestampRuns SizeRuns(const double* ts, uint32_t begin, uint32_t stop) {
-  TimestampRuns r;
-  r.negativeEnd = static_cast<uint32_t>(std::lower_bound(ts + begin, ts + stop, 0.0) - ts);
-  r.runs[0] = r.negativeEnd;
-  for (int k = 1; k <= 9; k++) r.runs[k] = static_cast<uint32_t>(std::lower_bound(ts + r.negativeEnd, ts + stop, std::ldexp(1.0, 7 * k)) - ts);
-  r.runs[10] = stop;
-  return r;
+/** Fills runs (see ColumnsWriter::runs_) for the ascending timestamps [begin, stop). */
+void SizeRuns(const double* ts, uint32_t begin, uint32_t stop, uint32_t* runs) {
+  runs[0] = static_cast<uint32_t>(std::lower_bound(ts + begin, ts + stop, 0.0) - ts);
+  for (int k = 1; k <= 9; k++) runs[k] = static_cast<uint32_t>(std::lower_bound(ts + runs[0], ts + stop, std::ldexp(1.0, 7 * k)) - ts);
+  runs[10] = stop;
 }
-
-namespace {
 
 /** Whether every flag is present and one byte long (0..127), the common case. */
 bool SmallFlags(const BlockView& b, uint8_t c, uint32_t begin, uint32_t stop) {
@@ -87,9 +81,9 @@ ColumnsWriter::ColumnsWriter(const uint8_t* data, size_t size, int64_t from, int
   const BlockHeader& h = block_.header();
   const uint32_t begin = range_.begin, stop = range_.stop, rows = stop - begin;
   const double* ts = block_.timestamps();
-  runs_ = SizeRuns(ts, begin, stop);
-  timestampBytes_ = size_t{runs_.negativeEnd - begin} * 10;
-  for (int k = 1; k <= 10; k++) timestampBytes_ += size_t{runs_.runs[k] - runs_.runs[k - 1]} * k;
+  SizeRuns(ts, begin, stop, runs_);
+  timestampBytes_ = size_t{runs_[0] - begin} * 10;
+  for (int k = 1; k <= 10; k++) timestampBytes_ += size_t{runs_[k] - runs_[k - 1]} * k;
   size_ = VarintSize(timestampBytes_) + timestampBytes_;
   valueBytes_.assign(h.columns, 0);
   missingBytes_.assign(h.columns, 0);
@@ -131,8 +125,8 @@ void ColumnsWriter::Write(uint8_t* out, size_t* ends) const {
   using Put = uint8_t* (*)(const double*, uint32_t, uint32_t, uint8_t*);
   static constexpr Put kPut[] = {nullptr, PutTimestamps<1>, PutTimestamps<2>, PutTimestamps<3>, PutTimestamps<4>, PutTimestamps<5>,
                                  PutTimestamps<6>, PutTimestamps<7>, PutTimestamps<8>, PutTimestamps<9>, PutTimestamps<10>};
-  p = PutTimestamps<10>(ts, begin, runs_.negativeEnd, p);
-  for (int k = 1; k <= 10; k++) p = kPut[k](ts, runs_.runs[k - 1], runs_.runs[k], p);
+  p = kPut[10](ts, begin, runs_[0], p);  // negatives
+  for (int k = 1; k <= 10; k++) p = kPut[k](ts, runs_[k - 1], runs_[k], p);
   ends[0] = p - out;
 
   for (uint8_t c = 0; c < h.columns; c++) {

@@ -18,18 +18,6 @@
 
 namespace meridian {
 
-/**
- * Where ascending timestamps change varint size: runs[k] is the first row
- * whose varint takes more than k bytes (k = 1..9; runs[10] is the end).
- * Negatives take 10 bytes and come first, up to negativeEnd (= runs[0]).
- * Found by binary search, so sizing needs no pass over the rows.
- */
-struct TimestampRuns {
-  uint32_t negativeEnd;
-  uint32_t runs[11];
-};
-TimestampRuns SizeRuns(const double* ts, uint32_t begin, uint32_t stop);
-
 class ColumnsWriter {
  public:
   /** Decodes the block and sizes its rows in [from, to], at most maxRows. Throws CorruptBlock. */
@@ -47,7 +35,12 @@ class ColumnsWriter {
   BlockView block_;
   BlockView::Range range_;
   size_t timestampBytes_ = 0;
-  TimestampRuns runs_;
+  /**
+   * Where the ascending timestamps change varint size (found by binary
+   * search, so sizing needs no pass over the rows): rows [begin, runs_[0])
+   * are negative and take 10 bytes; rows [runs_[k-1], runs_[k]) take k.
+   */
+  uint32_t runs_[11];
   /** Per column: the packed values' bytes, and (flags) the missing indexes' bytes. */
   std::vector<size_t> valueBytes_, missingBytes_;
   size_t size_ = 0;

@@ -135,8 +135,7 @@ char* WriteDecimal(T v, int* hint, char* p) {
     std::memcpy(p, d, whole);
     p[whole] = '.';
     std::memcpy(p + whole + 1, d + whole, e);
-    char* end = p + whole + 1 + e;
-    return end;
+    return p + whole + 1 + e;
   }
   return nullptr;
 }
