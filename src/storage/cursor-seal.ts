@@ -12,7 +12,7 @@ export class CursorSeal {
 
   seal(binding: string, payload: unknown): string {
     const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
-    return `${body}#${this.mac(binding, body)}`;
+    return `${body}#${this.mac(binding, body).toString("base64url")}`;
   }
 
   /** The payload, or undefined for a cursor that is malformed or not of this binding. */
@@ -21,7 +21,7 @@ export class CursorSeal {
     if (at <= 0) return undefined;
     const body = cursor.slice(0, at);
     const given = Buffer.from(cursor.slice(at + 1), "base64url");
-    const want = Buffer.from(this.mac(binding, body), "base64url");
+    const want = this.mac(binding, body);
     if (given.length !== want.length || !timingSafeEqual(given, want)) return undefined;
     try {
       return JSON.parse(Buffer.from(body, "base64url").toString("utf8"));
@@ -30,7 +30,7 @@ export class CursorSeal {
     }
   }
 
-  private mac(binding: string, body: string): string {
-    return createHmac("sha256", this.key).update(binding).update("\0").update(body).digest().subarray(0, MAC_BYTES).toString("base64url");
+  private mac(binding: string, body: string): Buffer {
+    return createHmac("sha256", this.key).update(binding).update("\0").update(body).digest().subarray(0, MAC_BYTES);
   }
 }
