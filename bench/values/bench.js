@@ -86,6 +86,8 @@ const url = server.address;
 const naiveUrl = `http://127.0.0.1:${naive.address}`;
 const headers = (paged) => ({ "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": PROJECT, "svc-dataset-id": datasetId, ...(paged ? { "api-version": "3" } : {}) });
 
+const valuesPath = (n) => `/api/ts/dataset/${datasetId}/timeseries/${series.get(n)}/values`;
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /**
@@ -121,7 +123,7 @@ try {
   const base = await client({ kind: "http", url: naiveUrl, path: "/values", headers: {} }, Math.min(REPS, 3));
   emit("naive baseline 1M JSON (SQLite + JSON.stringify)", "time", base.seconds * 1000, "ms");
   for (const n of sizes) {
-    const path = `/api/ts/dataset/${datasetId}/timeseries/${series.get(n)}/values`;
+    const path = valuesPath(n);
     const label = `${n / 1e6}M`;
     // The whole-range read and the paged walks in rounds: a paged walk's ratio is taken against the whole read of its round.
     const walks = [[100_000, false], [100_000, true], [5_000_000, false]];
@@ -150,7 +152,7 @@ try {
   const before = rssKiB(pid);
   let peak = before;
   const poll = setInterval(() => (peak = Math.max(peak, rssKiB(pid))), 5);
-  await client({ kind: "http", url, path: `/api/ts/dataset/${datasetId}/timeseries/${series.get(n)}/values`, headers: headers(false) }, 1);
+  await client({ kind: "http", url, path: valuesPath(n), headers: headers(false) }, 1);
   clearInterval(poll);
   emit(`${n / 1e6}M JSON whole range`, "server RSS growth", (peak - before) / 1024, "MB");
   emit(`${n / 1e6}M JSON whole range`, "server RSS before", before / 1024, "MB");
