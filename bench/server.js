@@ -6,9 +6,9 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** Spawns node with args; resolves once its output (stdout or stderr) matches `ready`, with the first group. */
-export function startProcess(args, env, ready) {
-  const p = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+/** Spawns node with args (or another program); resolves once its output (stdout or stderr) matches `ready`, with the first group. */
+export function startProcess(args, env, ready, program = process.execPath) {
+  const p = spawn(program, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
     let text = "";
     const onData = (d) => {
@@ -27,8 +27,13 @@ export function startProcess(args, env, ready) {
   });
 }
 
-/** `meridian serve` on a free port over dbPath; BENCH_SERVER_ARGS (e.g. "--cpu-prof") go to node. */
+/**
+ * `meridian serve` on a free port over dbPath, started as users start it:
+ * bin/meridian.js run as a program, so with the node flags of its first line.
+ * BENCH_SERVER_ARGS (e.g. "--cpu-prof") go to node through NODE_OPTIONS.
+ */
 export function startMeridian(dbPath) {
-  const nodeArgs = (process.env.BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean);
-  return startProcess([...nodeArgs, join(root, "bin", "meridian.js"), "serve"], { MERIDIAN_DB: dbPath, MERIDIAN_PORT: "0", MERIDIAN_LOG_LEVEL: "info" }, /"address":"([^"]+)"/);
+  const env = { MERIDIAN_DB: dbPath, MERIDIAN_PORT: "0", MERIDIAN_LOG_LEVEL: "info" };
+  if (process.env.BENCH_SERVER_ARGS) env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} ${process.env.BENCH_SERVER_ARGS}`;
+  return startProcess(["serve"], env, /"address":"([^"]+)"/, join(root, "bin", "meridian.js"));
 }

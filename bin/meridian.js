@@ -1,5 +1,7 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --initial-old-space-size=64
 // The `meridian` command (D33): the compiled CLI, built by `npm install`.
+// The flags above are the server's (src/cli/node-flags.ts says why); plain
+// `node bin/meridian.js serve` works too, and logs that they are missing.
 import { main } from "../dist/cli/main.js";
 
 process.exitCode = await main(process.argv.slice(2));

@@ -6,6 +6,7 @@ import { ApiKeyStore } from "../auth/api-keys.js";
 import { SETTINGS, SettingError, flagOf, loadSettings, settingsHelp } from "../config/settings.js";
 import { openDatabase } from "../storage/database.js";
 import { ImportError, importCsv } from "../timeseries/csv-import.js";
+import { missingNodeFlags } from "./node-flags.js";
 import { progressBar } from "./progress.js";
 
 const USAGE = `Meridian ${VERSION}: feature status messages and time series over gRPC, Connect and JSON.
@@ -66,6 +67,10 @@ async function serve(argv: string[]): Promise<number> {
     process.once("SIGINT", () => resolve("SIGINT"));
   });
   const app = await startMeridian(loadSettings(process.env, values as Record<string, string | undefined>));
+  const missing = missingNodeFlags();
+  if (missing.length > 0) {
+    app.logger.warn({ missing }, `node was started without ${missing.join(" ")}: expect frequent full garbage collections under load; run bin/meridian.js itself, or node ${missing.join(" ")} bin/meridian.js serve`);
+  }
   app.logger.info({ signal: await signal }, "draining");
   await app.close();
   return 0;

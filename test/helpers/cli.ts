@@ -9,9 +9,14 @@ export function meridian(args: string[], env: Record<string, string> = {}): { st
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** Starts `meridian serve` and resolves with its URL once it logs that it listens. */
-export function serve(env: Record<string, string>, args: string[] = []): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [BIN, "serve", ...args], { env: { ...process.env, MERIDIAN_PORT: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+/**
+ * Starts `meridian serve` and resolves with its URL once it logs that it
+ * listens. By plain `node bin/meridian.js` unless asProgram, which runs the
+ * file itself, as `meridian serve` and `npm start` do (its first line's flags).
+ */
+export function serve(env: Record<string, string>, args: string[] = [], asProgram = false): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
+  const [program, argv] = asProgram ? [BIN, ["serve", ...args]] : [process.execPath, [BIN, "serve", ...args]];
+  const child = spawn(program, argv, { env: { ...process.env, MERIDIAN_PORT: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let err = "";
   return new Promise((resolve, reject) => {
     child.stderr!.on("data", (d) => {

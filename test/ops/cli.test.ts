@@ -1,10 +1,11 @@
 // D11, D31, D33: the meridian command.
 import { afterAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SETTINGS } from "../../src/config/settings.js";
-import { exited, meridian, serve } from "../helpers/cli.js";
+import { SERVE_NODE_FLAGS } from "../../src/cli/node-flags.js";
+import { BIN, exited, meridian, serve } from "../helpers/cli.js";
 import { secretOf } from "../helpers/server.js";
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-cli-"));
@@ -38,6 +39,31 @@ describe("D31 settings and help", () => {
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const line = stderr().split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => "address" in l)!;
     expect(line).toMatchObject({ address: url, db: env.MERIDIAN_DB, version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+  });
+});
+
+describe("serve's node flags (src/cli/node-flags.ts)", () => {
+  const warnings = (stderr: string) =>
+    stderr.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { level: number; missing?: string[] }).filter((l) => l.missing);
+
+  it("bin/meridian.js's first line gives node the server's flags", () => {
+    const first = readFileSync(BIN, "utf8").split("\n", 1)[0];
+    expect(first).toBe(`#!/usr/bin/env -S node ${SERVE_NODE_FLAGS.join(" ")}`);
+  });
+
+  it("run as a program (meridian serve, npm start), serve has the flags and warns of nothing", async () => {
+    const { child, stderr } = await serve(env, [], true);
+    child.kill("SIGTERM");
+    expect(await exited(child)).toBe(0);
+    expect(warnings(stderr())).toEqual([]);
+  });
+
+  it("started by plain node, serve still serves and logs a warning naming the missing flags", async () => {
+    const { child, url, stderr } = await serve(env);
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    child.kill("SIGTERM");
+    expect(await exited(child)).toBe(0);
+    expect(warnings(stderr())).toEqual([expect.objectContaining({ level: 40, missing: [...SERVE_NODE_FLAGS] })]);
   });
 });
 
