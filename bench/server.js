@@ -3,6 +3,7 @@
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { SERVE_NODE_FLAGS } from "../dist/cli/node-flags.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -30,10 +31,14 @@ export function startProcess(args, env, ready, program = process.execPath) {
 /**
  * `meridian serve` on a free port over dbPath, started as users start it:
  * bin/meridian.js run as a program, so with the node flags of its first line.
- * BENCH_SERVER_ARGS (e.g. "--cpu-prof") go to node through NODE_OPTIONS.
+ * BENCH_SERVER_ARGS (e.g. "--cpu-prof", not allowed in NODE_OPTIONS) go to
+ * node, before those same flags.
  */
 export function startMeridian(dbPath) {
   const env = { MERIDIAN_DB: dbPath, MERIDIAN_PORT: "0", MERIDIAN_LOG_LEVEL: "info" };
-  if (process.env.BENCH_SERVER_ARGS) env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} ${process.env.BENCH_SERVER_ARGS}`;
-  return startProcess(["serve"], env, /"address":"([^"]+)"/, join(root, "bin", "meridian.js"));
+  const bin = join(root, "bin", "meridian.js");
+  const listening = /"address":"([^"]+)"/;
+  const nodeArgs = (process.env.BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean);
+  if (nodeArgs.length === 0) return startProcess(["serve"], env, listening, bin);
+  return startProcess([...nodeArgs, ...SERVE_NODE_FLAGS, bin, "serve"], env, listening);
 }
