@@ -14,13 +14,13 @@ import { BLOCK_ROWS, FieldKind, decodeBlock, encodeBlock } from "../../dist/stor
 import { openDatabase } from "../../dist/storage/database.js";
 import { MetadataStore } from "../../dist/timeseries/metadata-store.js";
 import { W1_FIELDS, checkW1, columns, text } from "../w1.js";
+import { reporter } from "../report.js";
 import * as baseline from "./ts-codec.js";
 import * as port from "./ts-port.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const sizes = (process.env.BENCH_ROWS ?? "1000000,10000000").split(",").map(Number);
-const out = [];
-const emit = (c, metric, value, unit, base) => out.push({ bench: "codec", case: c, metric, value, unit, ...(base !== undefined ? { baseline: base, ratio: value / base } : {}) });
+const emit = reporter("codec");
 
 checkW1();
 
@@ -119,4 +119,3 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-for (const row of out) process.stdout.write(JSON.stringify(row) + "\n");

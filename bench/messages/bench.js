@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { openDatabase } from "../../dist/storage/database.js";
 import { ApiKeyStore } from "../../dist/auth/api-keys.js";
 import { MessageStore } from "../../dist/featurestatus/message-store.js";
+import { reporter } from "../report.js";
 import { startMeridian } from "../server.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -68,9 +69,7 @@ try {
   }
   await load("/healthz"); // warm-up
   const base = await load("/healthz");
-  const rows = [];
-  const emit = (c, metric, value, unit, baseline) =>
-    rows.push({ bench: "messages", case: c, metric, value, unit, ...(baseline !== undefined ? { baseline, ratio: value / baseline } : {}) });
+  const emit = reporter("messages");
   emit("GET /healthz (baseline)", "req/s", base.rps, "req/s");
   emit("GET /healthz (baseline)", "p99", base.p99, "ms");
   for (const [name, path] of [
@@ -83,7 +82,6 @@ try {
     emit(name, "p50", r.p50, "ms");
     emit(name, "p99", r.p99, "ms");
   }
-  for (const row of rows) process.stdout.write(JSON.stringify(row) + "\n");
 } finally {
   server.kill("SIGTERM");
   await new Promise((r) => server.once("exit", r));

@@ -24,17 +24,13 @@ import { BlockStore } from "../../dist/storage/block-store.js";
 import { BLOCK_ROWS, FieldKind } from "../../dist/storage/block-codec.js";
 import { ReadValuesRequestSchema } from "../../dist/gen/meridian/timeseries/v1/time_series_pb.js";
 import { W1_FIELDS, checkW1, columns, rows } from "../w1.js";
+import { reporter } from "../report.js";
 import { startMeridian, startProcess } from "../server.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const sizes = (process.env.BENCH_ROWS ?? "1000000,10000000").split(",").map(Number);
 const REPS = Number(process.env.BENCH_REPS ?? 5);
-const out = [];
-const emit = (c, metric, value, unit, base, ratio = base !== undefined ? value / base : undefined) => {
-  const row = { bench: "values", case: c, metric, value, unit, ...(base !== undefined ? { baseline: base, ratio } : {}) };
-  out.push(row);
-  console.log(JSON.stringify(row));
-};
+const emit = reporter("values");
 
 checkW1();
 
