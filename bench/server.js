@@ -7,9 +7,9 @@ import { SERVE_NODE_FLAGS } from "../dist/cli/node-flags.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** Spawns node with args (or another program); resolves once its output (stdout or stderr) matches `ready`, with the first group. */
-export function startProcess(args, env, ready, program = process.execPath) {
-  const p = spawn(program, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+/** Spawns node with args; resolves once its output (stdout or stderr) matches `ready`, with the first group. */
+export function startProcess(args, env, ready) {
+  const p = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
     let text = "";
     const onData = (d) => {
@@ -29,16 +29,11 @@ export function startProcess(args, env, ready, program = process.execPath) {
 }
 
 /**
- * `meridian serve` on a free port over dbPath, started as users start it:
- * bin/meridian.js run as a program, so with the node flags of its first line.
- * BENCH_SERVER_ARGS (e.g. "--cpu-prof", not allowed in NODE_OPTIONS) go to
- * node, before those same flags.
+ * `meridian serve` on a free port over dbPath, with the node flags that
+ * bin/meridian.js's first line gives it (SERVE_NODE_FLAGS; a test keeps the
+ * two in step). BENCH_SERVER_ARGS (e.g. "--cpu-prof") go to node too.
  */
 export function startMeridian(dbPath) {
-  const env = { MERIDIAN_DB: dbPath, MERIDIAN_PORT: "0", MERIDIAN_LOG_LEVEL: "info" };
-  const bin = join(root, "bin", "meridian.js");
-  const listening = /"address":"([^"]+)"/;
   const nodeArgs = (process.env.BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean);
-  if (nodeArgs.length === 0) return startProcess(["serve"], env, listening, bin);
-  return startProcess([...nodeArgs, ...SERVE_NODE_FLAGS, bin, "serve"], env, listening);
+  return startProcess([...nodeArgs, ...SERVE_NODE_FLAGS, join(root, "bin", "meridian.js"), "serve"], { MERIDIAN_DB: dbPath, MERIDIAN_PORT: "0", MERIDIAN_LOG_LEVEL: "info" }, /"address":"([^"]+)"/);
 }
