@@ -184,6 +184,17 @@ void RequireAscending(const double* ts, uint32_t rows) {
   if (bad) throw CorruptBlock("timestamps not ascending");
 }
 
+/**
+ * A hostile block with a valid checksum can decode to any 64-bit seconds, and
+ * the readers write dates of years 0001..9999 only (value-json.cc indexes a
+ * digit table by century). Ascending already, so the first and last bound all.
+ */
+void RequireD24(const double* ts, uint32_t rows) {
+  if (!(ts[0] >= static_cast<double>(kMinTimestamp) && ts[rows - 1] <= static_cast<double>(kMaxTimestamp))) {
+    throw CorruptBlock("timestamp outside 0001..9999");
+  }
+}
+
 void ReadTimestamps(Reader& r, const BlockHeader& h, double* out) {
   uint32_t rows = h.rows;
   out[0] = static_cast<double>(h.first);
@@ -274,7 +285,11 @@ void ReadFlags(Reader& r, uint32_t rows, int32_t* out) {
 std::vector<uint8_t> EncodeBlock(const double* timestamps, uint32_t rows, const ColumnIn* columns, uint8_t count) {
   if (rows == 0 || rows > kMaxBlockRows) throw std::invalid_argument("a block holds 1 to 16536 rows");
   std::vector<int64_t> t(rows);
-  for (uint32_t i = 0; i < rows; i++) t[i] = static_cast<int64_t>(timestamps[i]);
+  for (uint32_t i = 0; i < rows; i++) {
+    // The JS wrapper validates; this re-check keeps the cast defined (no NaN, no overflow) for any caller.
+    if (!(timestamps[i] >= kMinTimestamp && timestamps[i] <= kMaxTimestamp)) throw std::invalid_argument("timestamps lie in 0001..9999 (D24)");
+    t[i] = static_cast<int64_t>(timestamps[i]);
+  }
   Writer w;
   w.U8(kBlockVersion);
   w.U8(count);
@@ -328,6 +343,7 @@ void DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& h, double*
   r.Take(h.headerBytes);  // already read by ReadBlockHeader
   ReadTimestamps(r, h, timestamps);
   RequireAscending(timestamps, h.rows);
+  RequireD24(timestamps, h.rows);
   for (uint8_t c = 0; c < h.columns; c++) {
     ColumnOut& col = columns[c];
     MissingForm form;

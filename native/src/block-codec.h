@@ -20,6 +20,11 @@ namespace meridian {
 constexpr uint8_t kBlockVersion = 1;
 constexpr uint32_t kMaxBlockRows = 16536;
 constexpr uint8_t kMaxColumns = 255;
+// D24: 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z in epoch seconds, as
+// MIN_TIMESTAMP and MAX_TIMESTAMP in src/storage/block-codec.ts. Every block
+// that decodes lies inside: the JSON writer's dates have four-digit years.
+constexpr int64_t kMinTimestamp = -62135596800;
+constexpr int64_t kMaxTimestamp = 253402300799;
 
 enum class FieldKind : uint8_t { kSingle = 0, kDouble = 1, kFlag = 2 };
 
@@ -31,6 +36,7 @@ struct ColumnIn {
   const uint8_t* missing;
 };
 
+/** Encodes whole-second timestamps, strictly ascending, inside D24; throws std::invalid_argument for any outside D24. */
 std::vector<uint8_t> EncodeBlock(const double* timestamps, uint32_t rows, const ColumnIn* columns, uint8_t count);
 
 struct BlockHeader {
@@ -54,7 +60,7 @@ struct ColumnOut {
   bool anyMissing;
 };
 
-/** Decodes a block whose header ReadBlockHeader returned; throws CorruptBlock. */
+/** Decodes a block whose header ReadBlockHeader returned; throws CorruptBlock, also when its timestamps do not ascend or leave D24. */
 void DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& header, double* timestamps, ColumnOut* columns);
 
 }  // namespace meridian

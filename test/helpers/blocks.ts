@@ -58,3 +58,20 @@ export function toBlock(b: { timestamps: number[]; columns: { kind: FieldKind; v
   };
 }
 
+
+/** The block's bytes with the CRC-32C recomputed over them: a hostile edit the checksum does not catch. */
+export function withChecksum(bytes: Uint8Array, crc32c: (b: Uint8Array) => number): Buffer {
+  const copy = Buffer.from(bytes);
+  copy.writeUInt32LE(crc32c(copy.subarray(0, copy.length - 4)), copy.length - 4);
+  return copy;
+}
+
+/** Offset of the first timestamp (i64 LE) in a block's header (native/src/block-codec.h: u8 version, u8 columns, u32 rows). */
+export const FIRST_TIMESTAMP_AT = 6;
+
+/** A valid block's bytes with its first timestamp replaced (the others follow from it by the encoded steps), checksum recomputed. */
+export function withFirstTimestamp(bytes: Uint8Array, first: number, crc32c: (b: Uint8Array) => number): Buffer {
+  const copy = Buffer.from(bytes);
+  copy.writeBigInt64LE(BigInt(first), FIRST_TIMESTAMP_AT);
+  return withChecksum(copy, crc32c);
+}

@@ -4,8 +4,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { BLOCK_ROWS, FieldKind, MAX_TIMESTAMP, MIN_TIMESTAMP, decodeBlock, encodeBlock, valuesArray, type Block } from "../../src/storage/block-codec.js";
-import { blockArb, decimalishArb, toBlock } from "../helpers/blocks.js";
-import { crc32c } from "../../src/storage/native.js";
+import { blockArb, decimalishArb, toBlock, withChecksum, withFirstTimestamp } from "../helpers/blocks.js";
+import { blockColumns, blockJson, crc32c } from "../../src/storage/native.js";
 
 function expectSame(decoded: Block, original: Block) {
   expect(Array.from(decoded.timestamps)).toEqual(Array.from(original.timestamps));
@@ -75,6 +75,70 @@ describe("block codec round trips", () => {
   });
 });
 
+/** A read range wider than D24, so that rows outside it would be written, not skipped. */
+const ALL = [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] as const;
+
+/**
+ * The three native entry points on one block: all refuse it ("corrupt block"),
+ * or all read it, in time order, inside D24, the same rows. A crash (the
+ * addon's SIGSEGV) would take the test process down.
+ */
+function expectSameReading(block: Uint8Array) {
+  const outcomes = [() => decodeBlock(block), () => blockJson(block, ...ALL, Infinity, true), () => blockColumns(block, ...ALL, Infinity)].map((read) => {
+    try {
+      return read();
+    } catch (e) {
+      expect((e as Error).message).toMatch(/^corrupt block: /);
+      return null;
+    }
+  });
+  const [decoded, json, columns] = outcomes as [Block | null, ReturnType<typeof blockJson> | null, ReturnType<typeof blockColumns> | null];
+  expect([json === null, columns === null]).toEqual([decoded === null, decoded === null]);
+  if (decoded === null) return;
+  const ts = Array.from(decoded.timestamps);
+  expect(ts.length).toBeGreaterThan(0);
+  // The readers size their output from the order (value-columns.cc): a block that decodes is in order.
+  expect(ts.every((t, i) => i === 0 || t > ts[i - 1])).toBe(true);
+  expect(ts.every((t) => t >= MIN_TIMESTAMP && t <= MAX_TIMESTAMP)).toBe(true);
+  expect([json!.rows, columns!.rows]).toEqual([ts.length, ts.length]);
+  // Every row's timestamp is the 4-digit year ISO form of its second: no NUL bytes, no stray digits.
+  const rows = JSON.parse(`[${json!.text.toString("utf8")}]`) as unknown[][];
+  expect(rows.map((r) => r[0])).toEqual(ts.map((t) => new Date(t * 1000).toISOString().slice(0, 19)));
+}
+
+describe("D24 a block whose timestamps lie outside 0001..9999 is refused by decode, JSON and columns", () => {
+  // A valid block; its first timestamp is rewritten and the checksum recomputed, so only the range check can catch it.
+  const valid = encodeBlock({
+    timestamps: Float64Array.of(0, 60, 120),
+    columns: [{ kind: FieldKind.Double, values: Float64Array.of(1.5, 2.5, 3.5), missing: null }],
+  });
+  const refusedEverywhere = (block: Uint8Array) => {
+    expect(() => decodeBlock(block)).toThrow(/^corrupt block: timestamp outside 0001\.\.9999$/);
+    expect(() => blockJson(block, ...ALL, Infinity, true)).toThrow(/^corrupt block: timestamp outside 0001\.\.9999$/);
+    expect(() => blockColumns(block, ...ALL, Infinity)).toThrow(/^corrupt block: timestamp outside 0001\.\.9999$/);
+  };
+
+  it("a first timestamp of -70,000,000,000 (year -249) is refused, and the process lives on", () => {
+    refusedEverywhere(withFirstTimestamp(valid, -70_000_000_000, crc32c));
+  });
+
+  it("a year above 9999 (10000-01-01, and year 35,680,000) is refused, as is a second before 0001", () => {
+    refusedEverywhere(withFirstTimestamp(valid, MAX_TIMESTAMP + 1, crc32c));
+    refusedEverywhere(withFirstTimestamp(valid, 2 ** 50, crc32c));
+    refusedEverywhere(withFirstTimestamp(valid, MIN_TIMESTAMP - 1, crc32c));
+  });
+
+  it("a first timestamp inside D24 whose steps carry the last one past 9999 is refused", () => {
+    refusedEverywhere(withFirstTimestamp(valid, MAX_TIMESTAMP - 60, crc32c));
+  });
+
+  it("the first and last second of D24 are read alike by all three", () => {
+    expectSameReading(withFirstTimestamp(valid, MIN_TIMESTAMP, crc32c));
+    expectSameReading(withFirstTimestamp(valid, MAX_TIMESTAMP - 120, crc32c));
+    expect(decodeBlock(withFirstTimestamp(valid, MAX_TIMESTAMP - 120, crc32c)).timestamps.at(-1)).toBe(MAX_TIMESTAMP);
+  });
+});
+
 describe("corrupt blocks throw, never crash", () => {
   const sample = encodeBlock({
     timestamps: Float64Array.from({ length: 50 }, (_, i) => 1000 + 60 * i + (i > 30 ? 7 : 0)), // one irregular gap
@@ -100,8 +164,7 @@ describe("corrupt blocks throw, never crash", () => {
   it("an unknown version is refused", () => {
     const copy = Buffer.from(sample);
     copy[0] = 9;
-    copy.writeUInt32LE(crc32c(copy.subarray(0, copy.length - 4)), copy.length - 4);
-    expect(() => decodeBlock(copy)).toThrow(/unknown version/);
+    expect(() => decodeBlock(withChecksum(copy, crc32c))).toThrow(/unknown version/);
   });
 
   it("a block whose timestamps would not ascend (a hostile negative step, checksum recomputed) is refused", () => {
@@ -111,25 +174,16 @@ describe("corrupt blocks throw, never crash", () => {
     const at = a.findIndex((byte, i) => byte !== b[i]); // the step's byte: zigzag 120 for +60
     const copy = Buffer.from(a);
     copy[at] = 119; // zigzag -60
-    copy.writeUInt32LE(crc32c(copy.subarray(0, copy.length - 4)), copy.length - 4);
-    expect(() => decodeBlock(copy)).toThrow(/corrupt block/);
+    expect(() => decodeBlock(withChecksum(copy, crc32c))).toThrow(/corrupt block/);
   });
 
-  it("hostile blocks with a valid checksum (random bytes changed, checksum recomputed) throw or decode, within bounds and in time order", () => {
+  it("D24 hostile blocks with a valid checksum (random bytes changed, checksum recomputed) are refused or read alike by decode, JSON and columns", () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 6 }), fc.nat(40), (edits, cut) => {
         const copy = Buffer.from(sample.subarray(0, sample.length - 4 - Math.min(cut, 20)));
         for (const [at, byte] of edits) copy[at % copy.length] = byte;
-        const block = Buffer.concat([copy, Buffer.alloc(4)]);
-        block.writeUInt32LE(crc32c(copy), copy.length);
-        try {
-          const out = decodeBlock(block);
-          expect(out.timestamps.length).toBeGreaterThan(0);
-          // The readers size their output from the order (value-columns.cc): a block that decodes is in order.
-          expect(out.timestamps.every((t, i) => i === 0 || t > out.timestamps[i - 1])).toBe(true);
-        } catch (e) {
-          expect((e as Error).message).toMatch(/corrupt block/);
-        }
+        const block = withChecksum(Buffer.concat([copy, Buffer.alloc(4)]), crc32c);
+        expectSameReading(block);
       }),
       { numRuns: 3000 },
     );
