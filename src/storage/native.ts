@@ -20,7 +20,11 @@ interface NativeAddon {
 
 // Same depth from src/ (tests) and dist/ (built): two levels below the package root.
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const addon = createRequire(import.meta.url)(join(root, "native", "build", "Release", "meridian_native.node")) as NativeAddon;
+// MERIDIAN_NATIVE_ADDON names another build of the same sources: native/check.sh
+// runs the addon's tests against one built with AddressSanitizer and UBSan,
+// which cannot replace the release build the server uses.
+const addonPath = process.env.MERIDIAN_NATIVE_ADDON || join(root, "native", "build", "Release", "meridian_native.node");
+export const addon = createRequire(import.meta.url)(addonPath) as NativeAddon;
 
 /** CRC-32C (Castagnoli) of the bytes. */
 export function crc32c(bytes: Uint8Array): number {

@@ -1,0 +1,138 @@
+// libFuzzer target over everything a stored block reaches in the addon: the
+// header reader and decoder, the JSON row writer and the columns writer, and
+// the encoder on what decoded. Run by native/check.sh under ASan and UBSan.
+//
+// The input is a block without its checksum: the target appends the CRC-32C,
+// since a fuzzer would almost never guess one and would only ever test the
+// checksum. Every output buffer is allocated at its exact size, so a write or
+// read one byte past what the code sized is an ASan finding.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "../src/block-codec.h"
+#include "../src/bytes.h"
+#include "../src/crc32c.h"
+#include "../src/value-columns.h"
+#include "../src/value-json.h"
+
+using namespace meridian;
+
+namespace {
+
+// Reads take JS safe integers (src/storage/native.ts): the widest range there is.
+constexpr int64_t kAll = (int64_t{1} << 53) - 1;
+
+/** Aborts (a libFuzzer finding), naming the property of the readers that does not hold. */
+#define Require(ok) \
+  if (!(ok)) {      \
+    std::fprintf(stderr, "block_fuzz.cc:%d: %s does not hold\n", __LINE__, #ok); \
+    std::abort();   \
+  }
+
+size_t ValueSize(FieldKind kind) { return kind == FieldKind::kSingle ? 4 : kind == FieldKind::kDouble ? 8 : 4; }
+
+struct Decoded {
+  BlockHeader h;
+  std::vector<double> ts;
+  std::vector<std::vector<uint8_t>> values, missing;
+  std::vector<ColumnOut> cols;
+};
+
+/** The addon's decodeBlock path, into buffers of exactly the header's size; false for a corrupt block. */
+bool Decode(const std::vector<uint8_t>& block, Decoded* d) {
+  try {
+    d->h = ReadBlockHeader(block.data(), block.size());
+    const uint32_t rows = d->h.rows;
+    d->ts.assign(rows, 0);
+    d->values.assign(d->h.columns, {});
+    d->missing.assign(d->h.columns, std::vector<uint8_t>(rows));
+    d->cols.assign(d->h.columns, ColumnOut{});
+    for (uint8_t c = 0; c < d->h.columns; c++) {
+      d->values[c].assign(rows * ValueSize(d->h.kinds[c]), 0);
+      d->cols[c] = ColumnOut{d->values[c].data(), d->missing[c].data(), false};
+    }
+    DecodeBlock(block.data(), block.size(), d->h, d->ts.data(), d->cols.data());
+    return true;
+  } catch (const CorruptBlock&) {
+    return false;
+  }
+}
+
+/** A block that decodes is in order, inside D24 (the writers rely on both). */
+void CheckTimestamps(const Decoded& d) {
+  for (uint32_t i = 0; i < d.h.rows; i++) {
+    Require(d.ts[i] >= kMinTimestamp && d.ts[i] <= kMaxTimestamp);
+    Require(i == 0 || d.ts[i] > d.ts[i - 1]);
+  }
+}
+
+/** Encoding what decoded and decoding that again gives the same timestamps and present values, bit for bit. */
+void CheckRoundTrip(const Decoded& d) {
+  std::vector<ColumnIn> in(d.h.columns);
+  for (uint8_t c = 0; c < d.h.columns; c++) in[c] = ColumnIn{d.h.kinds[c], d.values[c].data(), d.cols[c].anyMissing ? d.missing[c].data() : nullptr};
+  std::vector<uint8_t> again = EncodeBlock(d.ts.data(), d.h.rows, in.data(), d.h.columns);
+  Decoded e;
+  Require(Decode(again, &e));
+  Require(e.h.rows == d.h.rows && e.h.columns == d.h.columns && e.ts == d.ts);
+  for (uint8_t c = 0; c < d.h.columns; c++) {
+    Require(e.h.kinds[c] == d.h.kinds[c]);
+    const size_t size = ValueSize(d.h.kinds[c]);
+    for (uint32_t i = 0; i < d.h.rows; i++) {
+      // By row: a hostile bitmap may say "some missing" and mark none, which encodes as "none missing".
+      const bool missing = d.cols[c].anyMissing && d.missing[c][i];
+      Require((e.cols[c].anyMissing && e.missing[c][i]) == missing);
+      if (!missing) Require(std::memcmp(&e.values[c][i * size], &d.values[c][i * size], size) == 0);
+    }
+  }
+}
+
+/** Both writers over [from, to], at most maxRows: they refuse exactly what the decoder refuses, and write what they sized. */
+void CheckWriters(const std::vector<uint8_t>& block, bool decodes, int64_t from, int64_t to, uint32_t maxRows) {
+  TextBuffer json;  // a fresh buffer: its capacity is exactly what WriteBlockJson reserved
+  bool jsonRead = true;
+  Taken jsonTaken{};
+  try {
+    jsonTaken = WriteBlockJson(block.data(), block.size(), from, to, maxRows, true, json);
+  } catch (const CorruptBlock&) {
+    jsonRead = false;
+  }
+  Require(jsonRead == decodes);
+  // Each row is ["yyyy-MM-ddTHH:mm:ss",...]: no NUL byte, as years 0001..9999 have four digits.
+  if (jsonRead) Require(json.size() == 0 || std::memchr(json.data(), 0, json.size()) == nullptr);
+
+  try {
+    const ColumnsWriter writer(block.data(), block.size(), from, to, maxRows);
+    Require(decodes);
+    Require(writer.taken().rows == jsonTaken.rows && writer.taken().more == jsonTaken.more);
+    std::vector<uint8_t> out(writer.size());
+    std::vector<size_t> ends(writer.parts());
+    writer.Write(out.data(), ends.data());
+    Require(ends.back() == writer.size());
+  } catch (const CorruptBlock&) {
+    Require(!decodes);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::vector<uint8_t> block(data, data + size);
+  const uint32_t crc = Crc32c(block.data(), block.size());
+  block.resize(size + 4);
+  std::memcpy(block.data() + size, &crc, 4);
+
+  Decoded d;
+  const bool decodes = Decode(block, &d);
+  CheckWriters(block, decodes, -kAll, kAll, UINT32_MAX);
+  if (!decodes) return 0;
+  CheckTimestamps(d);
+  CheckRoundTrip(d);
+  // A read from the middle of the block, cut short: the paths that select rows.
+  const uint32_t rows = d.h.rows;
+  CheckWriters(block, true, static_cast<int64_t>(d.ts[rows / 3]), static_cast<int64_t>(d.ts[2 * rows / 3]), rows / 4);
+  return 0;
+}
