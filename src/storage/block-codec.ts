@@ -68,7 +68,7 @@ export function encodeBlock(block: Block): Buffer {
   );
 }
 
-/** Decodes a block; a corrupt, truncated or hostile one throws an Error ("corrupt block: ..."). */
+/** Decodes a block; a corrupt, truncated or hostile one (timestamps out of order or outside D24 included) throws an Error ("corrupt block: ..."). */
 export function decodeBlock(bytes: Uint8Array): Block {
   if (!(bytes instanceof Uint8Array)) throw new TypeError("decodeBlock: expected a Uint8Array");
   return addon.decodeBlock(bytes) as Block;
