@@ -1,4 +1,6 @@
 // REST helpers for the message routes.
+import { readdirSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll } from "vitest";
 import { startTestServer, type TestServer } from "./server.js";
 
@@ -47,4 +49,15 @@ export function useMessageServer(env: Record<string, string> = {}): { server: Te
   });
   afterAll(() => ctx.server.close());
   return ctx;
+}
+
+const XSS_DIR = fileURLToPath(new URL("../fixtures/xss/", import.meta.url));
+
+/** Every non-empty line of the public payload lists vendored in test/fixtures/xss/. */
+export function xssPayloads(): { file: string; payload: string }[] {
+  const out: { file: string; payload: string }[] = [];
+  for (const file of readdirSync(XSS_DIR).filter((f) => f.endsWith(".txt")).sort()) {
+    for (const payload of readFileSync(XSS_DIR + file, "utf8").split("\n")) if (payload.trim() !== "") out.push({ file, payload });
+  }
+  return out;
 }
