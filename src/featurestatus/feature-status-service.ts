@@ -14,7 +14,7 @@ import { hasRole, hasScope, principalOf, type Principal } from "../auth/principa
 import { invalidField, notFound, permissionDenied, ViolationList } from "../transport/errors.js";
 import type { CursorSeal } from "../storage/cursor-seal.js";
 import { OPAQUE_ID_RULE, isOpaqueId } from "../transport/ids.js";
-import { BODY_MAX, TITLE_MAX, codePoints, formatDate, nowSeconds, parseMessageType, parseZonedDate } from "./message-fields.js";
+import { BODY_MAX, TITLE_MAX, formatDate, withinLength, nowSeconds, parseMessageType, parseZonedDate } from "./message-fields.js";
 import { sortKeyOf, type Expiry, type MessageData, type MessageRow, type MessageStore, type SortBy, type SortOrder } from "./message-store.js";
 import type { Sanitizer } from "./sanitize.js";
 import { ListingCache } from "./listing-cache.js";
@@ -168,24 +168,31 @@ function validated(base: MessageData, f: MessageFields, sanitizer: Sanitizer, v 
   const out: MessageData = { ...base };
   if (f.type !== undefined) out.type = parseMessageType(f.type, "type", v) ?? out.type;
   if (f.title !== undefined) {
-    if (codePoints(f.title) > TITLE_MAX) v.add("title", `must be at most ${TITLE_MAX} characters`);
-    else {
-      out.title = sanitizer.title(f.title);
-      if (out.title === "") v.add("title", "is empty once markup is removed");
-    }
+    const title = cleaned("title", f.title, TITLE_MAX, (t) => sanitizer.title(t), "holds encoded markup that cannot be made plain", v);
+    if (title === "") v.add("title", "is empty once markup is removed");
+    else if (title !== undefined) out.title = title;
   }
   if (f.body !== undefined) {
-    if (codePoints(f.body) > BODY_MAX) v.add("body", `must be at most ${BODY_MAX} characters`);
-    else {
-      const clean = sanitizer.body(f.body);
-      if (clean === undefined) v.add("body", "holds markup outside the allowed HTML subset");
-      else out.body = clean;
-    }
+    out.body = cleaned("body", f.body, BODY_MAX, (b) => sanitizer.body(b), "holds markup outside the allowed HTML subset", v) ?? out.body;
   }
   if (f.startDate !== undefined) out.start_date = parseZonedDate(f.startDate, "startDate", v) ?? out.start_date;
   if (f.expiringDate !== undefined) out.expiring_date = parseZonedDate(f.expiringDate, "expiringDate", v) ?? out.expiring_date;
   if (v.empty && out.expiring_date <= out.start_date) v.add("expiringDate", "must be after startDate");
   v.throwIfAny();
+  return out;
+}
+
+/**
+ * A text field sanitised, or undefined with a violation. Its length (D17, D52)
+ * is checked as sent and as it would be stored, so that what is read back and
+ * sent unchanged is accepted again (sanitising may add closing tags).
+ */
+function cleaned(field: string, text: string, max: number, clean: (text: string) => string | undefined, refusal: string, v: ViolationList): string | undefined {
+  const tooLong = `must be at most ${max} characters`;
+  if (!withinLength(text, max)) return void v.add(field, tooLong);
+  const out = clean(text);
+  if (out === undefined) return void v.add(field, refusal);
+  if (!withinLength(out, max)) return void v.add(field, tooLong);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Validation of message input (D15-D18): required fields, the severity,
 // dates, lengths in code points, feature ids. Every failure names its field.
+import { decodeHTML } from "entities";
 import type { ViolationList } from "../transport/errors.js";
 
 export const MESSAGE_TYPES = ["Critical", "Warning", "Informational"] as const;
@@ -13,6 +14,25 @@ export function codePoints(s: string): number {
   let n = 0;
   for (const _ of s) n++;
   return n;
+}
+
+/**
+ * D17, D52: a text's length as a reader sees it, in code points, a character
+ * reference (&lt;, &#60;) counting as the one character it stands for. So a
+ * message read and sent back unchanged measures what it measured before.
+ */
+export function readerLength(text: string): number {
+  return codePoints(decodeHTML(text));
+}
+
+/**
+ * Whether `text` is at most `max` characters as a reader sees them. No
+ * character reference is longer than 33 UTF-16 units
+ * (&CounterClockwiseContourIntegral;), so text over 40 units per character is
+ * refused before any decoding or sanitising: the work stays bounded.
+ */
+export function withinLength(text: string, max: number): boolean {
+  return text.length <= 40 * max && readerLength(text) <= max;
 }
 
 export function parseMessageType(value: string, field: string, v: ViolationList): MessageType | undefined {

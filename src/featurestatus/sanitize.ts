@@ -64,19 +64,25 @@ export class Sanitizer {
   }
 
   /**
-   * Plain text: markup is removed, then entities are decoded, until nothing
-   * changes, so that encoded markup cannot decode into a tag later. A "<"
-   * or "&" that forms no tag stays a character.
+   * Plain text, or undefined when the title cannot be made plain. A round
+   * removes markup and decodes one level of character references, or, when
+   * that changes nothing, removes whatever could still open a tag; rounds
+   * repeat until nothing changes, so
+   * encoded markup at any depth is reached. A round that changes the text
+   * shortens it, so a title converges in fewer rounds than it has characters;
+   * the cap bounds the work whatever happens. A "<" or "&" that forms no tag
+   * stays a character.
    */
-  title(text: string): string {
-    let current = stripControls(text);
-    for (let i = 0; i < 8; i++) {
-      const next = decodeHTML(sanitizeHtml(current, this.titleOptions));
-      if (next === current) break;
+  title(text: string): string | undefined {
+    let current = text;
+    for (let round = 0; round < TITLE_ROUNDS; round++) {
+      let next = decodeHTML(sanitizeHtml(stripControls(current), this.titleOptions));
+      // Once markup and references are gone, what still looks like a tag's start goes (and is looked at again).
+      if (next === current) next = stripTagOpeners(current).trim();
+      if (next === current) return titlePlain(current) ? current : undefined;
       current = next;
     }
-    // Whatever is left that a browser could still read as the start of a tag goes.
-    return current.replace(/<(?=[A-Za-z!/?])/g, "").trim();
+    return undefined;
   }
 
   /** The independent check: every element and attribute within the allowlist, no comment. */
@@ -96,6 +102,30 @@ export class Sanitizer {
     }
     return true;
   }
+}
+
+/** Rounds of Sanitizer.title: a depth of encoding takes at least 3 characters (&amp; to &), and a title is at most 255 characters as read (D17). */
+const TITLE_ROUNDS = 256;
+
+/**
+ * The independent check of a title: nothing left to decode, so every decoding
+ * of it is itself, and an HTML parser finds text only in it, no element and no
+ * comment.
+ */
+function titlePlain(title: string): boolean {
+  if (decodeHTML(title) !== title) return false;
+  const stack: unknown[] = [parseFragment(title)];
+  while (stack.length) {
+    const node = stack.pop() as { nodeName: string; childNodes?: unknown[] };
+    if (node.nodeName !== "#document-fragment" && node.nodeName !== "#text") return false;
+    for (const c of node.childNodes ?? []) stack.push(c);
+  }
+  return true;
+}
+
+/** A "<" a browser could read as the start of a tag, comment or processing instruction; a run of them goes whole, so that none is left before the letter. */
+function stripTagOpeners(s: string): string {
+  return s.replace(/<+(?=[A-Za-z!/?])/g, "");
 }
 
 /** NUL and other C0 controls but tab, newline and carriage return: they only serve to hide markup. */
