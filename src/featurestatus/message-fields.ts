@@ -2,6 +2,7 @@
 // dates, lengths in code points, feature ids. Every failure names its field.
 import { decodeHTML } from "entities";
 import type { ViolationList } from "../transport/errors.js";
+import { MAX_TIMESTAMP, MIN_TIMESTAMP, formatTimestamp, secondsOf } from "../timeseries/timestamps.js";
 
 export const MESSAGE_TYPES = ["Critical", "Warning", "Informational"] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
@@ -52,25 +53,20 @@ export function parseZonedDate(text: string, field: string, v: ViolationList): n
     return undefined;
   }
   const [, y, mo, d, h, mi, s = "0", z, sign, oh, om] = m;
-  const nums = [y, mo, d, h, mi, s].map(Number);
-  const ms = Date.UTC(nums[0], nums[1] - 1, nums[2], nums[3], nums[4], nums[5]);
-  const back = new Date(ms);
-  const valid =
-    nums[0] >= 1 &&
-    back.getUTCFullYear() === nums[0] &&
-    back.getUTCMonth() === nums[1] - 1 &&
-    back.getUTCDate() === nums[2] &&
-    nums[3] < 24 &&
-    nums[4] < 60 &&
-    nums[5] < 60 &&
-    (z !== undefined || (Number(oh) < 24 && Number(om) < 60));
-  if (!valid) {
+  // Civil arithmetic, not Date.UTC, which reads years 0-99 as 1900-1999.
+  const local = secondsOf(+y, +mo, +d, +h, +mi, +s);
+  if (local === undefined || (z === undefined && (+oh > 23 || +om > 59))) {
     v.add(field, "is not a valid date-time");
     return undefined;
   }
-  const offset = z !== undefined ? 0 : (sign === "-" ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60;
-  // Date.UTC maps years 0-99 to 1900-1999; the round trip above already refused those.
-  return Math.floor(ms / 1000) - offset;
+  const offset = z !== undefined ? 0 : (sign === "-" ? -1 : 1) * (+oh * 60 + +om) * 60;
+  const utc = local - offset;
+  // D52: an offset may carry a date in range out of it; such a date could not be written back.
+  if (utc < MIN_TIMESTAMP || utc > MAX_TIMESTAMP) {
+    v.add(field, "must lie in 0001-01-01T00:00:00Z..9999-12-31T23:59:59Z once converted to UTC");
+    return undefined;
+  }
+  return utc;
 }
 
 /** The clock of message windows and retention: whole seconds since the epoch. */
@@ -78,7 +74,7 @@ export function nowSeconds(): number {
   return Math.floor(Date.now() / 1000);
 }
 
-/** yyyy-MM-ddTHH:mm:ssZ (D15). */
+/** yyyy-MM-ddTHH:mm:ssZ (D15), years 0001-9999 included. */
 export function formatDate(epochSeconds: number): string {
-  return new Date(epochSeconds * 1000).toISOString().slice(0, 19) + "Z";
+  return formatTimestamp(epochSeconds) + "Z";
 }
