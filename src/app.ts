@@ -65,6 +65,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     featureStatusService({
       store: messages,
       sanitizer: new Sanitizer({ allowHttpLinks: settings.allowHttpLinks }),
+      listingCacheBytes: settings.listingCacheMb * 1024 * 1024,
       cursors,
     }),
   );

@@ -14,6 +14,7 @@ export interface Settings {
   cleanupIntervalS: number;
   messageRetentionDays: number;
   allowHttpLinks: boolean;
+  listingCacheMb: number;
   logLevel: string;
 }
 
@@ -55,6 +56,7 @@ export const SETTINGS: readonly AnySpec[] = [
   { key: "cleanupIntervalS", env: "MERIDIAN_CLEANUP_INTERVAL_S", default: "3600", help: "seconds between expired-message cleanups", parse: int(1, 31_536_000) },
   { key: "messageRetentionDays", env: "MERIDIAN_MESSAGE_RETENTION_DAYS", default: "30", help: "days an expired message is kept", parse: int(0, 36_500) },
   { key: "allowHttpLinks", env: "MERIDIAN_ALLOW_HTTP_LINKS", default: "false", help: "keep http: links in message bodies", parse: bool },
+  { key: "listingCacheMb", env: "MERIDIAN_LISTING_CACHE_MB", default: "32", help: "megabytes of message listings kept in memory (0 keeps none)", parse: int(0, 4096) },
   { key: "logLevel", env: "MERIDIAN_LOG_LEVEL", default: "info", help: "trace, debug, info, warn, error, fatal or silent", parse: str },
 ];
 

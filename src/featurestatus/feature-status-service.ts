@@ -24,6 +24,7 @@ const WRITE_SCOPE = "platform_iam_featurestatus_readwrite";
 const BACK_OFFICE = "BackOffice";
 
 const DEFAULT_LIMIT = 100; // D21
+const LISTING_CACHE_BYTES = 32 * 1024 * 1024;
 const MAX_LIMIT = 1000;
 
 export interface FeatureStatusDeps {
@@ -32,6 +33,8 @@ export interface FeatureStatusDeps {
   cursors: CursorSeal;
   /** Seconds since the epoch. */
   now?: () => number;
+  /** The listing cache's bound (D51); 0 keeps nothing. */
+  listingCacheBytes?: number;
 }
 
 /** Where a message lives: one feature, or global (null). */
@@ -59,7 +62,7 @@ interface PageQuery {
 
 export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeof FeatureStatusService> {
   const now = deps.now ?? nowSeconds;
-  const listings = new ListingCache<ListMessagesResponse>(deps.store);
+  const listings = new ListingCache<ListMessagesResponse>(deps.store, deps.listingCacheBytes ?? LISTING_CACHE_BYTES, pageBytes);
 
   const list = (ctx: HandlerContext, scope: Scope, p: ListParams): ListMessagesResponse => {
     const principal = principalOf(ctx);
@@ -206,6 +209,17 @@ function oneOf<T extends string>(value: string | undefined, allowed: readonly T[
 
 function isPosition(x: unknown): x is [number, number] {
   return Array.isArray(x) && x.length === 2 && Number.isInteger(x[0]) && Number.isInteger(x[1]);
+}
+
+/**
+ * The bytes a cached page holds, erring high: its strings at two bytes a
+ * character, twice (the REST transcoder keeps a page's JSON text as long as
+ * the page lives), plus the JSON's names and the objects around each message.
+ */
+function pageBytes(p: ListMessagesResponse): number {
+  let chars = p.cursor?.length ?? 0;
+  for (const m of p.data) chars += m.title.length + m.body.length + (m.featureId?.length ?? 0) + 140;
+  return 4 * chars + 256 * p.data.length;
 }
 
 function toMessage(row: MessageRow): Message {

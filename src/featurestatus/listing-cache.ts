@@ -1,21 +1,35 @@
 // Listings are read far more often than messages change. A page is kept
 // until something may have changed it: a write (in this process or another
 // one on the same database) or the clock reaching the next start or expiry,
-// which moves messages between the D19 windows.
+// which moves messages between the D19 windows. D51: the cache is bounded in
+// bytes, not entries, since one page may hold a thousand 4,000-character
+// bodies; the least recently used pages go first.
 export interface ChangeSource {
   changeMark(): string;
   nextChangeAfter(now: number): number;
 }
 
+interface Entry<V> {
+  value: V;
+  bytes: number;
+}
+
 export class ListingCache<V> {
-  private readonly entries = new Map<string, V>();
+  /** In order of use, least recent first (a Map keeps insertion order). */
+  private readonly entries = new Map<string, Entry<V>>();
+  private bytes = 0;
   private mark = "";
   private validFrom = Infinity;
   private validUntil = -Infinity;
 
+  /**
+   * @param maxBytes the bound; a value larger than it alone is computed each time, never kept
+   * @param sizeOf an estimate of the bytes a value holds, erring high
+   */
   constructor(
     private readonly source: ChangeSource,
-    private readonly maxEntries = 4096,
+    private readonly maxBytes: number,
+    private readonly sizeOf: (value: V) => number,
   ) {}
 
   /** The cached value for `key` at time `now` (seconds), computing it on a miss; errors are not cached. */
@@ -24,16 +38,33 @@ export class ListingCache<V> {
     // A clock set back is as much a change as one that moved forward past a boundary.
     if (mark !== this.mark || now < this.validFrom || now >= this.validUntil) {
       this.entries.clear();
+      this.bytes = 0;
       this.mark = mark;
       this.validFrom = now;
       this.validUntil = this.source.nextChangeAfter(now);
     }
-    let value = this.entries.get(key);
-    if (value === undefined) {
-      value = compute();
-      if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-      this.entries.set(key, value);
+    const hit = this.entries.get(key);
+    if (hit !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+      return hit.value;
+    }
+    const value = compute();
+    const bytes = 2 * key.length + this.sizeOf(value);
+    if (bytes <= this.maxBytes) {
+      this.entries.set(key, { value, bytes });
+      this.bytes += bytes;
+      for (const [k, e] of this.entries) {
+        if (this.bytes <= this.maxBytes) break;
+        this.entries.delete(k);
+        this.bytes -= e.bytes;
+      }
     }
     return value;
+  }
+
+  /** Bytes held, as estimated by sizeOf. */
+  get size(): number {
+    return this.bytes;
   }
 }

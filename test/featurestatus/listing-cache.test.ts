@@ -50,7 +50,7 @@ describe("ListingCache", () => {
 
   it("computes once while nothing changes, again after a change mark, a boundary or a clock set back", () => {
     const mark = { v: "a" };
-    const cache = new ListingCache<number>(source(mark, 100));
+    const cache = new ListingCache<number>(source(mark, 100), 1000, () => 8);
     let computed = 0;
     const get = (now: number) => cache.get("k", now, () => ++computed);
     expect([get(50), get(60), get(99)]).toEqual([1, 1, 1]);
@@ -60,12 +60,28 @@ describe("ListingCache", () => {
     expect(get(40)).toBe(4); // the clock went back
   });
 
-  it("does not cache errors and stays within its entry bound", () => {
-    const cache = new ListingCache<number>(source({ v: "a" }, Infinity), 2);
+  it("does not cache errors", () => {
+    const cache = new ListingCache<number>(source({ v: "a" }, Infinity), 1000, () => 8);
     expect(() => cache.get("bad", 0, () => { throw new Error("no"); })).toThrow("no");
     expect(cache.get("bad", 0, () => 7)).toBe(7);
-    cache.get("x", 0, () => 1);
-    cache.get("y", 0, () => 2); // evicts "bad", the oldest
-    expect(cache.get("bad", 0, () => 8)).toBe(8);
+    expect(cache.get("bad", 0, () => 8)).toBe(7);
+  });
+
+  it("D51 stays within its byte bound, the least recently used going first; a value over the bound is never kept", () => {
+    // Each entry: 2 bytes per key character (2) + the value as its own size.
+    const cache = new ListingCache<number>(source({ v: "a" }, Infinity), 100, (n) => n);
+    cache.get("a", 0, () => 40); // 42 bytes
+    cache.get("b", 0, () => 40); // 84
+    expect(cache.get("a", 0, () => -1)).toBe(40); // a is now the most recently used
+    cache.get("c", 0, () => 10); // 96
+    expect(cache.size).toBe(96);
+    cache.get("d", 0, () => 10); // 108 > 100: b, the least recently used, goes
+    expect(cache.size).toBe(66);
+    expect(cache.get("b", 0, () => 41)).toBe(41); // recomputed: 43 more, and a goes
+    expect(cache.size).toBe(67);
+    expect(cache.get("c", 0, () => -1)).toBe(10);
+    expect(cache.get("big", 0, () => 200)).toBe(200);
+    expect(cache.get("big", 0, () => 201)).toBe(201); // over the bound alone: computed each time
+    expect(cache.size).toBe(67);
   });
 });
