@@ -5,9 +5,10 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { parseFragment } from "parse5";
 import { decodeHTML } from "entities";
-import { draft, useMessageServer, xssPayloads, type ApiMessage } from "../helpers/messages.js";
+import { draft, RW, useMessageServer, xssPayloads, type ApiMessage } from "../helpers/messages.js";
 
 const t = useMessageServer();
+let writerKey: string | undefined;
 const CONNECT_CREATE = "/meridian.featurestatus.v1.FeatureStatusService/CreateGlobalMessage";
 
 type Route = "post" | "patch" | "connect";
@@ -17,7 +18,7 @@ async function send(route: Route, title: string): Promise<{ status: number; titl
   if (route === "connect") {
     const r = await fetch(t.server.url + CONNECT_CREATE, {
       method: "POST",
-      headers: { "content-type": "application/json", "svc-open-api-key": t.server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] }) },
+      headers: { "content-type": "application/json", "svc-open-api-key": (writerKey ??= t.server.key(RW)) },
       body: JSON.stringify({ message: draft({ title }) }),
     });
     const json = await r.json();
