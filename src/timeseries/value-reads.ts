@@ -41,20 +41,21 @@ interface Read {
 export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSeriesService>, "readValues" | "readValuesJson" | "readManyValues" | "readManyValuesJson"> {
   const { blocks, cursors, datasetFor, seriesIn } = deps;
 
-  /** limit and cursor need api-version 3; the limit is clamped, never rejected. */
+  /**
+   * The page size, or undefined for a whole-range read. D9: api-version 3 alone
+   * selects paging; without it limit and cursor are ignored (clients may send a
+   * limit regardless). The limit is clamped, never rejected.
+   */
   const pageLimit = (req: ReadRequest, ctx: HandlerContext): number | undefined => {
-    if (apiVersionOf(ctx) !== 3) {
-      if (req.limit !== undefined || sent(req.cursor)) throw invalidField(req.limit !== undefined ? "limit" : "cursor", "pages need the header api-version: 3");
-      return undefined;
-    }
+    if (apiVersionOf(ctx) !== 3) return undefined;
     if (req.limit === undefined) return PAGE.default;
     const asked = Number(req.limit);
     return Math.min(PAGE.max, Math.max(PAGE.min, asked));
   };
 
   const plan = (req: ReadRequest, scope: CursorScope, series: SeriesRecord[], limit: number | undefined, from: number, to: number): Read => {
-    const start: ResumePoint = sent(req.cursor) ? openCursor(cursors, scope, req.cursor) : { index: 0, after: null };
     const paged = limit !== undefined;
+    const start: ResumePoint = paged && sent(req.cursor) ? openCursor(cursors, scope, req.cursor) : { index: 0, after: null };
     const multi = scope.endpoint === "multi";
     return {
       scope,
@@ -66,7 +67,7 @@ export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
   const single = (req: ReadValuesRequest, ctx: HandlerContext): Read => {
     const s = seriesIn(datasetFor(ctx, "read", req.datasetId), req.timeSeriesId, "timeSeriesId");
     const limit = pageLimit(req, ctx);
-    if (sent(req.cursor) && sent(req.from)) {
+    if (limit !== undefined && sent(req.cursor) && sent(req.from)) {
       throw invalidField("from", "must not be sent with a cursor on the single-series endpoint: reading resumes where the cursor says");
     }
     const [from, to] = rangeOf(req.from, req.to);

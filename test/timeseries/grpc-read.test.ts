@@ -96,13 +96,26 @@ describe("value reads through grpc-js", () => {
     expect([...asRows(first.messages), ...asRows(rest.messages)]).toEqual(expected);
   });
 
-  it("spec error table over gRPC: from with a cursor, a tampered cursor, and limit without api-version 3 are INVALID_ARGUMENT", async () => {
+  it("spec error table over gRPC: from with a cursor, a tampered cursor, a cursor of the other endpoint are INVALID_ARGUMENT", async () => {
     const first = await read({ limit: 16_536n }, { "api-version": "3" });
     const cursor = first.messages[first.messages.length - 1].cursor!;
     expect((await read({ cursor, from: rows[0][0] }, { "api-version": "3" })).error?.code).toBe(grpc.status.INVALID_ARGUMENT);
     expect((await read({ cursor: "x" + cursor }, { "api-version": "3" })).error?.code).toBe(grpc.status.INVALID_ARGUMENT);
-    expect((await read({ limit: 20_000n })).error?.code).toBe(grpc.status.INVALID_ARGUMENT);
     expect((await readMany({ timeSeriesIds: [a], cursor }, { "api-version": "3" })).error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+  });
+
+  it("D9 without api-version 3 limit and cursor are ignored and the whole range is returned (gRPC)", async () => {
+    const first = await read({ limit: 16_536n }, { "api-version": "3" });
+    const cursor = first.messages[first.messages.length - 1].cursor!;
+    for (const req of [{ limit: 20_000n }, { cursor }, { cursor, from: rows[0][0], limit: 16_536n }]) {
+      const r = await read(req);
+      expect(r.error).toBeUndefined();
+      expect(r.messages.some((c) => c.cursor !== undefined)).toBe(false);
+      expect(asRows(r.messages)).toEqual(expected);
+    }
+    const many = await readMany({ timeSeriesIds: [a], cursor: "abc#def", limit: 16_536n });
+    expect(many.error).toBeUndefined();
+    expect(asRows(many.messages)).toEqual(expected);
   });
 
   it("D26 ReadManyValues: series in request order, an empty one as an empty chunk; an unknown id is NOT_FOUND", async () => {
