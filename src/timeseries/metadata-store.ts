@@ -2,6 +2,7 @@
 // fields, metadata) are stored as the JSON the API shows, since they are read
 // and written whole and never queried by SQL.
 import type { Db } from "../storage/database.js";
+import { finiteProperties } from "./finite-numbers.js";
 
 export interface DatasetRecord {
   id: string;
@@ -87,5 +88,5 @@ export class MetadataStore {
 }
 
 function seriesOf(r: SeriesRow): SeriesRecord {
-  return { sid: r.sid, id: r.id, datasetId: r.dataset_id, item: JSON.parse(r.item), properties: JSON.parse(r.properties), dataFields: JSON.parse(r.data_fields) };
+  return { sid: r.sid, id: r.id, datasetId: r.dataset_id, item: JSON.parse(r.item), properties: finiteProperties(JSON.parse(r.properties)), dataFields: JSON.parse(r.data_fields) };
 }

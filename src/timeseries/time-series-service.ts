@@ -18,6 +18,7 @@ import type { BlockStore } from "../storage/block-store.js";
 import { authorize } from "./access.js";
 import { guid } from "../transport/ids.js";
 import { compileConditions } from "./query-conditions.js";
+import { checkFiniteProperties, checkFiniteStruct } from "./finite-numbers.js";
 import type { DatasetRecord, MetadataStore, SeriesRecord } from "./metadata-store.js";
 import { parseTimestamp } from "./timestamps.js";
 import type { CursorSeal } from "../storage/cursor-seal.js";
@@ -71,6 +72,7 @@ export function timeSeriesService({ metadata, blocks, cursors }: TimeSeriesDeps)
         names.add(p.name);
         if (p.dataType !== "Double") v.add(`timeSeriesProperties[${i}].dataType`, 'must be "Double"');
       });
+      checkFiniteStruct(d.metadata, "metadata", v);
       v.throwIfAny();
       const json = toJson(DatasetSchema, d, { alwaysEmitImplicit: true }) as JsonObject;
       const record: DatasetRecord = { id, project, items: json.items as unknown[], properties: json.timeSeriesProperties as DatasetRecord["properties"], metadata: (json.metadata ?? {}) as Record<string, unknown> };
@@ -104,6 +106,7 @@ export function timeSeriesService({ metadata, blocks, cursors }: TimeSeriesDeps)
       if (!s.item) v.add("item", "is required");
       const declared = new Set(d.properties.map((p) => p.name));
       for (const name of Object.keys(s.properties)) if (!declared.has(name)) v.add(`properties.${name}`, "is not declared in the dataset's timeSeriesProperties");
+      checkFiniteProperties(s.properties, v);
       if (s.dataFields.length === 0) v.add("dataFields", "must name at least one data field");
       if (s.dataFields.length > 255) v.add("dataFields", "may hold at most 255 fields");
       const names = new Set<string>();
