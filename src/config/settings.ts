@@ -15,6 +15,9 @@ export interface Settings {
   messageRetentionDays: number;
   allowHttpLinks: boolean;
   listingCacheMb: number;
+  idleTimeoutS: number;
+  headersTimeoutS: number;
+  requestTimeoutS: number;
   logLevel: string;
 }
 
@@ -57,6 +60,9 @@ export const SETTINGS: readonly AnySpec[] = [
   { key: "messageRetentionDays", env: "MERIDIAN_MESSAGE_RETENTION_DAYS", default: "30", help: "days an expired message is kept", parse: int(0, 36_500) },
   { key: "allowHttpLinks", env: "MERIDIAN_ALLOW_HTTP_LINKS", default: "false", help: "keep http: links in message bodies", parse: bool },
   { key: "listingCacheMb", env: "MERIDIAN_LISTING_CACHE_MB", default: "32", help: "megabytes of message listings kept in memory (0 keeps none)", parse: int(0, 4096) },
+  { key: "idleTimeoutS", env: "MERIDIAN_IDLE_TIMEOUT_S", default: "65", help: "seconds a connection may stay open with no request in progress", parse: int(1, 86_400) },
+  { key: "headersTimeoutS", env: "MERIDIAN_HEADERS_TIMEOUT_S", default: "20", help: "seconds a client has to connect fully and send a request's headers", parse: int(1, 3600) },
+  { key: "requestTimeoutS", env: "MERIDIAN_REQUEST_TIMEOUT_S", default: "300", help: "seconds a client has to send a whole request, body included", parse: int(1, 86_400) },
   { key: "logLevel", env: "MERIDIAN_LOG_LEVEL", default: "info", help: "trace, debug, info, warn, error, fatal or silent", parse: str },
 ];
 

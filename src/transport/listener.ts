@@ -1,17 +1,22 @@
 // One port for HTTP/1.1 and HTTP/2 (D4). Cleartext: the first bytes tell an
 // HTTP/2 client (its connection preface starts "PRI * HTTP/2.0") from an
 // HTTP/1.1 one, and the socket goes to the matching server. TLS: ALPN decides.
+// Every connection has idle, header and request timeouts (D51).
 import http from "node:http";
 import http2 from "node:http2";
 import net, { type AddressInfo, type Socket } from "node:net";
 import { readFileSync } from "node:fs";
 import type { NodeHandler } from "./node-types.js";
+import { applyHttp1Options, guardSession, http1Options, timeoutsOf } from "./connection-timeouts.js";
 
 export interface ListenOptions {
   port: number;
   host: string;
   tlsCert?: string;
   tlsKey?: string;
+  idleTimeoutS: number;
+  headersTimeoutS: number;
+  requestTimeoutS: number;
 }
 
 export interface Listener {
@@ -21,7 +26,7 @@ export interface Listener {
   close(graceMs: number): Promise<void>;
 }
 
-const H2_PREFACE = Buffer.from("PRI * HTTP/2.0");
+const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 export async function listen(handler: NodeHandler, opts: ListenOptions): Promise<Listener> {
   const sockets = new Set<Socket>();
@@ -44,19 +49,25 @@ export async function listen(handler: NodeHandler, opts: ListenOptions): Promise
   const endIdleHttp1 = () => {
     for (const s of sockets) if (!h2Sockets.has(s) && !active.get(s)) s.end();
   };
+  const timeouts = timeoutsOf(opts);
   const h2Options = { settings: { initialWindowSize: 1 << 20 } };
   // No Nagle: a response's last small write must not wait for the client's
   // delayed ACK (about 40 ms a response on a kept-alive connection).
   const socketOptions = { noDelay: true };
   let outer: net.Server;
+  let h1: http.Server | undefined;
   const tls = Boolean(opts.tlsCert && opts.tlsKey);
 
   if (tls) {
     const secure = http2.createSecureServer(
-      { ...h2Options, ...socketOptions, cert: readFileSync(opts.tlsCert!), key: readFileSync(opts.tlsKey!), allowHTTP1: true },
+      { ...h2Options, ...socketOptions, cert: readFileSync(opts.tlsCert!), key: readFileSync(opts.tlsKey!), allowHTTP1: true, handshakeTimeout: timeouts.headersMs },
       handler,
     );
-    secure.on("session", (s) => track(sessions, s));
+    applyHttp1Options(secure, timeouts);
+    secure.on("session", (s) => {
+      track(sessions, s);
+      guardSession(s, timeouts);
+    });
     secure.on("secureConnection", (s: Socket & { alpnProtocol?: string | false }) => {
       track(sockets, s);
       if (s.alpnProtocol === "h2") h2Sockets.add(s);
@@ -65,23 +76,37 @@ export async function listen(handler: NodeHandler, opts: ListenOptions): Promise
     secure.on("request", countHttp1);
     outer = secure;
   } else {
-    const h1 = http.createServer({ keepAliveTimeout: 65_000 }, handler);
-    h1.on("request", countHttp1);
+    const http1 = (h1 = http.createServer(http1Options(timeouts), handler));
+    http1.on("request", countHttp1);
     const h2 = http2.createServer(h2Options, handler);
-    h2.on("session", (s) => track(sessions, s));
+    h2.on("session", (s) => {
+      track(sessions, s);
+      guardSession(s, timeouts);
+    });
     outer = net.createServer(socketOptions, (socket) => {
       track(sockets, socket);
       socket.once("close", () => active.delete(socket));
       socket.once("error", () => socket.destroy());
-      // Peek at the first chunk, hand it back, and let the chosen server read it.
-      socket.once("data", (chunk: Buffer) => {
+      // A client that does not say which protocol it speaks in time is cut.
+      const deadline = setTimeout(() => socket.destroy(), timeouts.headersMs).unref();
+      socket.once("close", () => clearTimeout(deadline));
+      // Read until the bytes either are the whole HTTP/2 preface or differ from it
+      // (a first segment "P" decides nothing), hand them back, and let the chosen server read them.
+      let head: Buffer = Buffer.alloc(0);
+      const sniff = (chunk: Buffer) => {
+        head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
+        const n = Math.min(head.length, H2_PREFACE.length);
+        const isH2 = head.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
+        if (isH2 && n < H2_PREFACE.length) return;
+        clearTimeout(deadline);
+        socket.off("data", sniff);
         socket.pause();
-        socket.unshift(chunk);
-        const isH2 = chunk.subarray(0, H2_PREFACE.length).equals(H2_PREFACE.subarray(0, Math.min(chunk.length, H2_PREFACE.length)));
+        socket.unshift(head);
         if (isH2) h2Sockets.add(socket);
-        (isH2 ? h2 : h1).emit("connection", socket);
+        (isH2 ? h2 : http1).emit("connection", socket);
         process.nextTick(() => socket.resume());
-      });
+      };
+      socket.on("data", sniff);
     });
   }
 
@@ -92,6 +117,9 @@ export async function listen(handler: NodeHandler, opts: ListenOptions): Promise
       resolve();
     });
   });
+  // node:http starts its header and request timeout checks when the server emits
+  // "listening"; ours is handed sockets and never listens itself, so say it does.
+  h1?.emit("listening");
 
   return {
     address: outer.address() as AddressInfo,
@@ -105,6 +133,7 @@ export async function listen(handler: NodeHandler, opts: ListenOptions): Promise
         timer.unref();
         outer.close(() => {
           clearTimeout(timer);
+          h1?.close(() => {}); // stops its timeout checks
           resolve();
         });
         draining = true;
