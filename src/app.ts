@@ -11,7 +11,8 @@ import { Health } from "./gen/grpc/health/v1/health_pb.js";
 import { FeatureStatusService } from "./gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { TimeSeriesService } from "./gen/meridian/timeseries/v1/time_series_pb.js";
 import { createLogger, type Logger } from "./log/logger.js";
-import { openDatabase, type Db } from "./storage/database.js";
+import { neverWaitForLocks, openDatabase, type Db } from "./storage/database.js";
+import { busyRetryInterceptor } from "./storage/busy-retry.js";
 import { CursorSeal } from "./storage/cursor-seal.js";
 import { serverSecret } from "./storage/server-secrets.js";
 import { startCleanup } from "./featurestatus/cleanup.js";
@@ -48,7 +49,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   const apiKeys = new ApiKeyStore(db);
   const services = [FeatureStatusService, TimeSeriesService];
 
-  const interceptors = [errorInterceptor(logger), authInterceptor(apiKeys, createJwtVerifier(jwtSettings(settings))), apiVersionInterceptor()];
+  const interceptors = [errorInterceptor(logger), busyRetryInterceptor(), authInterceptor(apiKeys, createJwtVerifier(jwtSettings(settings))), apiVersionInterceptor()];
   const router = createConnectRouter({
     interceptors,
     acceptCompression: [compressionGzip, compressionBrotli],
@@ -80,6 +81,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     throw e;
   }
   const cleanup = startCleanup(messages, { intervalS: settings.cleanupIntervalS, retentionDays: settings.messageRetentionDays, logger });
+  neverWaitForLocks(db); // start-up may wait for an import's lock; serving never does (D51, busy-retry.ts)
   health.set("serving");
   const url = `${listener.tls ? "https" : "http"}://${hostForUrl(listener.address)}:${listener.address.port}`;
   logger.info({ address: url, db: settings.db, version: VERSION }, `Meridian ${VERSION} listening on ${url}`);

@@ -1,9 +1,12 @@
 // Opens the SQLite file: WAL so readers never wait for the writer (the CLI
 // may write while the server runs, D33), synchronous=FULL so that an
-// acknowledged write survives a crash, then brings the schema up to date.
+// acknowledged write survives a crash, then brings the schema up to date and
+// removes what abandoned imports staged. A connection waits up to 5 s for the
+// write lock; the server's stops waiting once it serves (neverWaitForLocks).
 import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { discardAbandonedImports } from "./import-registry.js";
 import { MIGRATIONS, type Migration } from "./schema.js";
 
 export type Db = Database.Database;
@@ -16,7 +19,18 @@ export function openDatabase(path: string, migrations: readonly Migration[] = MI
   db.pragma("busy_timeout = 5000");
   db.pragma("foreign_keys = ON");
   migrate(db, migrations);
+  discardAbandonedImports(db);
   return db;
+}
+
+/**
+ * From now on a write that finds the database locked fails at once with
+ * SQLITE_BUSY instead of waiting: better-sqlite3 is synchronous, so a wait
+ * would stall the server's whole event loop (D51). busy-retry.ts retries such
+ * a call later, without blocking.
+ */
+export function neverWaitForLocks(db: Db): void {
+  db.pragma("busy_timeout = 0");
 }
 
 /** Applies the migrations above the file's user_version, each in its own transaction. */

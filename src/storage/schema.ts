@@ -90,4 +90,29 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX blocks_by_time ON blocks (sid, first_ts);
     `,
   },
+  {
+    version: 5,
+    name: "imports staged out of readers' sight",
+    sql: `
+      -- An import (D30) writes its blocks here in short transactions, then moves
+      -- them into blocks in one short transaction (D51): all or nothing without
+      -- holding the write lock for the whole file. No reader looks here.
+      CREATE TABLE imports (
+        id         INTEGER PRIMARY KEY,
+        sid        INTEGER NOT NULL REFERENCES time_series (sid) ON DELETE CASCADE,
+        pid        INTEGER NOT NULL,   -- the importing process and its host: a dead one's import is abandoned
+        host       TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        published  INTEGER NOT NULL DEFAULT 0  -- 1 once its blocks are in blocks; the staged copy is then removed
+      ) STRICT;
+      CREATE TABLE import_blocks (
+        import_id INTEGER NOT NULL REFERENCES imports (id) ON DELETE CASCADE,
+        first_ts  INTEGER NOT NULL,
+        last_ts   INTEGER NOT NULL,
+        rows      INTEGER NOT NULL,
+        payload   BLOB NOT NULL
+      ) STRICT;
+      CREATE UNIQUE INDEX import_blocks_by_time ON import_blocks (import_id, first_ts);
+    `,
+  },
 ];

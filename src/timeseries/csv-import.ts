@@ -1,10 +1,12 @@
 // D30 `meridian import`: a CSV file (timestamp yyyy-MM-ddTHH:mm:ss[Z], then one
-// column per data field, empty for missing) streamed into a time series in one
-// transaction, so a failed or killed import leaves nothing behind.
+// column per data field, empty for missing) streamed into a time series, all
+// or nothing: staged batch by batch in short transactions, then published in
+// one (import-staging.ts), so a failed or killed import leaves nothing behind
+// and a server on the same file is never locked out for long (D51).
 import { createReadStream, statSync } from "node:fs";
 import type { Db } from "../storage/database.js";
 import { BLOCK_ROWS } from "../storage/block-codec.js";
-import { BlockStore } from "../storage/block-store.js";
+import { StagedImport } from "../storage/import-staging.js";
 import { MetadataStore } from "./metadata-store.js";
 import { parseRowTimestamp } from "./timestamps.js";
 import { RowBuilder, cellProblem, kindsOf } from "./value-rows.js";
@@ -32,7 +34,6 @@ export async function importCsv(db: Db, opts: ImportOptions): Promise<{ rows: nu
   const series = new MetadataStore(db).getSeries(opts.datasetId.toLowerCase(), opts.seriesId.toLowerCase());
   if (!series) throw new ImportError(0, `no time series ${opts.seriesId} in dataset ${opts.datasetId}`);
   const kinds = kindsOf(series.dataFields);
-  const blocks = new BlockStore(db);
   const rows = new RowBuilder(kinds, BATCH_ROWS);
   const total = statSync(opts.file).size;
   let line = 0;
@@ -77,10 +78,10 @@ export async function importCsv(db: Db, opts: ImportOptions): Promise<{ rows: nu
   const flush = (): void => {
     if (rows.size === 0) return;
     count += rows.size;
-    blocks.upsert(series.sid, kinds, rows.take());
+    staging.stage(kinds, rows.take());
   };
 
-  db.exec("BEGIN IMMEDIATE");
+  const staging = StagedImport.begin(db, series.sid);
   try {
     let rest = "";
     for await (const chunk of createReadStream(opts.file, { encoding: "latin1", highWaterMark: 1 << 20 })) {
@@ -103,10 +104,14 @@ export async function importCsv(db: Db, opts: ImportOptions): Promise<{ rows: nu
       handle(rest);
     }
     flush();
-    db.exec("COMMIT");
+    staging.publish(kinds);
     return { rows: count };
   } catch (e) {
-    if (db.inTransaction) db.exec("ROLLBACK");
+    try {
+      staging.discard();
+    } catch {
+      // Left as staged rows, which nothing reads; the next start or import removes them.
+    }
     throw e;
   }
 }

@@ -1,17 +1,21 @@
 // D30 `meridian import` through the real CLI: header rule, empty cells as
 // missing, the summary line, the line of the first bad row with nothing kept,
-// and a SIGKILL in the middle of an import that loses no acknowledged write.
+// a SIGKILL in the middle of an import that loses no acknowledged write, and
+// (D51) a server on the same file that keeps answering while an import runs.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import Database from "better-sqlite3";
 import { BlockStore } from "../../src/storage/block-store.js";
 import { openDatabase } from "../../src/storage/database.js";
 import { MetadataStore } from "../../src/timeseries/metadata-store.js";
 import { RowBuilder, kindsOf } from "../../src/timeseries/value-rows.js";
 import { BIN, exited, meridian } from "../helpers/cli.js";
-import { storedRows } from "../helpers/timeseries.js";
+import { RW, api as messageApi, draft } from "../helpers/messages.js";
+import { startTestServer } from "../helpers/server.js";
+import { TS_RW, storedRows, tsApi } from "../helpers/timeseries.js";
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-import-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,6 +38,25 @@ function setup(): { db: string; series: string } {
 }
 
 const iso = (t: number) => new Date(t * 1000).toISOString().slice(0, 19);
+
+/** A CSV of n rows every minute from 2000-01-01: timestamp, value, flag. */
+function bigCsv(name: string, n: number): string {
+  const file = join(dir, name);
+  const parts: string[] = [];
+  for (let i = 0; i < n; i++) parts.push(`${iso(946684800 + 60 * i)},${(i % 5000) / 1000},${i % 4}`);
+  writeFileSync(file, parts.join("\n"));
+  return file;
+}
+
+/** Rows of a table, read by a plain connection (openDatabase would tidy up abandoned imports). */
+function countIn(db: string, table: string): number {
+  const conn = new Database(db, { readonly: true });
+  try {
+    return (conn.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+  } finally {
+    conn.close();
+  }
+}
 
 describe("D30 meridian import", () => {
   it("D30 skips a header line, reads empty cells as missing, prints one summary line on stdout", () => {
@@ -90,11 +113,7 @@ describe("D30 meridian import", () => {
     const before = storedRows(conn, series);
     conn.close();
 
-    const file = join(dir, "big.csv");
-    const rows = 3_000_000;
-    const parts: string[] = [];
-    for (let i = 0; i < rows; i++) parts.push(`${iso(946684800 + 60 * i)},${(i % 5000) / 1000},${i % 4}`);
-    writeFileSync(file, parts.join("\n"));
+    const file = bigCsv("big.csv", 3_000_000);
     const child = spawn(process.execPath, [BIN, "import", "--dataset", DATASET, "--series", series, file], { env: { ...process.env, MERIDIAN_DB: db }, stdio: "ignore" });
     await new Promise((r) => setTimeout(r, 450)); // start-up is ~150 ms, the import itself about a second
     child.kill("SIGKILL");
@@ -115,4 +134,76 @@ describe("D30 meridian import", () => {
       after.close();
     }
   }, 60_000);
+
+  it("D30 D51 SIGKILL while staging: the series is untouched, the staged blocks are invisible, and the next start removes them", async () => {
+    const { db, series } = setup();
+    const file = bigCsv("staging.csv", 3_000_000);
+    const child = spawn(process.execPath, [BIN, "import", "--dataset", DATASET, "--series", series, file], { env: { ...process.env, MERIDIAN_DB: db }, stdio: "ignore" });
+    // Kill it once some batches are staged, before it can publish.
+    while (countIn(db, "import_blocks") < 16 && child.exitCode === null) await new Promise((r) => setTimeout(r, 5));
+    child.kill("SIGKILL");
+    expect(await exited(child)).toBeNull();
+    expect(countIn(db, "import_blocks")).toBeGreaterThanOrEqual(16);
+    expect(countIn(db, "blocks")).toBe(0);
+    expect(countIn(db, "imports")).toBe(1);
+
+    const server = await startTestServer({ MERIDIAN_DB: db }); // the next start
+    try {
+      expect([countIn(db, "import_blocks"), countIn(db, "imports")]).toEqual([0, 0]);
+      const r = await tsApi(server, server.key({ scopes: ["platform_timeseries_read"], projects: ["p"] }), "p").read(DATASET, series);
+      expect(r).toEqual({ status: 200, json: { data: [] } });
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+});
+
+describe("D51 the server while an import runs", () => {
+  it("D51 value uploads and message writes are answered during an import: no 5xx, no 'database is locked', the import complete", async () => {
+    const server = await startTestServer();
+    try {
+      const ts = tsApi(server, server.key(TS_RW));
+      const messages = messageApi(server, server.key(RW));
+      const d = await ts.dataset();
+      const [imported, uploaded] = [await ts.series(d), await ts.series(d)];
+      const rows = 3_000_000;
+      const file = bigCsv("concurrent.csv", rows);
+      const child = spawn(process.execPath, [BIN, "import", "--dataset", d, "--series", imported, file], { env: { ...process.env, MERIDIAN_DB: join(server.dir, "meridian.db") }, stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      child.stdout!.on("data", (c) => (out += c));
+      child.stderr!.on("data", (c) => (out += c));
+      const done = exited(child);
+      let running = true;
+      void done.then(() => (running = false));
+      const statuses: number[] = [];
+      let t = 978307200; // 2001-01-01, rows of the other series
+      const writes = (async () => {
+        while (running) {
+          const [m, u] = await Promise.all([
+            messages.create(null, draft({ title: `during import ${t}` })),
+            ts.call("POST", `/api/ts/dataset/${d}/timeseries/${uploaded}/values`, { data: [[iso((t += 60)), 1.5, 0]] }),
+          ]);
+          statuses.push(m.status, u.status);
+        }
+      })();
+      // The event loop's responsiveness meanwhile: /healthz, one after another.
+      let slowestHealthz = 0;
+      while (running) {
+        const t0 = performance.now();
+        expect((await fetch(server.url + "/healthz")).status).toBe(200);
+        slowestHealthz = Math.max(slowestHealthz, performance.now() - t0);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      await writes;
+      expect([await done, out]).toEqual([0, expect.stringMatching(new RegExp(`^imported ${rows} rows`))]);
+      expect(statuses.length).toBeGreaterThanOrEqual(10);
+      expect(statuses.filter((s) => s !== 200 && s !== 201)).toEqual([]);
+      expect(slowestHealthz).toBeLessThan(1000); // generous; before: as long as the import (seconds), in SQLite's busy wait
+      expect(server.logs.filter((l) => JSON.stringify(l).includes("database is locked"))).toEqual([]);
+      expect(server.app.db.prepare("SELECT sum(rows) AS n FROM blocks JOIN time_series USING (sid) WHERE id = ?").get(imported)).toEqual({ n: rows });
+      expect((await ts.read(d, uploaded)).json.data.length).toBe(statuses.length / 2);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
 });

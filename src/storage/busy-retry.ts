@@ -1,0 +1,67 @@
+// The server never waits for SQLite's write lock on its event loop (D51): its
+// connection fails at once with SQLITE_BUSY (neverWaitForLocks), and this
+// interceptor runs a unary call that failed so again a little later, with
+// timers, until it goes through or the budget is spent (then 503 with
+// Retry-After). Retrying the whole call is safe because every unary write is
+// one statement or one transaction: a busy failure wrote nothing. Uploads and
+// deletes of values take the lock first (BEGIN IMMEDIATE), message and
+// metadata writes are single statements, key lookups only read.
+// Streamed reads only read (WAL readers never wait for writers); should one
+// still meet a busy database, it is a 503 too, never a 500.
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { setTimeout as sleep } from "node:timers/promises";
+
+export interface BusyRetryOptions {
+  /** How long a call may keep retrying before it is a 503. */
+  budgetMs: number;
+  /** The first pause; each next one doubles, up to maxDelayMs. */
+  firstDelayMs: number;
+  maxDelayMs: number;
+}
+
+// An import holds the lock a few ms per batch and its publish about a hundred
+// (bench/import): short first pauses, capped low, keep the added latency near
+// what the lock holder needs.
+const DEFAULTS: BusyRetryOptions = { budgetMs: 10_000, firstDelayMs: 2, maxDelayMs: 25 };
+
+/** SQLITE_BUSY and its extended codes (_SNAPSHOT, _RECOVERY, _TIMEOUT), as better-sqlite3 names them. */
+export function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("SQLITE_BUSY");
+}
+
+function unavailable(): ConnectError {
+  return new ConnectError("the database is busy; try again shortly", Code.Unavailable, { "retry-after": "1" });
+}
+
+export function busyRetryInterceptor(options: Partial<BusyRetryOptions> = {}): Interceptor {
+  const { budgetMs, firstDelayMs, maxDelayMs } = { ...DEFAULTS, ...options };
+  return (next) => async (req) => {
+    if (req.stream) {
+      const res = await next(req).catch((e: unknown) => Promise.reject(isBusy(e) ? unavailable() : e));
+      if (!res.stream) return res;
+      const inner = res.message;
+      return {
+        ...res,
+        message: (async function* () {
+          try {
+            yield* inner;
+          } catch (e) {
+            throw isBusy(e) ? unavailable() : e;
+          }
+        })(),
+      };
+    }
+    const giveUpAt = performance.now() + budgetMs;
+    for (let delay = firstDelayMs; ; delay = Math.min(maxDelayMs, delay * 2)) {
+      try {
+        return await next(req);
+      } catch (e) {
+        if (!isBusy(e)) throw e;
+        if (performance.now() + delay > giveUpAt || req.signal.aborted) throw unavailable();
+        // Jitter, so calls that met the same lock do not all come back at once.
+        await sleep(delay * (0.5 + Math.random()));
+      }
+    }
+  };
+}
