@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { secretOf, startTestServer, type TestServer } from "../helpers/server.js";
 import { exited, meridian, serve } from "../helpers/cli.js";
+import { draft } from "../helpers/messages.js";
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-life-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -53,25 +54,27 @@ describe("D32 health", () => {
     const key = meridian(["apikey", "create", "--client-id", "t", "--scope", "platform_iam_featurestatus_readwrite", "--role", "BackOffice"], { MERIDIAN_DB: db }).stdout.trim();
     const { child, url, stderr } = await serve({ MERIDIAN_DB: db });
     // A request whose body is still arriving when SIGTERM comes.
-    const response = new Promise<number>((resolve, reject) => {
+    const body = JSON.stringify(draft({ title: "Sent across SIGTERM" }));
+    const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = httpRequest(`${url}/api/admin/feature/message`, {
         method: "POST",
         headers: { "content-type": "application/json", "svc-open-api-key": key, "transfer-encoding": "chunked" },
       });
       req.on("response", (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode!));
+        let text = "";
+        res.on("data", (d) => (text += d));
+        res.on("end", () => resolve({ status: res.statusCode!, body: text }));
       });
       req.on("error", reject);
-      req.write('{"message": {');
+      req.write(body.slice(0, 20));
       setTimeout(() => {
         child.kill("SIGTERM");
-        setTimeout(() => req.end('"title": "x"}}'), 300);
+        setTimeout(() => req.end(body.slice(20)), 300);
       }, 200);
     });
-    const status = await response;
-    expect(status).toBeGreaterThanOrEqual(200);
-    expect(status).not.toBe(503);
+    const answer = await response;
+    expect(answer.status).toBe(201);
+    expect(JSON.parse(answer.body)).toMatchObject({ id: 1, type: "Warning", title: "Sent across SIGTERM" });
     expect(await exited(child)).toBe(0);
     expect(stderr()).toContain("Meridian stopped");
     // A cleanly closed WAL database leaves no -wal file behind.

@@ -1,6 +1,8 @@
 // D6-D9 on the REST paths of the real server.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { draft } from "../helpers/messages.js";
+import { makeRows, TS_RW, tsApi } from "../helpers/timeseries.js";
 
 let server: TestServer;
 let headers: Record<string, string>;
@@ -24,9 +26,11 @@ describe("D6 request bodies", () => {
   it.each(["application/json", "application/json; charset=latin1", "text/json", "application/json-patch+json", "application/vnd.meridian+json", "APPLICATION/JSON"])(
     "D6 accepts %s",
     async (type) => {
-      const r = await post("/api/admin/feature/message", "{}", type);
-      expect(r.status).not.toBe(415);
-      expect(r.headers.get("content-type")).toMatch(/json/);
+      const title = `Sent as ${type}`;
+      const r = await post("/api/admin/feature/message", JSON.stringify(draft({ title })), type);
+      expect(r.status).toBe(201);
+      expect(r.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      expect(await r.json()).toMatchObject({ type: "Warning", title, body: "<b>soon</b>", featureId: null });
     },
   );
 
@@ -42,10 +46,14 @@ describe("D6 request bodies", () => {
   });
 
   it("D6 GET and DELETE need no content type", async () => {
+    const created = (await (await post("/api/admin/feature/message", JSON.stringify(draft({ title: "Read and deleted" })), "application/json")).json()) as { id: number };
     const r = await fetch(`${server.url}/api/admin/feature/message`, { headers });
-    expect(r.status).not.toBe(415);
-    const d = await fetch(`${server.url}/api/admin/feature/message/1`, { method: "DELETE", headers });
-    expect(d.status).not.toBe(415);
+    expect(r.status).toBe(200);
+    const listed = (await r.json()) as { data: { id: number; title: string }[] };
+    expect(listed.data.find((m) => m.id === created.id)).toMatchObject({ title: "Read and deleted" });
+    const d = await fetch(`${server.url}/api/admin/feature/message/${created.id}`, { method: "DELETE", headers });
+    expect(d.status).toBe(204);
+    expect(await d.text()).toBe("");
   });
 
   it("D6 a body over 1 MiB gets 413", async () => {
@@ -56,10 +64,13 @@ describe("D6 request bodies", () => {
   });
 
   it("D6 value uploads accept bodies above 1 MiB (their limit is 64 MiB)", async () => {
-    const rows = JSON.stringify({ data: Array.from({ length: 60_000 }, (_, i) => [`2000-01-01T00:00:${String(i % 60).padStart(2, "0")}`, 1.5, 0]) });
-    expect(rows.length).toBeGreaterThan(1024 * 1024);
-    const r = await post("/api/ts/dataset/00000000-0000-0000-0000-000000000001/timeseries/00000000-0000-0000-0000-000000000002/values", rows, "application/json");
-    expect(r.status).not.toBe(413);
+    const ts = tsApi(server, server.key(TS_RW));
+    const dataset = await ts.dataset();
+    const series = await ts.series(dataset);
+    const rows = makeRows(60_000);
+    expect(JSON.stringify({ data: rows }).length).toBeGreaterThan(1024 * 1024);
+    const r = await ts.call("POST", `/api/ts/dataset/${dataset}/timeseries/${series}/values`, { data: rows });
+    expect(r).toEqual({ status: 200, json: { count: 60_000 } });
   });
 
   it("D8 malformed JSON is a 400 problem naming the body", async () => {
@@ -79,9 +90,13 @@ describe("D6 request bodies", () => {
 describe("D7 responses are JSON whatever Accept says", () => {
   it("D7 Accept: text/plain still gets application/json", async () => {
     const r = await fetch(`${server.url}/healthz`, { headers: { accept: "text/plain" } });
+    expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(await r.json()).toEqual({ status: "ok" });
     const p = await fetch(`${server.url}/api/admin/feature/x/message?limit=zero`, { headers: { ...headers, accept: "text/plain" } });
+    expect(p.status).toBe(400);
     expect(p.headers.get("content-type")).toBe("application/problem+json; charset=utf-8");
+    expect(await p.json()).toMatchObject({ status: 400, errors: { limit: expect.any(Array) } });
   });
 });
 
@@ -118,13 +133,19 @@ describe("D8 errors are problem details", () => {
   it("D8 malformed percent-encoding in the path is a 400", async () => {
     const r = await fetch(`${server.url}/api/admin/feature/%E0%A4%A/message`, { headers });
     expect(r.status).toBe(400);
+    expect(r.headers.get("content-type")).toBe("application/problem+json; charset=utf-8");
   });
 });
 
 describe("D9 api-version", () => {
   it.each(["2", "3", " 3 "])("D9 accepts api-version %j", async (v) => {
-    const r = await fetch(`${server.url}/api/admin/feature/message`, { headers: { ...headers, "api-version": v } });
-    expect(r.status).not.toBe(400);
+    const title = `Listed with api-version ${JSON.stringify(v)}`;
+    expect((await post("/api/admin/feature/message", JSON.stringify(draft({ title })), "application/json")).status).toBe(201);
+    const r = await fetch(`${server.url}/api/admin/feature/message?limit=1000`, { headers: { ...headers, "api-version": v } });
+    expect(r.status).toBe(200);
+    const page = (await r.json()) as { data: { title: string }[]; cursor: string | null };
+    expect(page.cursor).toBeNull();
+    expect(page.data.map((m) => m.title)).toContain(title);
   });
 
   it.each(["1", "4", "2.0", "abc", ""])("D9 refuses api-version %j with 400", async (v) => {

@@ -1,26 +1,35 @@
 // One table of cases for the REST route matching, in the manner of hono's
-// shared router tests: each row is a request and what must match.
+// shared router tests: each row is a request and what must match. The routes
+// are the served protos' google.api.http bindings, read from their descriptors.
+import { getOption, hasOption, type DescService } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
+import { http } from "../../src/gen/google/api/annotations_pb.js";
+import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { TimeSeriesService } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
 import { capturedSegments, parsePathTemplate, TemplateError } from "../../src/transport/rest/path-template.js";
 import { RouteTrie, DuplicateRouteError } from "../../src/transport/rest/route-trie.js";
 
-const ROUTES: [string, string][] = [
-  ["GET", "/api/admin/feature/{feature_id}/message"],
-  ["POST", "/api/admin/feature/{feature_id}/message"],
-  ["PATCH", "/api/admin/feature/{feature_id}/message/{message_id}"],
-  ["DELETE", "/api/admin/feature/{feature_id}/message/{message_id}"],
-  ["GET", "/api/admin/feature/message"],
-  ["POST", "/api/admin/feature/message"],
-  ["PATCH", "/api/admin/feature/message/{message_id}"],
-  ["DELETE", "/api/admin/feature/message/{message_id}"],
-  ["GET", "/api/ts/dataset/{dataset_id}"],
-  ["GET", "/api/ts/dataset/{dataset_id}/timeseries/list"],
-  ["GET", "/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}"],
-  ["POST", "/api/ts/dataset/{dataset_id}/timeseries/values"],
-  ["GET", "/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values"],
+/** Every [method, template] the protos bind, additional bindings included. */
+function protoRoutes(services: DescService[]): [string, string][] {
+  return services.flatMap((service) =>
+    service.methods.flatMap((m) => {
+      if (!hasOption(m, http)) return [];
+      const top = getOption(m, http);
+      return [top, ...top.additionalBindings].map((rule): [string, string] => {
+        if (rule.pattern.case === undefined || rule.pattern.case === "custom") throw new Error(`${m.name}: unexpected http rule`);
+        return [rule.pattern.case.toUpperCase(), rule.pattern.value];
+      });
+    }),
+  );
+}
+
+/** Not in the protos: templates that exercise the trie's multi-segment and literal-in-variable matching. */
+const SYNTHETIC_ROUTES: [string, string][] = [
   ["GET", "/files/{name=**}"],
   ["GET", "/v1/{name=shelves/*}/books"],
 ];
+
+const ROUTES: [string, string][] = [...protoRoutes([FeatureStatusService, TimeSeriesService]), ...SYNTHETIC_ROUTES];
 
 type Expect = { route: string; vars?: Record<string, string> } | { status: 404 } | { status: 405; allow: string[] };
 
@@ -40,7 +49,12 @@ const CASES: [string, string, Expect][] = [
   // "values" as a series id for GET: the variable route
   ["GET", "/api/ts/dataset/d1/timeseries/values", { route: "GET /api/ts/dataset/{dataset_id}/timeseries/{time_series_id}", vars: { time_series_id: "values" } }],
   ["GET", "/api/ts/dataset/d1/timeseries/s1/values", { route: "GET /api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values" }],
-  ["GET", "/api/ts/dataset", { status: 404 }],
+  ["GET", "/api/ts/dataset", { status: 405, allow: ["POST"] }],
+  ["GET", "/api/ts", { status: 404 }],
+  ["POST", "/api/ts/dataset/d1/timeseries/query", { route: "POST /api/ts/dataset/{dataset_id}/timeseries/query", vars: { dataset_id: "d1" } }],
+  ["POST", "/api/ts/dataset/d1/timeseries", { route: "POST /api/ts/dataset/{dataset_id}/timeseries", vars: { dataset_id: "d1" } }],
+  ["POST", "/api/ts/dataset/d1/timeseries/s1/values", { route: "POST /api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values", vars: { time_series_id: "s1" } }],
+  ["PUT", "/api/ts/dataset/d1/timeseries/s1/values", { status: 405, allow: ["DELETE", "GET", "POST"] }],
   ["GET", "/api/ts/dataset/d1/", { status: 404 }],
   ["GET", "/nope", { status: 404 }],
   ["GET", "/files/a/b/c", { route: "GET /files/{name=**}", vars: { name: "a/b/c" } }],
