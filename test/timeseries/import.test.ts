@@ -102,6 +102,31 @@ describe("D30 meridian import", () => {
     expect(meridian(["import", "--dataset", DATASET, "--series", "cccccccc-0000-0000-0000-000000000000", file], { MERIDIAN_DB: db }).status).toBe(1);
   });
 
+  it("D30 an import over stored rows upserts like an upload: its rows win, rows it does not name stay, in any line order", async () => {
+    const { db, series } = setup();
+    const conn = openDatabase(db);
+    const s = new MetadataStore(conn).getSeries(DATASET, series)!;
+    const stored = new RowBuilder(kindsOf(FIELDS));
+    for (let i = 0; i < 50_000; i++) stored.set(stored.push(946684800 + 60 * i), 0, 1);
+    new BlockStore(conn).upsert(s.sid, kindsOf(FIELDS), stored.take());
+    conn.close();
+    // Every third row of the stored range and 30,000 past its end, written backwards.
+    const lines: string[] = [];
+    for (let i = 0; i < 80_000; i++) if (i >= 50_000 || i % 3 === 0) lines.push(`${iso(946684800 + 60 * i)},2,${i % 5}`);
+    const file = join(dir, "over.csv");
+    writeFileSync(file, lines.reverse().join("\n"));
+    const r = meridian(["import", "--dataset", DATASET, "--series", series, file], { MERIDIAN_DB: db });
+    expect([r.status, r.stderr]).toEqual([0, ""]);
+    const after = openDatabase(db);
+    try {
+      const expected = Array.from({ length: 80_000 }, (_, i) => (i >= 50_000 || i % 3 === 0 ? [946684800 + 60 * i, 2, i % 5] : [946684800 + 60 * i, 1, null]));
+      expect(storedRows(after, series)).toEqual(expected);
+      expect([countIn(db, "imports"), countIn(db, "import_blocks")]).toEqual([0, 0]);
+    } finally {
+      after.close();
+    }
+  }, 60_000);
+
   it("D30 SIGKILL in the middle of an import: the database is consistent, acknowledged writes are all there, the import is not", async () => {
     const { db, series } = setup();
     // An acknowledged write before the import.
