@@ -5,7 +5,7 @@ import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import type { AddressInfo } from "node:net";
 import { createJwtVerifier } from "./auth/jwt.js";
 import { ApiKeyStore } from "./auth/api-keys.js";
-import { authInterceptor } from "./auth/authenticate.js";
+import { authInterceptor, createAuthenticator } from "./auth/authenticate.js";
 import type { Settings } from "./config/settings.js";
 import { Health } from "./gen/grpc/health/v1/health_pb.js";
 import { FeatureStatusService } from "./gen/meridian/featurestatus/v1/feature_status_pb.js";
@@ -29,6 +29,7 @@ import { ServiceRegistry } from "./transport/service-registry.js";
 import { BlockStore } from "./storage/block-store.js";
 import { MetadataStore } from "./timeseries/metadata-store.js";
 import { timeSeriesService } from "./timeseries/time-series-service.js";
+import { addTimeSeriesJsonShapes } from "./timeseries/json-shape-rules.js";
 
 export const VERSION = "0.1.0";
 const DRAIN_MS = 10_000; // D32
@@ -49,11 +50,10 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   const apiKeys = new ApiKeyStore(db);
   const services = [FeatureStatusService, TimeSeriesService];
 
-  const interceptors = [errorInterceptor(logger), busyRetryInterceptor(), authInterceptor(apiKeys, createJwtVerifier(jwtSettings(settings))), apiVersionInterceptor()];
+  const interceptors = [errorInterceptor(logger), busyRetryInterceptor(), authInterceptor(), apiVersionInterceptor()];
   const router = createConnectRouter({
     interceptors,
     acceptCompression: [compressionGzip, compressionBrotli],
-    readMaxBytes: 64 * 1024 * 1024,
     shutdownSignal: shutdown.signal,
   });
   const registry = new ServiceRegistry(router, interceptors);
@@ -71,8 +71,10 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     }),
   );
   registry.add(TimeSeriesService, timeSeriesService({ metadata: new MetadataStore(db), blocks: new BlockStore(db), cursors }));
+  addTimeSeriesJsonShapes(registry);
 
-  const handler = createNodeHandler({ services: registry, shutdownSignal: shutdown.signal, health, cors: new Cors(settings.corsOrigins), logger });
+  const authenticate = createAuthenticator(apiKeys, createJwtVerifier(jwtSettings(settings)));
+  const handler = createNodeHandler({ services: registry, shutdownSignal: shutdown.signal, health, cors: new Cors(settings.corsOrigins), logger, authenticate });
   let listener: Listener;
   try {
     listener = await listen(handler, settings);

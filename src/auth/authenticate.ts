@@ -1,8 +1,10 @@
-// The one place credentials are read (D10): an interceptor every protocol
-// passes, REST included (the transcoder calls the same handlers).
-import type { Interceptor } from "@connectrpc/connect";
+// The one place credentials are read (D10). The request handler calls the
+// authenticator as a request arrives, before any body is read or inflated
+// (D51), and puts the principal in the call's context values; the
+// interceptor every protocol passes (REST included) only checks it is there.
+import type { DescMethod } from "@bufbuild/protobuf";
+import { createContextKey, type ConnectError, type Interceptor } from "@connectrpc/connect";
 import { unauthenticated } from "../transport/errors.js";
-import { requestInfoKey } from "../transport/request-info.js";
 import type { ApiKeyStore } from "./api-keys.js";
 import type { JwtVerifier } from "./jwt.js";
 import { principalKey, type Principal } from "./principal.js";
@@ -10,35 +12,47 @@ import { principalKey, type Principal } from "./principal.js";
 /** Services anyone may call (health checks). */
 const PUBLIC_SERVICES = new Set(["grpc.health.v1.Health"]);
 
-export function authInterceptor(apiKeys: ApiKeyStore, jwt: JwtVerifier | undefined): Interceptor {
-  return (next) => async (req) => {
-    if (!PUBLIC_SERVICES.has(req.service.typeName)) {
-      const principal = await authenticate(req.header, apiKeys, jwt);
-      req.contextValues.set(principalKey, principal);
-      const info = req.contextValues.get(requestInfoKey);
-      if (info) info.clientId = principal.clientId;
+/** Whether a method may be called without credentials. */
+export function isPublic(method: DescMethod): boolean {
+  return PUBLIC_SERVICES.has(method.parent.typeName);
+}
+
+/** Reads one request header (lower-case name); undefined when absent. */
+export type HeaderReader = (name: string) => string | undefined;
+
+/** The caller's principal from the request headers, or a 401 ConnectError. */
+export type Authenticator = (header: HeaderReader) => Promise<Principal>;
+
+export function createAuthenticator(apiKeys: ApiKeyStore, jwt: JwtVerifier | undefined): Authenticator {
+  return async (header) => {
+    const key = header("svc-open-api-key");
+    if (key) {
+      const p = apiKeys.verify(key.trim());
+      if (!p) throw unauthenticated("invalid or revoked API key");
+      return p;
     }
-    return next(req);
+    const authorization = header("authorization");
+    if (authorization) {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+      if (!m) throw unauthenticated("Authorization must be a Bearer token");
+      if (!jwt) throw unauthenticated("bearer tokens are not accepted: no JWT key is configured");
+      try {
+        return await jwt(m[1]);
+      } catch (e) {
+        throw unauthenticated(`invalid token: ${(e as Error).message}`);
+      }
+    }
+    throw unauthenticated("credentials required: svc-open-api-key or Authorization: Bearer");
   };
 }
 
-async function authenticate(header: Headers, apiKeys: ApiKeyStore, jwt: JwtVerifier | undefined): Promise<Principal> {
-  const key = header.get("svc-open-api-key");
-  if (key) {
-    const p = apiKeys.verify(key.trim());
-    if (!p) throw unauthenticated("invalid or revoked API key");
-    return p;
-  }
-  const authorization = header.get("authorization");
-  if (authorization) {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    if (!m) throw unauthenticated("Authorization must be a Bearer token");
-    if (!jwt) throw unauthenticated("bearer tokens are not accepted: no JWT key is configured");
-    try {
-      return await jwt(m[1]);
-    } catch (e) {
-      throw unauthenticated(`invalid token: ${(e as Error).message}`);
-    }
-  }
-  throw unauthenticated("credentials required: svc-open-api-key or Authorization: Bearer");
+/** Why the request handler refused the credentials, for calls that read no body (Connect GET) to raise. */
+export const authFailureKey = createContextKey<ConnectError | undefined>(undefined, { description: "authentication failure" });
+
+/** Refuses a call of a non-public method that reached its handler without a principal (a guard: the request handler authenticates). */
+export function authInterceptor(): Interceptor {
+  return (next) => async (req) => {
+    if (!isPublic(req.method) && !req.contextValues.get(principalKey)) throw req.contextValues.get(authFailureKey) ?? unauthenticated("credentials required");
+    return next(req);
+  };
 }

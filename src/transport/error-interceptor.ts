@@ -1,10 +1,18 @@
 // Unexpected errors are logged with their stack and reach callers of every
-// protocol as a bare "internal error" (D8): no internals leak.
+// protocol as a bare "internal error" (D8): no internals leak. A call whose
+// client left or whose deadline passed is no error of ours: it ends as
+// cancelled, and the request handler logs it at info (D34).
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../log/logger.js";
+import { isCancellation } from "./cancellation.js";
+import { requestInfoKey, type RequestInfo } from "./request-info.js";
 
 export function errorInterceptor(logger: Logger): Interceptor {
-  const hide = (e: unknown, rpc: string): unknown => {
+  const hide = (e: unknown, rpc: string, signal: AbortSignal, info: RequestInfo | undefined): unknown => {
+    if (isCancellation(e, signal)) {
+      if (info) info.cancelled = true;
+      return e instanceof ConnectError ? e : new ConnectError("the call was cancelled", Code.Canceled, undefined, undefined, e);
+    }
     if (e instanceof ConnectError) return e;
     logger.error({ err: e, rpc }, "unexpected error");
     return new ConnectError("internal error", Code.Internal);
@@ -21,12 +29,12 @@ export function errorInterceptor(logger: Logger): Interceptor {
           try {
             yield* inner;
           } catch (e) {
-            throw hide(e, rpc);
+            throw hide(e, rpc, req.signal, req.contextValues.get(requestInfoKey));
           }
         })(),
       };
     } catch (e) {
-      throw hide(e, rpc);
+      throw hide(e, rpc, req.signal, req.contextValues.get(requestInfoKey));
     }
   };
 }

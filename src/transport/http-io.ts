@@ -2,6 +2,7 @@
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { HttpError, problemOf } from "./problem.js";
 import type { NodeRequest, NodeResponse } from "./node-types.js";
+import { constants as h2, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
 
 /** What JSON answers are sent as. */
 export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
@@ -37,6 +38,28 @@ export function readBody(req: NodeRequest, maxBytes: number): Promise<Buffer> {
     req.once("end", () => resolve(Buffer.concat(chunks, size)));
     req.once("error", reject);
     req.once("aborted", () => reject(new HttpError(400, "request aborted", Code.Canceled)));
+  });
+}
+
+/**
+ * For an answer given before the request body was read (a 401, a 413 on its
+ * declared length): the rest of the body is not taken in. HTTP/1.1 closes the
+ * connection after the answer instead of reading on to the next request;
+ * HTTP/2 resets the stream with NO_ERROR once the answer is out, which tells
+ * the client to stop sending (RFC 9113, 8.1).
+ */
+export function closeIfBodyPending(req: NodeRequest, res: NodeResponse): void {
+  if (req.complete) return;
+  if (req.httpVersionMajor === 1) {
+    const length = req.headers["content-length"];
+    if ((length === undefined || length === "0") && req.headers["transfer-encoding"] === undefined) return;
+    if (!res.headersSent) res.setHeader("connection", "close");
+    return;
+  }
+  const stream = (req as Http2ServerRequest).stream;
+  if (stream.endAfterHeaders) return;
+  (res as Http2ServerResponse).once("finish", () => {
+    if (!stream.destroyed) stream.close(h2.NGHTTP2_NO_ERROR);
   });
 }
 

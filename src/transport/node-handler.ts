@@ -1,13 +1,21 @@
-// The one request handler behind the port: health, CORS, then the Connect
-// router (gRPC, gRPC-Web, Connect on /pkg.Service/Method), then the REST
-// transcoder for the paths of the spec. Every request ends in one log line (D34).
-import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
+// The one request handler behind the port: health, CORS, then credentials
+// (before any body is read, D51), then the Connect router (gRPC, gRPC-Web,
+// Connect on /pkg.Service/Method), then the REST transcoder for the paths of
+// the spec. Every request ends in one log line (D34).
+import type { DescMethod } from "@bufbuild/protobuf";
+import { constants as h2, type Http2ServerRequest } from "node:http2";
+import { Code, ConnectError, createContextValues, type ContextValues } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import { authFailureKey, isPublic, type Authenticator } from "../auth/authenticate.js";
+import { principalKey } from "../auth/principal.js";
 import type { Logger } from "../log/logger.js";
+import { isCancellation } from "./cancellation.js";
 import type { Cors } from "./cors.js";
+import { unauthenticated } from "./errors.js";
 import type { HealthState } from "./health.js";
-import { sendJson, sendProblem } from "./http-io.js";
+import { isGrpcContentType, sendGrpcStatus } from "./grpc-status.js";
+import { closeIfBodyPending, sendJson, sendProblem } from "./http-io.js";
 import type { NodeHandler, NodeRequest, NodeResponse } from "./node-types.js";
 import { requestInfoKey, type RequestInfo } from "./request-info.js";
 import { Transcoder } from "./rest/transcoder.js";
@@ -19,18 +27,22 @@ export interface HandlerParts {
   health: HealthState;
   cors: Cors;
   logger: Logger;
+  /** Resolves credentials; absent, every method but the public ones is refused. */
+  authenticate?: Authenticator;
 }
 
-export function createNodeHandler({ services, shutdownSignal, health, cors, logger }: HandlerParts): NodeHandler {
+const noCredentials: Authenticator = () => Promise.reject(unauthenticated("credentials required"));
+
+export function createNodeHandler({ services, shutdownSignal, health, cors, logger, authenticate = noCredentials }: HandlerParts): NodeHandler {
   const rpcPaths = new Map(services.router.handlers.map((h) => [h.requestPath, h]));
-  const transcoder = new Transcoder(services.methods, { interceptors: services.interceptors, shutdownSignal });
+  const transcoder = new Transcoder(services.methods, { interceptors: services.interceptors, shutdownSignal, jsonShapes: services.jsonShapes });
 
   return (req, res) => {
     const started = process.hrtime.bigint();
     const info: RequestInfo = {};
     // Path without the query string: a cursor is harmless, but nothing else there needs logging.
     const path = (req.url ?? "/").split("?", 1)[0];
-    res.once("close", () => logRequest(logger, req.method, path, res, info, started));
+    res.once("close", () => logRequest(logger, req, path, res, info, started));
     if (health.state === "draining" && req.httpVersionMajor === 1) res.setHeader("connection", "close");
     if (cors.handle(req, res)) return;
 
@@ -41,42 +53,110 @@ export function createNodeHandler({ services, shutdownSignal, health, cors, logg
     }
     const contextValues = createContextValues().set(requestInfoKey, info);
     const rpc = rpcPaths.get(path);
-    if (rpc) {
-      serveRpc(rpc, req, res, contextValues, logger);
+    if (!rpc && isGrpcContentType(req.headers["content-type"])) {
+      // A gRPC client understands only a gRPC answer (grpcio cannot parse problem+json).
+      closeIfBodyPending(req, res);
+      sendGrpcStatus(req, res, new ConnectError(`unknown method ${path}`, Code.Unimplemented));
       return;
     }
-    transcoder.serve(req, res, contextValues).catch((e) => {
-      logger.error({ err: e }, "REST request failed");
-      try {
-        if (!res.headersSent) sendProblem(res, new ConnectError("internal error", Code.Internal));
-        else res.destroy();
-      } catch {
-        res.destroy();
-      }
-    });
+    const rest = rpc ? undefined : transcoder.resolve(req);
+    const method = rpc ? rpc.method : rest?.match.kind === "found" ? rest.match.route.method : undefined;
+
+    credentials(method, req, contextValues, info, authenticate)
+      .then((refusal) => {
+        if (refusal) closeIfBodyPending(req, res); // answered without reading it: do not take in the rest
+        if (rpc) return serveRpc(rpc, req, res, contextValues, logger, refusal);
+        if (refusal) return sendProblem(res, refusal);
+        return transcoder.serve(req, res, contextValues, rest);
+      })
+      .catch((e) => {
+        logger.error({ err: e }, "request failed");
+        try {
+          if (!res.headersSent) sendProblem(res, new ConnectError("internal error", Code.Internal));
+          else res.destroy();
+        } catch {
+          res.destroy();
+        }
+      });
   };
 }
 
-function serveRpc(rpc: UniversalHandler, req: NodeRequest, res: NodeResponse, contextValues: ReturnType<typeof createContextValues>, logger: Logger): void {
-  const uReq = universalRequestFromNodeRequest(req, res, undefined, contextValues);
-  rpc(uReq)
-    .then((uRes) => universalResponseToNodeResponse(uRes, res))
-    .catch((e) => {
-      if (ConnectError.from(e).code !== Code.Aborted) logger.error({ err: e, rpc: rpc.requestPath }, "RPC failed");
+/**
+ * Resolves the caller of a non-public method from the headers alone, before
+ * anything reads the body, and keeps the principal for the handlers (and its
+ * client id for the log line). Returns the 401 to answer with, if any.
+ */
+async function credentials(
+  method: DescMethod | undefined,
+  req: NodeRequest,
+  contextValues: ContextValues,
+  info: RequestInfo,
+  authenticate: Authenticator,
+): Promise<ConnectError | undefined> {
+  if (!method || isPublic(method)) return undefined; // unknown paths get their 404/405 without credentials
+  try {
+    const principal = await authenticate((name) => {
+      const v = req.headers[name];
+      return Array.isArray(v) ? v.join(", ") : v;
     });
+    contextValues.set(principalKey, principal);
+    info.clientId = principal.clientId;
+    return undefined;
+  } catch (e) {
+    const err = ConnectError.from(e, Code.Unauthenticated);
+    contextValues.set(authFailureKey, err);
+    return err;
+  }
 }
 
-function logRequest(logger: Logger, method: string | undefined, path: string, res: NodeResponse, info: RequestInfo, started: bigint): void {
+/**
+ * Serves one call through the Connect router. A refused call gets its error
+ * in the protocol's own form from the router itself: its request body, when
+ * the protocol reads one, raises the refusal instead of reading a byte.
+ */
+async function serveRpc(
+  rpc: UniversalHandler,
+  req: NodeRequest,
+  res: NodeResponse,
+  contextValues: ContextValues,
+  logger: Logger,
+  refusal: ConnectError | undefined,
+): Promise<void> {
+  const uReq = universalRequestFromNodeRequest(req, res, undefined, contextValues);
+  if (refusal) uReq.body = refusingBody(refusal);
+  try {
+    await universalResponseToNodeResponse(await rpc(uReq), res);
+  } catch (e) {
+    // A client gone mid-answer shows in the request line as cancelled (D34).
+    if (isCancellation(e, uReq.signal)) (contextValues.get(requestInfoKey) ?? ({} as RequestInfo)).cancelled = true;
+    else logger.error({ err: e, rpc: rpc.requestPath }, "RPC failed");
+  }
+}
+
+// eslint-disable-next-line require-yield
+async function* refusingBody(err: ConnectError): AsyncIterable<Uint8Array> {
+  throw err;
+}
+
+/** Whether the whole response went out; false when the client left first. */
+function completed(req: NodeRequest, res: NodeResponse): boolean {
+  if (!res.writableFinished) return false;
+  // An HTTP/2 stream the client reset reports its writable side finished all the same; its reset code tells.
+  return req.httpVersionMajor === 1 || (req as Http2ServerRequest).stream.rstCode === h2.NGHTTP2_NO_ERROR;
+}
+
+function logRequest(logger: Logger, req: NodeRequest, path: string, res: NodeResponse, info: RequestInfo, started: bigint): void {
+  const done = completed(req, res);
   logger.info(
     {
-      method,
+      method: req.method,
       path,
       status: res.statusCode,
       durationMs: Number(process.hrtime.bigint() - started) / 1e6,
       clientId: info.clientId,
-      // Whether the whole response went out; false when the client left first.
-      completed: res.writableFinished,
+      completed: done,
       streamedBytes: info.streamedBytes,
+      cancelled: info.cancelled || !done || undefined,
     },
     "request",
   );

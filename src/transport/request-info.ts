@@ -6,6 +6,8 @@ export interface RequestInfo {
   clientId?: string;
   /** Body bytes of a streamed REST response handed to the socket (shows where a cut stream stopped). */
   streamedBytes?: number;
+  /** The client left, cancelled or ran out of time before the call ended (D34: info, not an error). */
+  cancelled?: boolean;
 }
 
 export const requestInfoKey = createContextKey<RequestInfo | undefined>(undefined, { description: "request info" });

@@ -2,11 +2,16 @@
 // router's handlers (gRPC, gRPC-Web, Connect) and as implementation specs the
 // REST transcoder invokes in-process with the same interceptors, so a REST
 // call costs no protobuf binary round trip.
-import type { DescService } from "@bufbuild/protobuf";
+import type { DescMessage, DescService } from "@bufbuild/protobuf";
 import { createServiceImplSpec, type ConnectRouter, type Interceptor, type MethodImplSpec, type ServiceImpl } from "@connectrpc/connect";
+import { checkedJsonDecoder } from "./json-input.js";
+import type { ShapeRule } from "./rest/json-shape.js";
+import { maxBodyBytes } from "./rest/rest-routes.js";
 
 export class ServiceRegistry {
   readonly methods: MethodImplSpec[] = [];
+  /** Rules the REST JSON of a message type follows beyond proto3 JSON (D52), by message type. */
+  readonly jsonShapes = new Map<DescMessage, ShapeRule>();
 
   constructor(
     readonly router: ConnectRouter,
@@ -16,8 +21,21 @@ export class ServiceRegistry {
 
   /** Methods missing from `impl` answer Unimplemented everywhere (501 on REST). */
   add<T extends DescService>(service: T, impl: Partial<ServiceImpl<T>>): this {
-    this.router.service(service, impl);
-    this.methods.push(...Object.values(createServiceImplSpec(service, impl).methods));
+    for (const spec of Object.values(createServiceImplSpec(service, impl).methods)) {
+      this.router.rpc(spec.method, spec.impl as never, {
+        // Each method reads what its REST route accepts (D6), inflated bodies included (D51).
+        readMaxBytes: maxBodyBytes(spec.method),
+        // Typed without textDecoder, which Connect's JSON serialisation reads all the same.
+        jsonOptions: { textDecoder: checkedJsonDecoder(spec.method.input) } as object,
+      });
+      this.methods.push(spec);
+    }
+    return this;
+  }
+
+  /** Adds a REST JSON shape rule for one message type, wherever it appears in an answer. */
+  shapeJson(schema: DescMessage, rule: ShapeRule): this {
+    this.jsonShapes.set(schema, rule);
     return this;
   }
 }

@@ -74,3 +74,85 @@ export function grpcStream<I extends DescMessage, O extends DescMessage>(
 export function hostPort(url: string): string {
   return new URL(url).host;
 }
+
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  trailers: Record<string, string | string[] | undefined>;
+  body: string;
+  /** Body bytes the client had handed to its socket when the answer's headers arrived. */
+  sentAtAnswer: number;
+}
+
+/**
+ * Sends a request whose body is `total` bytes (a prefix, then `fill` repeated),
+ * written as the socket takes it, over HTTP/1.1 or HTTP/2 (cleartext), and
+ * stops sending once the answer has come. The body is never held whole: one
+ * 64 KiB chunk is written again and again.
+ */
+export async function rawUpload(
+  url: string,
+  opts: { httpVersion: "1.1" | "2"; method?: string; path: string; headers: Record<string, string>; total: number; prefix?: Buffer; fill?: number },
+): Promise<RawAnswer> {
+  const http = await import("node:http");
+  const http2 = await import("node:http2");
+  const chunk = Buffer.alloc(64 * 1024, opts.fill ?? 0x20);
+  const prefix = opts.prefix ?? Buffer.alloc(0);
+  let sent = 0;
+  let answered = false;
+  const pump = (w: NodeJS.WritableStream & { destroyed?: boolean; writableEnded?: boolean }) => {
+    const step = () => {
+      while (!answered && !w.destroyed && sent < opts.total) {
+        const piece = sent === 0 && prefix.length ? prefix : chunk.subarray(0, Math.min(chunk.length, opts.total - sent));
+        sent += piece.length;
+        if (!w.write(piece)) return void w.once("drain", step);
+      }
+      if (!answered && !w.destroyed && !w.writableEnded) w.end();
+    };
+    step();
+  };
+  return new Promise<RawAnswer>((resolve, reject) => {
+    const base = new URL(url);
+    const headers = { ...opts.headers, "content-length": String(opts.total) };
+    if (opts.httpVersion === "1.1") {
+      const req = http.request({ host: base.hostname, port: base.port, method: opts.method ?? "POST", path: opts.path, headers, agent: false });
+      req.on("error", (e) => (answered ? undefined : reject(e)));
+      req.on("response", (res) => {
+        answered = true;
+        const sentAtAnswer = sent;
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => (body += d));
+        res.on("error", () => undefined);
+        res.on("end", () => {
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, trailers: res.trailers, body, sentAtAnswer });
+          req.destroy();
+        });
+      });
+      pump(req);
+    } else {
+      const session = http2.connect(base.origin);
+      session.on("error", () => undefined);
+      const stream = session.request({ ":method": opts.method ?? "POST", ":path": opts.path, ...headers });
+      let head: Record<string, string | string[] | undefined> = {};
+      let trailers: Record<string, string | string[] | undefined> = {};
+      let sentAtAnswer = 0;
+      let body = "";
+      stream.on("response", (h) => {
+        answered = true;
+        sentAtAnswer = sent;
+        head = h;
+      });
+      stream.on("trailers", (t) => (trailers = t));
+      stream.setEncoding("utf8");
+      stream.on("data", (d: string) => (body += d));
+      stream.on("error", () => undefined);
+      stream.on("close", () => {
+        session.close();
+        if (!answered) return reject(new Error(`stream closed without an answer (rst ${stream.rstCode})`));
+        resolve({ status: Number(head[":status"]), headers: head, trailers, body, sentAtAnswer });
+      });
+      pump(stream);
+    }
+  });
+}

@@ -18,27 +18,36 @@ export function resolveFieldPath(schema: DescMessage, path: string): DescField[]
   return out;
 }
 
-/** Resolves a query parameter name, by JSON name or proto name at each step. */
-export function lookupQueryField(schema: DescMessage, name: string, cache: Map<string, DescField[] | null>): DescField[] | null {
-  const hit = cache.get(name);
-  if (hit !== undefined) return hit;
-  let msg: DescMessage | undefined = schema;
-  const out: DescField[] = [];
-  for (const part of name.split(".")) {
-    const field: DescField | undefined = msg?.fields.find((f) => f.jsonName === part || f.name === part);
-    if (!field) {
-      out.length = 0;
-      break;
+/**
+ * Every query parameter name of a request message, built once per route at
+ * start-up as vanguard-go does: each step by JSON name or proto name, ending
+ * in a scalar or enum (singular or repeated), through singular messages, and
+ * none inside a path the route binds from its path or body. A fixed table:
+ * unknown names cost a lookup and are kept nowhere (D51).
+ */
+export function queryFieldTable(schema: DescMessage, bound: readonly string[]): Map<string, DescField[]> {
+  const table = new Map<string, DescField[]>();
+  const walk = (msg: DescMessage, names: string[], fields: DescField[], seen: Set<DescMessage>) => {
+    for (const field of msg.fields) {
+      const path = [...fields, field];
+      const key = pathKey(path);
+      if (bound.some((b) => key === b || key.startsWith(b + "."))) continue;
+      const spellings = new Set([field.jsonName, field.name]);
+      const queryable = field.fieldKind === "scalar" || field.fieldKind === "enum" || (field.fieldKind === "list" && field.listKind !== "message");
+      for (const prefix of names) {
+        for (const spelling of spellings) {
+          const name = prefix === "" ? spelling : `${prefix}.${spelling}`;
+          if (queryable) table.set(name, path);
+        }
+      }
+      if (field.fieldKind === "message" && !seen.has(field.message)) {
+        const next = names.flatMap((prefix) => [...spellings].map((sp) => (prefix === "" ? sp : `${prefix}.${sp}`)));
+        walk(field.message, next, path, new Set([...seen, field.message]));
+      }
     }
-    out.push(field);
-    msg = field.fieldKind === "message" ? field.message : undefined;
-  }
-  const last = out[out.length - 1];
-  // Only scalars and enums (singular or repeated) can come from a query string.
-  const ok = last && (last.fieldKind === "scalar" || last.fieldKind === "enum" || (last.fieldKind === "list" && last.listKind !== "message"));
-  const result = ok ? out : null;
-  if (cache.size < 1000) cache.set(name, result);
-  return result;
+  };
+  walk(schema, [""], [], new Set([schema]));
+  return table;
 }
 
 /** Sets a value at a field path in a proto3 JSON object, creating parents. */

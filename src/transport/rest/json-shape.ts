@@ -1,43 +1,54 @@
 // REST answers show every field: proto3 JSON leaves out an unset optional
-// field, but the spec's JSON has `featureId: null`, `cursor: null`. The plan
-// of which fields to fill in is computed once per message type.
+// field, but the spec's JSON has `featureId: null`, `cursor: null`. A service
+// area may add a rule of its own for a message type (D52: `flags` only on Flag
+// fields), applied wherever that type appears. The plan of what to do is
+// computed once per message type.
 import type { DescField, DescMessage, JsonObject, JsonValue } from "@bufbuild/protobuf";
 
 const EXPLICIT = 1; // FeatureSet.FieldPresence.EXPLICIT
 
+/** Reshapes the proto3 JSON object of one message in place. */
+export type ShapeRule = (json: JsonObject) => void;
+
 interface Plan {
   nullable: string[];
   nested: { key: string; kind: "message" | "list" | "map"; plan: Plan }[];
+  rule?: ShapeRule;
 }
 
-const plans = new WeakMap<DescMessage, Plan>();
+export class JsonShaper {
+  private readonly plans = new WeakMap<DescMessage, Plan>();
 
-function planOf(schema: DescMessage): Plan {
-  let plan = plans.get(schema);
-  if (plan) return plan;
-  plan = { nullable: [], nested: [] };
-  plans.set(schema, plan); // set first: recursive types
-  for (const field of schema.fields) addField(plan, field);
-  return plan;
-}
+  constructor(private readonly rules: ReadonlyMap<DescMessage, ShapeRule> = new Map()) {}
 
-function addField(plan: Plan, field: DescField): void {
-  const wkt = (m: DescMessage) => m.typeName.startsWith("google.protobuf.");
-  if (field.oneof === undefined && field.presence === EXPLICIT && field.fieldKind !== "list" && field.fieldKind !== "map") {
-    plan.nullable.push(field.jsonName);
+  /** The spec's JSON of a message from its proto3 JSON (with implicit fields emitted), in place. */
+  shape(schema: DescMessage, json: JsonValue): JsonValue {
+    apply(this.planOf(schema), json);
+    return json;
   }
-  if (field.fieldKind === "message" && !wkt(field.message)) {
-    plan.nested.push({ key: field.jsonName, kind: "message", plan: planOf(field.message) });
-  } else if (field.fieldKind === "list" && field.listKind === "message" && !wkt(field.message)) {
-    plan.nested.push({ key: field.jsonName, kind: "list", plan: planOf(field.message) });
-  } else if (field.fieldKind === "map" && field.mapKind === "message" && !wkt(field.message)) {
-    plan.nested.push({ key: field.jsonName, kind: "map", plan: planOf(field.message) });
-  }
-}
 
-export function fillNulls(schema: DescMessage, json: JsonValue): JsonValue {
-  apply(planOf(schema), json);
-  return json;
+  private planOf(schema: DescMessage): Plan {
+    let plan = this.plans.get(schema);
+    if (plan) return plan;
+    plan = { nullable: [], nested: [], rule: this.rules.get(schema) };
+    this.plans.set(schema, plan); // set first: recursive types
+    for (const field of schema.fields) this.addField(plan, field);
+    return plan;
+  }
+
+  private addField(plan: Plan, field: DescField): void {
+    const wkt = (m: DescMessage) => m.typeName.startsWith("google.protobuf.");
+    if (field.oneof === undefined && field.presence === EXPLICIT && field.fieldKind !== "list" && field.fieldKind !== "map") {
+      plan.nullable.push(field.jsonName);
+    }
+    if (field.fieldKind === "message" && !wkt(field.message)) {
+      plan.nested.push({ key: field.jsonName, kind: "message", plan: this.planOf(field.message) });
+    } else if (field.fieldKind === "list" && field.listKind === "message" && !wkt(field.message)) {
+      plan.nested.push({ key: field.jsonName, kind: "list", plan: this.planOf(field.message) });
+    } else if (field.fieldKind === "map" && field.mapKind === "message" && !wkt(field.message)) {
+      plan.nested.push({ key: field.jsonName, kind: "map", plan: this.planOf(field.message) });
+    }
+  }
 }
 
 function apply(plan: Plan, json: JsonValue): void {
@@ -51,4 +62,5 @@ function apply(plan: Plan, json: JsonValue): void {
     else if (n.kind === "list" && Array.isArray(v)) for (const item of v) apply(n.plan, item);
     else if (n.kind === "map" && typeof v === "object") for (const item of Object.values(v as JsonObject)) apply(n.plan, item);
   }
+  plan.rule?.(obj);
 }

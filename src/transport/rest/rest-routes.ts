@@ -7,7 +7,7 @@ import { http } from "../../gen/google/api/annotations_pb.js";
 import type { HttpRule } from "../../gen/google/api/http_pb.js";
 import { rest } from "../../gen/meridian/api/v1/rest_pb.js";
 import { parsePathTemplate, type PathTemplate } from "./path-template.js";
-import { resolveFieldPath, pathKey } from "./field-path.js";
+import { queryFieldTable, resolveFieldPath, pathKey } from "./field-path.js";
 import { RouteTrie } from "./route-trie.js";
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024; // D6
@@ -26,6 +26,8 @@ export interface RestRoute {
   responseBody?: DescField;
   successStatus: number;
   maxBodyBytes: number;
+  /** Every query parameter name the route accepts, resolved at start-up (a body of "*" takes none). */
+  queryFields: ReadonlyMap<string, DescField[]>;
   /** Server-streaming google.api.HttpBody: the answer is raw bytes, streamed. */
   streamsHttpBody: boolean;
 }
@@ -80,7 +82,14 @@ function routeOf(spec: MethodImplSpec, method: DescMethod, rule: HttpRule): Rest
     bound,
     responseBody: responseBody?.[0],
     successStatus: options?.successStatus || (isEmpty ? 204 : 200),
-    maxBodyBytes: Number(options?.maxBodyBytes || DEFAULT_MAX_BODY_BYTES),
+    maxBodyBytes: maxBodyBytes(method),
+    queryFields: body === "*" ? new Map() : queryFieldTable(input, bound),
     streamsHttpBody,
   };
+}
+
+/** The largest request body a method accepts, on every protocol (D6): its rest option, else 1 MiB. */
+export function maxBodyBytes(method: DescMethod): number {
+  const options = hasOption(method, rest) ? getOption(method, rest) : undefined;
+  return Number(options?.maxBodyBytes || DEFAULT_MAX_BODY_BYTES);
 }

@@ -5,18 +5,19 @@
 // Connect) and turn its answer into the spec's JSON, or its error into
 // problem+json (D8). The call stays in-process as message objects: no
 // protobuf binary round trip on the REST path.
-import { fromJson, toJson, type JsonObject, type JsonValue, type Message } from "@bufbuild/protobuf";
+import { fromJson, toJson, type DescMessage, type JsonObject, type JsonValue, type Message } from "@bufbuild/protobuf";
 import { Code, ConnectError, createHandlerContext, type ContextValues, type HandlerContext, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
 import { createAsyncIterable, invokeUnaryImplementation, transformInvokeImplementation } from "@connectrpc/connect/protocol";
 import type { HttpBody } from "../../gen/google/api/httpbody_pb.js";
 import { HttpError } from "../problem.js";
 import { invalidField } from "../errors.js";
 import type { NodeRequest, NodeResponse } from "../node-types.js";
-import { JSON_CONTENT_TYPE, readBody, isJsonMediaType, sendJsonText, sendProblem } from "../http-io.js";
+import { JSON_CONTENT_TYPE, closeIfBodyPending, readBody, isJsonMediaType, sendJsonText, sendProblem } from "../http-io.js";
+import { jsonInputError } from "../json-input.js";
 import { buildRestRoutes, type RestRoute } from "./rest-routes.js";
-import { lookupQueryField, pathKey, setAtPath, textToJson } from "./field-path.js";
-import { fillNulls } from "./json-shape.js";
-import type { RouteTrie } from "./route-trie.js";
+import { pathKey, setAtPath, textToJson } from "./field-path.js";
+import { JsonShaper, type ShapeRule } from "./json-shape.js";
+import type { MatchResult, RouteTrie } from "./route-trie.js";
 import { capturedSegments } from "./path-template.js";
 import { requestInfoKey } from "../request-info.js";
 
@@ -25,6 +26,14 @@ export interface TranscoderOptions {
   interceptors: readonly Interceptor[];
   /** Aborts calls in flight when the server stops. */
   shutdownSignal?: AbortSignal;
+  /** Rules of the REST JSON of some message types (D52). */
+  jsonShapes?: ReadonlyMap<DescMessage, ShapeRule>;
+}
+
+/** A request's URL and the route it matched (or why none did). */
+export interface Resolved {
+  url: URL;
+  match: MatchResult<RestRoute>;
 }
 
 /**
@@ -50,7 +59,7 @@ const hopHeaders = new Set([
 
 export class Transcoder {
   private readonly trie: RouteTrie<RestRoute>;
-  private readonly queryFields = new WeakMap<RestRoute, Map<string, ReturnType<typeof lookupQueryField>>>();
+  private readonly shaper: JsonShaper;
   /** JSON text of answers a service hands out more than once (from its own cache): serialised once. */
   private readonly jsonOf = new WeakMap<Message, string>();
   /** Connect's invoke functions take a mutable array; one copy made here serves every call. */
@@ -62,6 +71,7 @@ export class Transcoder {
   ) {
     this.trie = buildRestRoutes(methods);
     this.interceptors = [...options.interceptors];
+    this.shaper = new JsonShaper(options.jsonShapes);
   }
 
   /** Matches a request; exported for the route table test. */
@@ -69,10 +79,20 @@ export class Transcoder {
     return this.trie.match(method, splitPath(pathname));
   }
 
-  async serve(req: NodeRequest, res: NodeResponse, contextValues: ContextValues): Promise<void> {
+  /** The route of a request, found before anything reads its body (credentials are checked in between). */
+  resolve(req: NodeRequest): Resolved {
+    let url: URL;
     try {
-      const url = new URL(req.url ?? "/", "http://localhost");
-      const match = this.match(req.method ?? "GET", url.pathname);
+      url = new URL(req.url ?? "/", "http://localhost");
+    } catch {
+      return { url: new URL("http://localhost/"), match: { kind: "not-found" } };
+    }
+    return { url, match: this.match(req.method ?? "GET", url.pathname) };
+  }
+
+  async serve(req: NodeRequest, res: NodeResponse, contextValues: ContextValues, resolved = this.resolve(req)): Promise<void> {
+    try {
+      const { url, match } = resolved;
       if (match.kind === "not-found") throw new HttpError(404, `no route for ${url.pathname}`, Code.NotFound);
       if (match.kind === "method-not-allowed") {
         throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`, Code.Unimplemented, { allow: match.allowed.join(", ") });
@@ -81,8 +101,9 @@ export class Transcoder {
       const input = await this.buildInput(route, req, url, match.segments);
       await this.invoke(route, input, req, res, contextValues);
     } catch (e) {
-      if (!res.headersSent) sendProblem(res, ConnectError.from(e));
-      else res.destroy();
+      if (res.headersSent) return void res.destroy();
+      closeIfBodyPending(req, res); // refused before its body was all read: do not read the rest
+      sendProblem(res, ConnectError.from(e));
     }
   }
 
@@ -120,14 +141,12 @@ export class Transcoder {
     }
     // 3. Query parameters, for fields neither the body nor the path set.
     if (route.body !== "*") {
-      let cache = this.queryFields.get(route);
-      if (!cache) this.queryFields.set(route, (cache = new Map()));
       const repeated = new Map<string, JsonValue[]>();
       for (const [name, value] of url.searchParams) {
-        const fields = lookupQueryField(route.method.input, name, cache);
-        if (!fields) continue; // unknown parameters are ignored, like unknown JSON fields (D6)
+        // Unknown parameters, and those of fields the path or body sets, are ignored, like unknown JSON fields (D6).
+        const fields = route.queryFields.get(name);
+        if (!fields) continue;
         const key = pathKey(fields);
-        if (route.bound.some((b) => key === b || key.startsWith(b + "."))) continue;
         const last = fields[fields.length - 1];
         const v = textToJson(last, value);
         if (last.fieldKind === "list") {
@@ -145,12 +164,7 @@ export class Transcoder {
     try {
       return fromJson(route.method.input, json, { ignoreUnknownFields: true });
     } catch (e) {
-      const cause = (e as Error).cause;
-      if (isFieldError(cause)) {
-        const field = cause.field();
-        throw invalidField(field.jsonName ?? field.name, cause.message);
-      }
-      throw invalidField("body", (e as Error).message);
+      throw jsonInputError(e);
     }
   }
 
@@ -194,7 +208,7 @@ export class Transcoder {
   private toJsonText(route: RestRoute, output: Message): string {
     let text = this.jsonOf.get(output);
     if (text === undefined) {
-      let json = fillNulls(route.method.output, toJson(route.method.output, output, { alwaysEmitImplicit: true }));
+      let json = this.shaper.shape(route.method.output, toJson(route.method.output, output, { alwaysEmitImplicit: true }));
       if (route.responseBody) json = (json as JsonObject)[route.responseBody.jsonName] ?? null;
       text = JSON.stringify(json);
       this.jsonOf.set(output, text);
@@ -248,11 +262,6 @@ function drainOrClose(res: NodeResponse): Promise<void> {
   });
 }
 
-/** protobuf-es gives fromJson's error a FieldError cause naming the field (not exported, hence the shape test). */
-function isFieldError(e: unknown): e is Error & { field(): { name: string; jsonName?: string } } {
-  return e instanceof Error && typeof (e as { field?: unknown }).field === "function";
-}
-
 function splitPath(pathname: string): string[] {
   const parts = pathname.split("/");
   parts.shift(); // leading ""
@@ -279,5 +288,7 @@ async function readJsonBody(req: NodeRequest, maxBytes: number): Promise<string 
     throw new HttpError(415, `content type ${type ?? "(none)"} is not JSON; send application/json`, Code.InvalidArgument);
   }
   const bytes = await readBody(req, maxBytes);
-  return bytes.length === 0 ? undefined : bytes.toString("utf8");
+  // A UTF-8 byte-order mark is not part of the JSON text (RFC 8259, 8.1: a parser may ignore it).
+  const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  return bytes.length === bom ? undefined : bytes.toString("utf8", bom);
 }
