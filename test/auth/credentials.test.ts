@@ -1,6 +1,7 @@
 // D10-D12: API keys and JWTs resolve to a principal; bad ones get 401.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SignJWT, exportJWK, generateKeyPair, UnsecuredJWT } from "jose";
 import { bearer, secretOf, signToken, startTestServer, type TestServer } from "../helpers/server.js";
@@ -77,16 +78,19 @@ describe("D12 issuer and audience when configured", () => {
 describe("D12 JWKS file", () => {
   let server: TestServer;
   let privateKey: CryptoKey;
+  const dir = mkdtempSync(join(tmpdir(), "meridian-jwks-"));
   beforeAll(async () => {
     const pair = await generateKeyPair("ES256", { extractable: true });
     privateKey = pair.privateKey as CryptoKey;
     const jwk = { ...(await exportJWK(pair.publicKey)), kid: "k1", alg: "ES256", use: "sig" };
-    const dir = (await import("node:os")).tmpdir();
-    const file = join(dir, `jwks-${process.pid}-${Date.now()}.json`);
+    const file = join(dir, "jwks.json");
     writeFileSync(file, JSON.stringify({ keys: [jwk] }));
     server = await startTestServer({ MERIDIAN_JWKS_FILE: file, MERIDIAN_JWT_SECRET: "" });
   });
-  afterAll(() => server.close());
+  afterAll(async () => {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it("D12 a token signed by a key of the JWKS is accepted", async () => {
     const token = await new SignJWT(claims).setProtectedHeader({ alg: "ES256", kid: "k1" }).setExpirationTime("5m").sign(privateKey);

@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
-import { openDatabase } from "../../src/storage/database.js";
+import Database from "better-sqlite3";
+import { neverWaitForLocks, openDatabase } from "../../src/storage/database.js";
 import { MessageStore } from "../../src/featurestatus/message-store.js";
 import { startCleanup } from "../../src/featurestatus/cleanup.js";
 import { startTestServer } from "../helpers/server.js";
@@ -39,6 +40,27 @@ describe("D22 retention", () => {
     job2.stop();
     expect(store.get(ids.recent)).toBeUndefined();
     expect(store.get(ids.live)).toBeDefined();
+    db.close();
+  });
+
+  it("D22 D51 a run that meets a held write lock is skipped with a warning, not logged as an error, and the next run deletes", () => {
+    const file = join(dir, "busy.db");
+    const db = openDatabase(file);
+    neverWaitForLocks(db); // as the server's connection, once serving
+    const store = new MessageStore(db);
+    const now = 2_000_000_000;
+    const ids = seed(store, now);
+    const importer = new Database(file);
+    importer.exec("BEGIN IMMEDIATE"); // an import's transaction holding the write lock
+    const logs: { level: number; msg: string; deleted?: number }[] = [];
+    const logger = pino({ level: "info" }, { write: (s: string) => void logs.push(JSON.parse(s)) });
+    const job = startCleanup(store, { intervalS: 3600, retentionDays: 30, logger, now: () => now });
+    job.stop();
+    expect(logs.map((l) => [l.level, l.msg])).toEqual([[40, "message cleanup skipped: the database is busy; it runs again at the next interval"]]);
+    expect(store.get(ids.oldFeature)).toBeDefined();
+    importer.exec("ROLLBACK");
+    importer.close();
+    expect(job.runOnce()).toBe(2);
     db.close();
   });
 
