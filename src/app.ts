@@ -12,6 +12,7 @@ import { FeatureStatusService } from "./gen/meridian/featurestatus/v1/feature_st
 import { TimeSeriesService } from "./gen/meridian/timeseries/v1/time_series_pb.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { neverWaitForLocks, openDatabase, type Db } from "./storage/database.js";
+import { startCheckpoints } from "./storage/checkpoint.js";
 import { busyRetryInterceptor } from "./storage/busy-retry.js";
 import { CursorSeal } from "./storage/cursor-seal.js";
 import { serverSecret } from "./storage/server-secrets.js";
@@ -33,6 +34,9 @@ import { addTimeSeriesJsonShapes } from "./timeseries/json-shape-rules.js";
 
 export const VERSION = "0.1.0";
 const DRAIN_MS = 10_000; // D32
+// The server's WAL checkpoint period (storage/checkpoint.ts): short enough that
+// each one copies little.
+const CHECKPOINT_MS = 1_000;
 
 export interface Meridian {
   readonly db: Db;
@@ -84,6 +88,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   }
   const cleanup = startCleanup(messages, { intervalS: settings.cleanupIntervalS, retentionDays: settings.messageRetentionDays, logger });
   neverWaitForLocks(db); // start-up may wait for an import's lock; serving never does (D51, busy-retry.ts)
+  const checkpoints = startCheckpoints(db, { intervalMs: CHECKPOINT_MS, logger });
   health.set("serving");
   const url = `${listener.tls ? "https" : "http"}://${hostForUrl(listener.address)}:${listener.address.port}`;
   logger.info({ address: url, db: settings.db, version: VERSION }, `Meridian ${VERSION} listening on ${url}`);
@@ -98,6 +103,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
       closing ??= (async () => {
         health.set("draining");
         cleanup.stop();
+        checkpoints.stop();
         await listener.close(graceMs);
         shutdown.abort();
         db.close();
