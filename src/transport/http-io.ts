@@ -3,6 +3,8 @@ import { Code, type ConnectError } from "@connectrpc/connect";
 import { HttpError, problemOf } from "./problem.js";
 import type { NodeRequest, NodeResponse } from "./node-types.js";
 import { constants as h2, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
+import type { Readable, Transform } from "node:stream";
+import * as zlib from "node:zlib";
 
 /** What JSON answers are sent as. */
 export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
@@ -14,28 +16,73 @@ export function isJsonMediaType(header: string | undefined): boolean {
   return type === "application/json" || type === "text/json" || (type.startsWith("application/") && type.endsWith("+json"));
 }
 
-/** Reads a whole body, refusing (413) as soon as it passes maxBytes. */
+// Content codings a REST body may arrive in (RFC 9110, 8.4). zstd where this
+// Node has it (22.15+); the list is what a 415 names in Accept-Encoding.
+const zstdDecompress = (zlib as { createZstdDecompress?: () => Transform }).createZstdDecompress;
+const decoders: Record<string, () => Transform> = {
+  gzip: () => zlib.createGunzip(),
+  deflate: () => zlib.createInflate(),
+  br: () => zlib.createBrotliDecompress(),
+  ...(zstdDecompress ? { zstd: zstdDecompress } : {}),
+};
+const ACCEPTED_ENCODINGS = ["identity", ...Object.keys(decoders)].join(", ");
+
+/**
+ * Reads a whole body, inflating it as its Content-Encoding says, refusing
+ * (413) as soon as the bytes received, or the bytes inflated from them, pass
+ * maxBytes (D6, D51): a small compressed body cannot grow into a large one.
+ */
 export function readBody(req: NodeRequest, maxBytes: number): Promise<Buffer> {
+  const encoding = (req.headers["content-encoding"] ?? "identity").trim().toLowerCase();
+  if (encoding !== "identity" && !(encoding in decoders)) {
+    req.resume();
+    return Promise.reject(
+      new HttpError(415, `content encoding ${encoding} is not accepted; send one of ${ACCEPTED_ENCODINGS}`, Code.InvalidArgument, { "accept-encoding": ACCEPTED_ENCODINGS }),
+    );
+  }
   const declared = Number(req.headers["content-length"] ?? NaN);
   if (declared > maxBytes) {
     req.resume();
     return Promise.reject(tooLarge(maxBytes));
   }
+  if (encoding === "identity") return collect(req, req, maxBytes, (e) => e);
+  const decoder = decoders[encoding]();
+  // The received bytes are bounded too: a body of noise never ends in a decoder error before 413.
+  let received = 0;
+  req.on("data", (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > maxBytes) decoder.destroy(tooLarge(maxBytes));
+  });
+  req.pipe(decoder);
+  return collect(req, decoder, maxBytes, (e) => (e instanceof HttpError ? e : new HttpError(400, `request body is not valid ${encoding}`, Code.InvalidArgument)));
+}
+
+/** Concatenates `source` until it ends; past maxBytes stops taking in `req` and rejects with 413. */
+function collect(req: NodeRequest, source: Readable, maxBytes: number, sourceError: (e: unknown) => unknown): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) {
-        req.off("data", onData);
+        source.off("data", onData);
+        if (source !== req) {
+          req.unpipe();
+          source.destroy();
+        }
         req.resume();
         reject(tooLarge(maxBytes));
         return;
       }
       chunks.push(chunk);
     };
-    req.on("data", onData);
-    req.once("end", () => resolve(Buffer.concat(chunks, size)));
+    source.on("data", onData);
+    source.once("end", () => resolve(Buffer.concat(chunks, size)));
+    source.once("error", (e) => {
+      req.unpipe();
+      req.resume();
+      reject(sourceError(e));
+    });
     req.once("error", reject);
     req.once("aborted", () => reject(new HttpError(400, "request aborted", Code.Canceled)));
   });
@@ -84,7 +131,7 @@ export function sendJsonText(res: NodeResponse, status: number, text: string, he
 export function sendProblem(res: NodeResponse, err: ConnectError): void {
   const problem = problemOf(err);
   const headers: Record<string, string> = {};
-  for (const name of ["www-authenticate", "allow", "retry-after"]) {
+  for (const name of ["www-authenticate", "allow", "retry-after", "accept-encoding"]) {
     const v = err.metadata.get(name);
     if (v) headers[name] = v;
   }

@@ -1,5 +1,7 @@
 // D6-D9 on the REST paths of the real server.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
+import * as zlib from "node:zlib";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { draft } from "../helpers/messages.js";
 import { makeRows, TS_RW, tsApi } from "../helpers/timeseries.js";
@@ -61,6 +63,44 @@ describe("D6 request bodies", () => {
     const r = await post("/api/admin/feature/message", big, "application/json");
     expect(r.status).toBe(413);
     expect(((await r.json()) as { status: number }).status).toBe(413);
+  });
+
+  const zstd = (zlib as { zstdCompressSync?: (b: Buffer) => Buffer }).zstdCompressSync;
+  const encoders: [string, (b: Buffer) => Buffer][] = [
+    ["gzip", gzipSync],
+    ["deflate", deflateSync],
+    ["br", brotliCompressSync],
+    ...(zstd ? [["zstd", zstd] as [string, (b: Buffer) => Buffer]] : []),
+  ];
+  const postBytes = (path: string, body: Buffer, encoding: string) =>
+    fetch(`${server.url}${path}`, { method: "POST", headers: { ...headers, "content-type": "application/json", "content-encoding": encoding }, body });
+
+  it.each(encoders)("D6 a REST body sent with Content-Encoding %s is inflated and read", async (encoding, encode) => {
+    const title = `Sent as ${encoding}`;
+    const r = await postBytes("/api/admin/feature/message", encode(Buffer.from(JSON.stringify(draft({ title })))), encoding);
+    expect(r.status).toBe(201);
+    expect(await r.json()).toMatchObject({ title, body: "<b>soon</b>" });
+  });
+
+  it("D6 D51 a REST gzip body that inflates past 1 MiB is a 413, read no further", async () => {
+    const bomb = gzipSync(Buffer.from(JSON.stringify(draft({ title: "x", body: " ".repeat(64 * 1024 * 1024) }))));
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    const r = await postBytes("/api/admin/feature/message", bomb, "gzip");
+    expect(r.status).toBe(413);
+    expect(await r.json()).toMatchObject({ status: 413, detail: "request body larger than 1048576 bytes" });
+  });
+
+  it("D6 a body that is not what its Content-Encoding says is a 400", async () => {
+    const r = await postBytes("/api/admin/feature/message", Buffer.from(JSON.stringify(draft())), "gzip");
+    expect(r.status).toBe(400);
+    expect(await r.json()).toMatchObject({ status: 400, detail: "request body is not valid gzip" });
+  });
+
+  it("D6 an unknown Content-Encoding is a 415 whose Accept-Encoding names the accepted ones", async () => {
+    const r = await postBytes("/api/admin/feature/message", Buffer.from(JSON.stringify(draft())), "compress");
+    expect(r.status).toBe(415);
+    expect(r.headers.get("accept-encoding")).toBe(["identity", ...encoders.map(([e]) => e)].join(", "));
+    expect(await r.json()).toMatchObject({ status: 415 });
   });
 
   it("D6 value uploads accept bodies above 1 MiB (their limit is 64 MiB)", async () => {
