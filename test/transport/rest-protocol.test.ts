@@ -73,7 +73,7 @@ describe("D6 request bodies", () => {
     ...(zstd ? [["zstd", zstd] as [string, (b: Buffer) => Buffer]] : []),
   ];
   const postBytes = (path: string, body: Buffer, encoding: string) =>
-    fetch(`${server.url}${path}`, { method: "POST", headers: { ...headers, "content-type": "application/json", "content-encoding": encoding }, body });
+    fetch(`${server.url}${path}`, { method: "POST", headers: { ...headers, "content-type": "application/json", "content-encoding": encoding }, body: new Uint8Array(body) });
 
   it.each(encoders)("D6 a REST body sent with Content-Encoding %s is inflated and read", async (encoding, encode) => {
     const title = `Sent as ${encoding}`;
