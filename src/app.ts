@@ -18,7 +18,7 @@ import { CursorSeal } from "./storage/cursor-seal.js";
 import { serverSecret } from "./storage/server-secrets.js";
 import { startCleanup } from "./featurestatus/cleanup.js";
 import { featureStatusService } from "./featurestatus/feature-status-service.js";
-import { MessageStore } from "./featurestatus/message-store.js";
+import { SqliteMessageStore } from "./featurestatus/message-store-sqlite.js";
 import { Sanitizer } from "./featurestatus/sanitize.js";
 import { Cors } from "./transport/cors.js";
 import { apiVersionInterceptor } from "./transport/api-version.js";
@@ -62,7 +62,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   });
   const registry = new ServiceRegistry(router, interceptors);
   registry.add(Health, healthService(health, services.map((s) => s.typeName)));
-  const messages = new MessageStore(db);
+  const messages = new SqliteMessageStore(db);
   // One key seals message cursors (D21) and value cursors (D27); their bindings keep them apart.
   const cursors = new CursorSeal(serverSecret(db, "cursor-key"));
   registry.add(

@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openDatabase } from "../../dist/storage/database.js";
 import { ApiKeyStore } from "../../dist/auth/api-keys.js";
-import { MessageStore } from "../../dist/featurestatus/message-store.js";
+import { SqliteMessageStore } from "../../dist/featurestatus/message-store-sqlite.js";
 import { reporter } from "../report.js";
 import { startMeridian } from "../server.js";
 
@@ -24,19 +24,19 @@ const dbPath = join(dir, "m.db");
 // Seed: 99 messages for each of 100 features plus 100 global ones; a third
 // pending, a third active, a third expired.
 const db = openDatabase(dbPath);
-const store = new MessageStore(db);
+const store = new SqliteMessageStore(db);
 const now = Math.floor(Date.now() / 1000);
 const window = (i) => [[now + 3600, now + 7200], [now - 3600, now + 3600], [now - 7200, now - 3600]][i % 3];
 db.transaction(() => {
   for (let f = 0; f < 100; f++) {
     for (let i = 0; i < 99; i++) {
       const [s, e] = window(i);
-      store.insert({ feature_id: `feature-${f}`, type: "Warning", title: `Notice ${f}/${i}`, body: "<p>Planned <b>maintenance</b> of the service.</p>", start_date: s - i, expiring_date: e + i });
+      void store.insert({ feature_id: `feature-${f}`, type: "Warning", title: `Notice ${f}/${i}`, body: "<p>Planned <b>maintenance</b> of the service.</p>", start_date: s - i, expiring_date: e + i });
     }
   }
   for (let i = 0; i < 100; i++) {
     const [s, e] = window(i);
-    store.insert({ feature_id: null, type: "Informational", title: `Global ${i}`, body: "", start_date: s - i, expiring_date: e + i });
+    void store.insert({ feature_id: null, type: "Informational", title: `Global ${i}`, body: "", start_date: s - i, expiring_date: e + i });
   }
 })();
 const key = new ApiKeyStore(db).create({ clientId: "bench", roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_read"], projects: [] }).key;

@@ -13,17 +13,24 @@ export interface CleanupOptions {
   now?: () => number;
 }
 
-export function startCleanup(store: MessageStore, opts: CleanupOptions): { runOnce(): number; stop(): void } {
+export interface Cleanup {
+  /** The run made at start, settled (it never rejects). */
+  first: Promise<void>;
+  runOnce(): Promise<number>;
+  stop(): void;
+}
+
+export function startCleanup(store: MessageStore, opts: CleanupOptions): Cleanup {
   const now = opts.now ?? nowSeconds;
-  const runOnce = () => {
+  const runOnce = async () => {
     const cutoff = now() - opts.retentionDays * 86_400;
-    const deleted = store.purgeExpiredBefore(cutoff);
+    const deleted = await store.purgeExpiredBefore(cutoff);
     opts.logger.info({ deleted, retentionDays: opts.retentionDays }, `message cleanup deleted ${deleted} expired message(s)`);
     return deleted;
   };
-  const safeRun = () => {
+  const safeRun = async () => {
     try {
-      runOnce();
+      await runOnce();
     } catch (e) {
       // An import holding the write lock is routine (D51): the purge is
       // idempotent, so the next interval does the same work.
@@ -31,8 +38,8 @@ export function startCleanup(store: MessageStore, opts: CleanupOptions): { runOn
       else opts.logger.error({ err: e }, "message cleanup failed");
     }
   };
-  safeRun();
-  const timer = setInterval(safeRun, opts.intervalS * 1000);
+  const first = safeRun();
+  const timer = setInterval(() => void safeRun(), opts.intervalS * 1000);
   timer.unref();
-  return { runOnce, stop: () => clearInterval(timer) };
+  return { first, runOnce, stop: () => clearInterval(timer) };
 }

@@ -64,7 +64,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
   const now = deps.now ?? nowSeconds;
   const listings = new ListingCache<ListMessagesResponse>(deps.store, deps.listingCacheBytes ?? LISTING_CACHE_BYTES, pageBytes);
 
-  const list = (ctx: HandlerContext, scope: Scope, p: ListParams): ListMessagesResponse => {
+  const list = (ctx: HandlerContext, scope: Scope, p: ListParams): Promise<ListMessagesResponse> => {
     const principal = principalOf(ctx);
     if (!hasScope(principal, ...READ_SCOPES)) throw permissionDenied(`listing messages needs scope ${READ_SCOPES[0]}`);
     checkScope(scope);
@@ -89,7 +89,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     return listings.get(`${binding}|${limit}|${p.cursor ?? ""}`, at, () => page({ binding, scope, expiry, sortBy, sortOrder, limit, cursor: p.cursor, at }));
   };
 
-  const page = ({ binding, scope, expiry, sortBy, sortOrder, limit, cursor, at }: PageQuery): ListMessagesResponse => {
+  const page = async ({ binding, scope, expiry, sortBy, sortOrder, limit, cursor, at }: PageQuery): Promise<ListMessagesResponse> => {
     let after: { key: number; id: number } | undefined;
     if (cursor !== undefined && cursor !== "") {
       const opened = deps.cursors.open(binding, cursor);
@@ -97,7 +97,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
       after = { key: opened[0], id: opened[1] };
     }
     // One row more than asked tells whether another page follows.
-    const rows = deps.store.list({ featureId: scope, expiry, sortBy, sortOrder, after, limit: limit + 1, now: at });
+    const rows = await deps.store.list({ featureId: scope, expiry, sortBy, sortOrder, after, limit: limit + 1, now: at });
     const more = rows.length > limit;
     const page = more ? rows.slice(0, limit) : rows;
     const last = page[page.length - 1];
@@ -107,35 +107,35 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     });
   };
 
-  const createIn = (ctx: HandlerContext, scope: Scope, fields: MessageFields | undefined): Message => {
+  const createIn = async (ctx: HandlerContext, scope: Scope, fields: MessageFields | undefined): Promise<Message> => {
     requireWriter(principalOf(ctx));
     checkScope(scope);
     const f = fields ?? ({} as MessageFields);
     const v = new ViolationList();
     for (const name of ["type", "title", "startDate", "expiringDate"] as const) if (f[name] === undefined) v.add(name, "is required");
     const data = validated({ feature_id: scope, type: "", title: "", body: "", start_date: 0, expiring_date: 0 }, f, deps.sanitizer, v);
-    return toMessage(deps.store.insert(data));
+    return toMessage(await deps.store.insert(data));
   };
 
-  const updateIn = (ctx: HandlerContext, scope: Scope, messageId: number, fields: MessageFields | undefined): Message => {
+  const updateIn = async (ctx: HandlerContext, scope: Scope, messageId: number, fields: MessageFields | undefined): Promise<Message> => {
     requireWriter(principalOf(ctx));
-    const existing = findIn(scope, messageId);
+    const existing = await findIn(scope, messageId);
     // D16: absent fields keep their value; the merge is validated as on create. featureId never changes.
     const merged = validated(existing, fields ?? ({} as MessageFields), deps.sanitizer);
-    return toMessage(deps.store.update({ ...merged, id: existing.id }));
+    return toMessage(await deps.store.update({ ...merged, id: existing.id }));
   };
 
-  const deleteIn = (ctx: HandlerContext, scope: Scope, messageId: number) => {
+  const deleteIn = async (ctx: HandlerContext, scope: Scope, messageId: number) => {
     requireWriter(principalOf(ctx));
-    findIn(scope, messageId);
-    deps.store.delete(messageId);
+    await findIn(scope, messageId);
+    await deps.store.delete(messageId);
     return {};
   };
 
   /** The message, if it belongs to this scope; a message of another feature, or of the other kind, is a 404. */
-  const findIn = (scope: Scope, messageId: number): MessageRow => {
+  const findIn = async (scope: Scope, messageId: number): Promise<MessageRow> => {
     checkScope(scope);
-    const row = messageId > 0 ? deps.store.get(messageId) : undefined;
+    const row = messageId > 0 ? await deps.store.get(messageId) : undefined;
     if (!row || row.feature_id !== scope) {
       throw notFound(scope === null ? `no global message ${messageId}` : `no message ${messageId} for feature ${scope}`);
     }

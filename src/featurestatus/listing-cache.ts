@@ -5,8 +5,10 @@
 // bytes, not entries, since one page may hold a thousand 4,000-character
 // bodies; the least recently used pages go first.
 export interface ChangeSource {
+  /** Differs whenever the data may have changed since it was last read: costs no query. */
   changeMark(): string;
-  nextChangeAfter(now: number): number;
+  /** The first second after `now` at which the answer may change by the clock alone, or Infinity. */
+  nextChangeAfter(now: number): Promise<number>;
 }
 
 interface Entry<V> {
@@ -33,15 +35,19 @@ export class ListingCache<V> {
   ) {}
 
   /** The cached value for `key` at time `now` (seconds), computing it on a miss; errors are not cached. */
-  get(key: string, now: number, compute: () => V): V {
+  async get(key: string, now: number, compute: () => Promise<V>): Promise<V> {
+    // Read before anything is computed: a page computed while a write lands
+    // is then kept under the old mark, which the next get discards.
     const mark = this.source.changeMark();
     // A clock set back is as much a change as one that moved forward past a boundary.
     if (mark !== this.mark || now < this.validFrom || now >= this.validUntil) {
+      const validUntil = await this.source.nextChangeAfter(now);
+      if (mark !== this.source.changeMark()) return compute(); // changed meanwhile: serve, keep nothing
       this.entries.clear();
       this.bytes = 0;
       this.mark = mark;
       this.validFrom = now;
-      this.validUntil = this.source.nextChangeAfter(now);
+      this.validUntil = validUntil;
     }
     const hit = this.entries.get(key);
     if (hit !== undefined) {
@@ -49,9 +55,15 @@ export class ListingCache<V> {
       this.entries.set(key, hit);
       return hit.value;
     }
-    const value = compute();
+    const value = await compute();
     const bytes = 2 * key.length + this.sizeOf(value);
-    if (bytes <= this.maxBytes) {
+    // Kept only if nothing changed (and no other get reset the window) while it was computed.
+    if (bytes <= this.maxBytes && this.mark === mark && this.source.changeMark() === mark && now >= this.validFrom && now < this.validUntil) {
+      const twin = this.entries.get(key); // a concurrent miss of the same key got there first
+      if (twin !== undefined) {
+        this.entries.delete(key);
+        this.bytes -= twin.bytes;
+      }
       this.entries.set(key, { value, bytes });
       this.bytes += bytes;
       for (const [k, e] of this.entries) {

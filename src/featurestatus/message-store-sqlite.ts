@@ -1,35 +1,8 @@
-// Messages in SQLite. Listings are keyset-paged on (sort key, id), so rows
-// inserted or deleted between pages neither repeat nor vanish (D21).
+// Messages in SQLite. Each call is one statement or one transaction, run
+// synchronously: a busy database fails it whole (storage/busy-retry.ts).
 import type { Statement } from "better-sqlite3";
 import type { Db } from "../storage/database.js";
-
-export interface MessageRow {
-  id: number;
-  feature_id: string | null;
-  type: string;
-  title: string;
-  body: string;
-  start_date: number;
-  expiring_date: number;
-}
-
-export type MessageData = Omit<MessageRow, "id">;
-
-export type Expiry = "All" | "NonExpired" | "Expired" | "Pending";
-export type SortBy = "StartDate" | "ExpiringDate";
-export type SortOrder = "Asc" | "Desc";
-
-export interface ListQuery {
-  /** A feature's listing (its messages and every global one), or null for global messages only. */
-  featureId: string | null;
-  expiry: Expiry;
-  sortBy: SortBy;
-  sortOrder: SortOrder;
-  /** Keyset position: rows strictly after it in the listing's order. */
-  after?: { key: number; id: number };
-  limit: number;
-  now: number;
-}
+import { MAX_MESSAGE_ID, type Expiry, type ListQuery, type MessageData, type MessageRow, type MessageStore, type SortBy } from "./message-store.js";
 
 // D19 windows, relative to now (seconds).
 const EXPIRY_SQL: Record<Expiry, string> = {
@@ -40,9 +13,7 @@ const EXPIRY_SQL: Record<Expiry, string> = {
 };
 const SORT_COLUMN: Record<SortBy, string> = { StartDate: "start_date", ExpiringDate: "expiring_date" };
 
-export const MAX_MESSAGE_ID = 2 ** 31 - 1; // the API's id is an int32
-
-export class MessageStore {
+export class SqliteMessageStore implements MessageStore {
   private readonly listStatements = new Map<string, Statement>();
   /** Writes through this store; SQLite's data_version counts only other connections' commits. */
   private writes = 0;
@@ -78,12 +49,11 @@ export class MessageStore {
   }
 
   /** The first second after `now` at which some message starts or expires (D19 windows move), or Infinity. */
-  nextChangeAfter(now: number): number {
+  async nextChangeAfter(now: number): Promise<number> {
     return (this.nextChangeStmt.get({ now }) as number | null) ?? Infinity;
   }
 
-  /** Inserts and returns the row; refuses (and stores nothing) once ids pass the API's int32. */
-  insert(data: MessageData): MessageRow {
+  async insert(data: MessageData): Promise<MessageRow> {
     this.writes++;
     return this.db.transaction(() => {
       const row = this.insertStmt.get(data)!;
@@ -92,27 +62,26 @@ export class MessageStore {
     })();
   }
 
-  get(id: number): MessageRow | undefined {
+  async get(id: number): Promise<MessageRow | undefined> {
     return this.getStmt.get(id);
   }
 
-  update(row: MessageRow): MessageRow {
+  async update(row: MessageRow): Promise<MessageRow> {
     this.writes++;
     return this.updateStmt.get(row)!;
   }
 
-  delete(id: number): boolean {
+  async delete(id: number): Promise<boolean> {
     this.writes++;
     return this.deleteStmt.run(id).changes > 0;
   }
 
-  /** Deletes messages that expired before the cutoff (epoch seconds); returns how many. */
-  purgeExpiredBefore(cutoff: number): number {
+  async purgeExpiredBefore(cutoff: number): Promise<number> {
     this.writes++;
     return this.purgeStmt.run(cutoff).changes;
   }
 
-  list(q: ListQuery): MessageRow[] {
+  async list(q: ListQuery): Promise<MessageRow[]> {
     const col = SORT_COLUMN[q.sortBy];
     const dir = q.sortOrder === "Asc" ? "ASC" : "DESC";
     const cmp = q.sortOrder === "Asc" ? ">" : "<";
@@ -134,8 +103,4 @@ export class MessageStore {
     }
     return stmt.all(params) as MessageRow[];
   }
-}
-
-export function sortKeyOf(row: MessageRow, sortBy: SortBy): number {
-  return sortBy === "StartDate" ? row.start_date : row.expiring_date;
 }

@@ -3,7 +3,7 @@
 // that moves a message between the D19 windows, is seen by the next listing.
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { MessageStore } from "../../src/featurestatus/message-store.js";
+import { SqliteMessageStore } from "../../src/featurestatus/message-store-sqlite.js";
 import { ListingCache } from "../../src/featurestatus/listing-cache.js";
 import { openDatabase } from "../../src/storage/database.js";
 import { draft, iso, useMessageServer, type ApiMessage } from "../helpers/messages.js";
@@ -27,7 +27,7 @@ describe("D19 listings served from the cache stay current", () => {
     const other = openDatabase(join(t.server.dir, "meridian.db"));
     try {
       const now = Math.floor(Date.now() / 1000);
-      new MessageStore(other).insert({ feature_id: "cache-b", type: "Warning", title: "from elsewhere", body: "", start_date: now - 60, expiring_date: now + 3600 });
+      await new SqliteMessageStore(other).insert({ feature_id: "cache-b", type: "Warning", title: "from elsewhere", body: "", start_date: now - 60, expiring_date: now + 3600 });
     } finally {
       other.close();
     }
@@ -46,42 +46,53 @@ describe("D19 listings served from the cache stay current", () => {
 });
 
 describe("ListingCache", () => {
-  const source = (mark: { v: string }, next: number) => ({ changeMark: () => mark.v, nextChangeAfter: () => next });
+  const source = (mark: { v: string }, next: number) => ({ changeMark: () => mark.v, nextChangeAfter: async () => next });
 
-  it("computes once while nothing changes, again after a change mark, a boundary or a clock set back", () => {
+  it("computes once while nothing changes, again after a change mark, a boundary or a clock set back", async () => {
     const mark = { v: "a" };
     const cache = new ListingCache<number>(source(mark, 100), 1000, () => 8);
     let computed = 0;
-    const get = (now: number) => cache.get("k", now, () => ++computed);
-    expect([get(50), get(60), get(99)]).toEqual([1, 1, 1]);
-    expect(get(100)).toBe(2); // the boundary: some message starts or expires
+    const get = (now: number) => cache.get("k", now, async () => ++computed);
+    expect([await get(50), await get(60), await get(99)]).toEqual([1, 1, 1]);
+    expect(await get(100)).toBe(2); // the boundary: some message starts or expires
     mark.v = "b";
-    expect(get(100)).toBe(3);
-    expect(get(40)).toBe(4); // the clock went back
+    expect(await get(100)).toBe(3);
+    expect(await get(40)).toBe(4); // the clock went back
   });
 
-  it("does not cache errors", () => {
+  it("does not cache errors", async () => {
     const cache = new ListingCache<number>(source({ v: "a" }, Infinity), 1000, () => 8);
-    expect(() => cache.get("bad", 0, () => { throw new Error("no"); })).toThrow("no");
-    expect(cache.get("bad", 0, () => 7)).toBe(7);
-    expect(cache.get("bad", 0, () => 8)).toBe(7);
+    await expect(cache.get("bad", 0, async () => { throw new Error("no"); })).rejects.toThrow("no");
+    expect(await cache.get("bad", 0, async () => 7)).toBe(7);
+    expect(await cache.get("bad", 0, async () => 8)).toBe(7);
   });
 
-  it("D51 stays within its byte bound, the least recently used going first; a value over the bound is never kept", () => {
+  it("D19 a page computed while the data changed is served but not kept", async () => {
+    const mark = { v: "a" };
+    const cache = new ListingCache<string>(source(mark, Infinity), 1000, () => 8);
+    expect(await cache.get("k", 0, async () => "before")).toBe("before");
+    mark.v = "b";
+    // The write lands while the next page is read: that page may predate it.
+    expect(await cache.get("k", 0, async () => ((mark.v = "c"), "during"))).toBe("during");
+    expect(await cache.get("k", 0, async () => "after")).toBe("after");
+    expect(await cache.get("k", 0, async () => "again")).toBe("after");
+  });
+
+  it("D51 stays within its byte bound, the least recently used going first; a value over the bound is never kept", async () => {
     // Each entry: 2 bytes per key character (2) + the value as its own size.
     const cache = new ListingCache<number>(source({ v: "a" }, Infinity), 100, (n) => n);
-    cache.get("a", 0, () => 40); // 42 bytes
-    cache.get("b", 0, () => 40); // 84
-    expect(cache.get("a", 0, () => -1)).toBe(40); // a is now the most recently used
-    cache.get("c", 0, () => 10); // 96
+    await cache.get("a", 0, async () => 40); // 42 bytes
+    await cache.get("b", 0, async () => 40); // 84
+    expect(await cache.get("a", 0, async () => -1)).toBe(40); // a is now the most recently used
+    await cache.get("c", 0, async () => 10); // 96
     expect(cache.size).toBe(96);
-    cache.get("d", 0, () => 10); // 108 > 100: b, the least recently used, goes
+    await cache.get("d", 0, async () => 10); // 108 > 100: b, the least recently used, goes
     expect(cache.size).toBe(66);
-    expect(cache.get("b", 0, () => 41)).toBe(41); // recomputed: 43 more, and a goes
+    expect(await cache.get("b", 0, async () => 41)).toBe(41); // recomputed: 43 more, and a goes
     expect(cache.size).toBe(67);
-    expect(cache.get("c", 0, () => -1)).toBe(10);
-    expect(cache.get("big", 0, () => 200)).toBe(200);
-    expect(cache.get("big", 0, () => 201)).toBe(201); // over the bound alone: computed each time
+    expect(await cache.get("c", 0, async () => -1)).toBe(10);
+    expect(await cache.get("big", 0, async () => 200)).toBe(200);
+    expect(await cache.get("big", 0, async () => 201)).toBe(201); // over the bound alone: computed each time
     expect(cache.size).toBe(67);
   });
 });

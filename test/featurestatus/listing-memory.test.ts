@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/storage/database.js";
-import { MessageStore } from "../../src/featurestatus/message-store.js";
+import { SqliteMessageStore } from "../../src/featurestatus/message-store-sqlite.js";
 import { exited, meridian, serve } from "../helpers/cli.js";
 
 const MB = 1024 * 1024;
@@ -47,11 +47,11 @@ describe("D51 the listing cache is bounded in bytes", () => {
     const key = meridian(["apikey", "create", "--client-id", "reader", "--scope", "platform_iam_featurestatus_read", "--role", "BackOffice"], { MERIDIAN_DB: db }).stdout.trim();
     const conn = openDatabase(db);
     try {
-      const store = new MessageStore(conn);
+      const store = new SqliteMessageStore(conn);
       const now = Math.floor(Date.now() / 1000);
       conn.transaction(() => {
         for (let i = 0; i < 1000; i++) {
-          store.insert({ feature_id: null, type: "Warning", title: `t${i} `.padEnd(255, "x"), body: `<p>${i}</p>`.padEnd(4000, "y"), start_date: now - 3600 - i, expiring_date: now + 86_400 + i });
+          void store.insert({ feature_id: null, type: "Warning", title: `t${i} `.padEnd(255, "x"), body: `<p>${i}</p>`.padEnd(4000, "y"), start_date: now - 3600 - i, expiring_date: now + 86_400 + i });
         }
       })();
     } finally {

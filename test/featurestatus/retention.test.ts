@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import Database from "better-sqlite3";
 import { neverWaitForLocks, openDatabase } from "../../src/storage/database.js";
-import { MessageStore } from "../../src/featurestatus/message-store.js";
+import { SqliteMessageStore } from "../../src/featurestatus/message-store-sqlite.js";
 import { startCleanup } from "../../src/featurestatus/cleanup.js";
 import { startTestServer } from "../helpers/server.js";
 
@@ -14,53 +14,56 @@ const dir = mkdtempSync(join(tmpdir(), "meridian-ret-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const DAY = 86_400;
 
-function seed(store: MessageStore, now: number) {
-  const add = (feature: string | null, expiredDaysAgo: number) =>
-    store.insert({ feature_id: feature, type: "Warning", title: "t", body: "", start_date: now - expiredDaysAgo * DAY - 10, expiring_date: now - expiredDaysAgo * DAY }).id;
-  return { oldFeature: add("f", 31), oldGlobal: add(null, 45), recent: add("f", 29), live: add(null, -1) };
+async function seed(store: SqliteMessageStore, now: number) {
+  const add = async (feature: string | null, expiredDaysAgo: number) =>
+    (await store.insert({ feature_id: feature, type: "Warning", title: "t", body: "", start_date: now - expiredDaysAgo * DAY - 10, expiring_date: now - expiredDaysAgo * DAY })).id;
+  return { oldFeature: await add("f", 31), oldGlobal: await add(null, 45), recent: await add("f", 29), live: await add(null, -1) };
 }
 
 describe("D22 retention", () => {
-  it("D22 deletes messages expired longer ago than the retention, global ones too, and logs how many (injected clock)", () => {
+  it("D22 deletes messages expired longer ago than the retention, global ones too, and logs how many (injected clock)", async () => {
     const db = openDatabase(join(dir, "a.db"));
-    const store = new MessageStore(db);
+    const store = new SqliteMessageStore(db);
     const now = 2_000_000_000;
-    const ids = seed(store, now);
+    const ids = await seed(store, now);
     const logs: { deleted?: number }[] = [];
     const logger = pino({ level: "info" }, { write: (s: string) => void logs.push(JSON.parse(s)) });
     const job = startCleanup(store, { intervalS: 3600, retentionDays: 30, logger, now: () => now });
+    await job.first;
     job.stop();
-    expect(store.get(ids.oldFeature)).toBeUndefined();
-    expect(store.get(ids.oldGlobal)).toBeUndefined();
-    expect(store.get(ids.recent)).toBeDefined();
-    expect(store.get(ids.live)).toBeDefined();
+    expect(await store.get(ids.oldFeature)).toBeUndefined();
+    expect(await store.get(ids.oldGlobal)).toBeUndefined();
+    expect(await store.get(ids.recent)).toBeDefined();
+    expect(await store.get(ids.live)).toBeDefined();
     expect(logs.find((l) => l.deleted !== undefined)?.deleted).toBe(2);
     // A shorter retention reaches the recent one too.
     const job2 = startCleanup(store, { intervalS: 3600, retentionDays: 10, logger, now: () => now });
+    await job2.first;
     job2.stop();
-    expect(store.get(ids.recent)).toBeUndefined();
-    expect(store.get(ids.live)).toBeDefined();
+    expect(await store.get(ids.recent)).toBeUndefined();
+    expect(await store.get(ids.live)).toBeDefined();
     db.close();
   });
 
-  it("D22 D51 a run that meets a held write lock is skipped with a warning, not logged as an error, and the next run deletes", () => {
+  it("D22 D51 a run that meets a held write lock is skipped with a warning, not logged as an error, and the next run deletes", async () => {
     const file = join(dir, "busy.db");
     const db = openDatabase(file);
     neverWaitForLocks(db); // as the server's connection, once serving
-    const store = new MessageStore(db);
+    const store = new SqliteMessageStore(db);
     const now = 2_000_000_000;
-    const ids = seed(store, now);
+    const ids = await seed(store, now);
     const importer = new Database(file);
     importer.exec("BEGIN IMMEDIATE"); // an import's transaction holding the write lock
     const logs: { level: number; msg: string; deleted?: number }[] = [];
     const logger = pino({ level: "info" }, { write: (s: string) => void logs.push(JSON.parse(s)) });
     const job = startCleanup(store, { intervalS: 3600, retentionDays: 30, logger, now: () => now });
+    await job.first;
     job.stop();
     expect(logs.map((l) => [l.level, l.msg])).toEqual([[40, "message cleanup skipped: the database is busy; it runs again at the next interval"]]);
-    expect(store.get(ids.oldFeature)).toBeDefined();
+    expect(await store.get(ids.oldFeature)).toBeDefined();
     importer.exec("ROLLBACK");
     importer.close();
-    expect(job.runOnce()).toBe(2);
+    expect(await job.runOnce()).toBe(2);
     db.close();
   });
 
@@ -69,12 +72,12 @@ describe("D22 retention", () => {
     try {
       const runs = () => server.logs.filter((l) => typeof l.deleted === "number").length;
       expect(runs()).toBe(1); // at start
-      const store = new MessageStore(server.app.db);
+      const store = new SqliteMessageStore(server.app.db);
       const now = Math.floor(Date.now() / 1000);
-      const id = store.insert({ feature_id: null, type: "Warning", title: "t", body: "", start_date: now - 100, expiring_date: now - 5 }).id;
+      const { id } = await store.insert({ feature_id: null, type: "Warning", title: "t", body: "", start_date: now - 100, expiring_date: now - 5 });
       const deadline = Date.now() + 5000;
-      while (store.get(id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      expect(store.get(id)).toBeUndefined();
+      while ((await store.get(id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(await store.get(id)).toBeUndefined();
       expect(runs()).toBeGreaterThanOrEqual(2);
     } finally {
       await server.close();

@@ -1,0 +1,50 @@
+// What the feature status service needs of a message store (D19, D21, D22),
+// whichever database holds the messages. Listings are keyset-paged on
+// (sort key, id), so rows inserted or deleted between pages neither repeat
+// nor vanish (D21).
+import type { ChangeSource } from "./listing-cache.js";
+
+export interface MessageRow {
+  id: number;
+  feature_id: string | null;
+  type: string;
+  title: string;
+  body: string;
+  start_date: number;
+  expiring_date: number;
+}
+
+export type MessageData = Omit<MessageRow, "id">;
+
+export type Expiry = "All" | "NonExpired" | "Expired" | "Pending";
+export type SortBy = "StartDate" | "ExpiringDate";
+export type SortOrder = "Asc" | "Desc";
+
+export interface ListQuery {
+  /** A feature's listing (its messages and every global one), or null for global messages only. */
+  featureId: string | null;
+  expiry: Expiry;
+  sortBy: SortBy;
+  sortOrder: SortOrder;
+  /** Keyset position: rows strictly after it in the listing's order. */
+  after?: { key: number; id: number };
+  limit: number;
+  now: number;
+}
+
+export const MAX_MESSAGE_ID = 2 ** 31 - 1; // the API's id is an int32
+
+export interface MessageStore extends ChangeSource {
+  /** Inserts and returns the row; refuses (and stores nothing) once ids pass the API's int32. */
+  insert(data: MessageData): Promise<MessageRow>;
+  get(id: number): Promise<MessageRow | undefined>;
+  update(row: MessageRow): Promise<MessageRow>;
+  delete(id: number): Promise<boolean>;
+  /** Deletes messages that expired before the cutoff (epoch seconds); returns how many. */
+  purgeExpiredBefore(cutoff: number): Promise<number>;
+  list(q: ListQuery): Promise<MessageRow[]>;
+}
+
+export function sortKeyOf(row: MessageRow, sortBy: SortBy): number {
+  return sortBy === "StartDate" ? row.start_date : row.expiring_date;
+}
