@@ -38,7 +38,8 @@ export class SqliteMessageStore implements MessageStore {
     this.dataVersionStmt = db.prepare("PRAGMA data_version").pluck();
     this.nextChangeStmt = db
       .prepare<{ now: number }>(
-        "SELECT min((SELECT min(start_date) FROM messages WHERE start_date > @now), (SELECT min(expiring_date) FROM messages WHERE expiring_date > @now))",
+        // The aggregate min skips a NULL side (no later start, or no later expiry); min(a, b) would be NULL.
+        "SELECT min(t) FROM (SELECT min(start_date) AS t FROM messages WHERE start_date > @now UNION ALL SELECT min(expiring_date) FROM messages WHERE expiring_date > @now)",
       )
       .pluck();
   }

@@ -34,6 +34,13 @@ describe("D19 listings served from the cache stay current", () => {
     expect(await titles("cache-b")).toEqual(["from elsewhere"]);
   });
 
+  it("D19 the last active message leaves the cached listing at its expiry when no message starts later", async () => {
+    await t.a.create("cache-d", draft({ title: "last one", startDate: iso(-3600), expiringDate: iso(2) }));
+    expect(await titles("cache-d")).toEqual(["last one"]);
+    await new Promise((r) => setTimeout(r, 2100));
+    expect(await titles("cache-d")).toEqual([]);
+  });
+
   it("D19 a message enters the active window at its start and leaves it at its expiry, on the real clock", async () => {
     await t.a.create("cache-c", draft({ title: "starting", startDate: iso(2), expiringDate: iso(3600) }));
     await t.a.create("cache-c", draft({ title: "ending", startDate: iso(-3600), expiringDate: iso(2) }));
