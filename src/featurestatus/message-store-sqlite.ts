@@ -2,16 +2,8 @@
 // synchronously: a busy database fails it whole (storage/busy-retry.ts).
 import type { Statement } from "better-sqlite3";
 import type { Db } from "../storage/database.js";
-import { MAX_MESSAGE_ID, type Expiry, type ListQuery, type MessageData, type MessageRow, type MessageStore, type SortBy } from "./message-store.js";
-
-// D19 windows, relative to now (seconds).
-const EXPIRY_SQL: Record<Expiry, string> = {
-  All: "1",
-  NonExpired: "start_date <= @now AND @now < expiring_date",
-  Expired: "expiring_date <= @now",
-  Pending: "@now < start_date",
-};
-const SORT_COLUMN: Record<SortBy, string> = { StartDate: "start_date", ExpiringDate: "expiring_date" };
+import { MAX_MESSAGE_ID, type ListQuery, type MessageData, type MessageRow, type MessageStore } from "./message-store.js";
+import { listingParams, listingShape, listingSql } from "./listing-sql.js";
 
 export class SqliteMessageStore implements MessageStore {
   private readonly listStatements = new Map<string, Statement>();
@@ -83,25 +75,13 @@ export class SqliteMessageStore implements MessageStore {
   }
 
   async list(q: ListQuery): Promise<MessageRow[]> {
-    const col = SORT_COLUMN[q.sortBy];
-    const dir = q.sortOrder === "Asc" ? "ASC" : "DESC";
-    const cmp = q.sortOrder === "Asc" ? ">" : "<";
-    const key = `${q.featureId === null}|${q.expiry}|${col}|${dir}|${q.after !== undefined}`;
-    let stmt = this.listStatements.get(key);
+    const shape = listingShape(q);
+    let stmt = this.listStatements.get(shape);
     if (!stmt) {
-      const scope = q.featureId === null ? "feature_id IS NULL" : "(feature_id = @feature OR feature_id IS NULL)";
-      const keyset = q.after ? `AND (${col}, id) ${cmp} (@afterKey, @afterId)` : "";
-      stmt = this.db.prepare(
-        `SELECT * FROM messages WHERE ${scope} AND ${EXPIRY_SQL[q.expiry]} ${keyset} ORDER BY ${col} ${dir}, id ${dir} LIMIT @limit`,
-      );
-      this.listStatements.set(key, stmt);
+      stmt = this.db.prepare(listingSql(q, (name) => `@${name}`));
+      this.listStatements.set(shape, stmt);
     }
-    const params: Record<string, unknown> = { now: q.now, limit: q.limit };
-    if (q.featureId !== null) params.feature = q.featureId;
-    if (q.after) {
-      params.afterKey = q.after.key;
-      params.afterId = q.after.id;
-    }
-    return stmt.all(params) as MessageRow[];
+    return stmt.all(listingParams(q)) as MessageRow[];
   }
+
 }
