@@ -1,6 +1,6 @@
 // Browser access for the origins of MERIDIAN_CORS_ORIGINS only (D36).
 import { cors as connectCors } from "@connectrpc/connect";
-import type { NodeRequest, NodeResponse } from "./node-types.js";
+import { writeHead, type NodeRequest, type NodeResponse } from "./node-types.js";
 
 const METHODS = ["GET", "POST", "PATCH", "DELETE"];
 const HEADERS = [
@@ -29,7 +29,7 @@ export class Cors {
     if (!this.origins.has(origin)) return false;
     res.setHeader("access-control-allow-origin", origin);
     if (req.method === "OPTIONS" && req.headers["access-control-request-method"]) {
-      res.writeHead(204, {
+      writeHead(res, 204, {
         "access-control-allow-methods": METHODS.join(", "),
         "access-control-allow-headers": HEADERS.join(", "),
         "access-control-max-age": "7200",

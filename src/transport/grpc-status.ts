@@ -3,7 +3,7 @@
 // clients all read (gRPC over HTTP/2 spec, "Trailers-Only").
 import type { ConnectError } from "@connectrpc/connect";
 import type { Http2ServerResponse } from "node:http2";
-import type { NodeRequest, NodeResponse } from "./node-types.js";
+import { writeHead, type NodeRequest, type NodeResponse } from "./node-types.js";
 
 /** application/grpc, application/grpc+proto, application/grpc-web-text... */
 export function isGrpcContentType(header: string | undefined): boolean {
@@ -17,7 +17,7 @@ export function sendGrpcStatus(req: NodeRequest, res: NodeResponse, err: Connect
     "grpc-message": percentEncode(err.rawMessage),
   };
   if (req.httpVersionMajor === 1) {
-    res.writeHead(200, headers);
+    writeHead(res, 200, headers);
     res.end();
     return;
   }

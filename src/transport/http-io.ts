@@ -1,7 +1,7 @@
 // Reading bodies and writing JSON on the REST side (D6, D7, D8).
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { HttpError, problemOf } from "./problem.js";
-import type { NodeRequest, NodeResponse } from "./node-types.js";
+import { writeHead, type NodeRequest, type NodeResponse } from "./node-types.js";
 import { constants as h2, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
 import type { Readable, Transform } from "node:stream";
 import * as zlib from "node:zlib";
@@ -120,7 +120,7 @@ export function sendJson(res: NodeResponse, status: number, body: unknown, heade
 }
 
 export function sendJsonText(res: NodeResponse, status: number, text: string, headers: Record<string, string> = {}, contentType = JSON_CONTENT_TYPE): void {
-  res.writeHead(status, {
+  writeHead(res, status, {
     ...headers,
     "content-type": contentType,
     "content-length": String(Buffer.byteLength(text)),

@@ -11,7 +11,7 @@ import { createAsyncIterable, invokeUnaryImplementation, transformInvokeImplemen
 import type { HttpBody } from "../../gen/google/api/httpbody_pb.js";
 import { HttpError } from "../problem.js";
 import { invalidField } from "../errors.js";
-import type { NodeRequest, NodeResponse } from "../node-types.js";
+import { writeHead, type NodeRequest, type NodeResponse } from "../node-types.js";
 import { JSON_CONTENT_TYPE, closeIfBodyPending, readBody, isJsonMediaType, sendJsonText, sendProblem } from "../http-io.js";
 import { jsonInputError } from "../json-input.js";
 import { buildRestRoutes, type RestRoute } from "./rest-routes.js";
@@ -194,7 +194,7 @@ export class Transcoder {
       const output = await invokeUnaryImplementation(route.spec, ctx, input, this.interceptors);
       const headers = passHeaders(ctx.responseHeader);
       if (route.successStatus === 204) {
-        res.writeHead(204, headers);
+        writeHead(res, 204, headers);
         res.end();
         return;
       }
@@ -225,7 +225,7 @@ export class Transcoder {
   private async writeStream(route: RestRoute, ctx: HandlerContext, input: Message, res: NodeResponse): Promise<void> {
     const stream = transformInvokeImplementation(route.spec, ctx, this.interceptors)(createAsyncIterable([input]));
     const info = ctx.values.get(requestInfoKey);
-    const start = (contentType: string) => res.writeHead(route.successStatus, { ...passHeaders(ctx.responseHeader), "content-type": contentType || JSON_CONTENT_TYPE });
+    const start = (contentType: string) => writeHead(res, route.successStatus, { ...passHeaders(ctx.responseHeader), "content-type": contentType || JSON_CONTENT_TYPE });
     let started = false;
     let sent = 0;
     try {
