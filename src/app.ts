@@ -91,7 +91,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   const checkpoints = startCheckpoints(db, { intervalMs: CHECKPOINT_MS, logger });
   health.set("serving");
   const url = `${listener.tls ? "https" : "http"}://${hostForUrl(listener.address)}:${listener.address.port}`;
-  logger.info({ address: url, db: settings.db, version: VERSION }, `Meridian ${VERSION} listening on ${url}`);
+  logger.info({ address: url, db: settings.db, version: VERSION, node: process.version }, `Meridian ${VERSION} on Node ${process.version} listening on ${url}`);
 
   let closing: Promise<void> | undefined;
   return {

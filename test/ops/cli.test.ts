@@ -31,14 +31,19 @@ describe("D31 settings and help", () => {
     expect(f.stderr).toContain("--port");
   });
 
-  it("D31 a flag wins over the environment, and start-up logs address, database and version", async () => {
+  it("D31 D37 a flag wins over the environment, and start-up logs address, database, version and the Node version", async () => {
     // The environment names a host that cannot be bound; the flag's must be used.
     const { child, url, stderr } = await serve({ ...env, MERIDIAN_HOST: "256.0.0.1" }, ["--host", "127.0.0.1"]);
     child.kill("SIGTERM");
     expect(await exited(child)).toBe(0);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const line = stderr().split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => "address" in l)!;
-    expect(line).toMatchObject({ address: url, db: env.MERIDIAN_DB, version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+    expect(line).toMatchObject({ address: url, db: env.MERIDIAN_DB, version: expect.stringMatching(/^\d+\.\d+\.\d+/), node: process.version });
+    expect(line.msg).toContain(`on Node ${process.version}`);
+  });
+
+  it("D37 npm test runs on the project's own Node 26, whatever node the machine has", () => {
+    expect(process.versions.node.split(".")[0]).toBe("26");
   });
 });
 
