@@ -1,0 +1,99 @@
+// Messages in PostgreSQL, shared by every replica (D40). The listing cache's
+// change mark comes from the change feed (no query per read); this process's
+// own writes move it at once, before their notification comes back.
+import type { Sql } from "../storage/postgres/connect.js";
+import type { ChangeFeed } from "../storage/postgres/changes.js";
+import { MAX_MESSAGE_ID, type ListQuery, type MessageData, type MessageRow, type MessageStore } from "./message-store.js";
+import { listingParams, listingShape, listingSql, type ListParam } from "./listing-sql.js";
+
+// Typed, so that PostgreSQL knows every parameter's type, used or not.
+const PG_TYPES: Record<ListParam, string> = { now: "bigint", limit: "bigint", feature: "text", afterKey: "bigint", afterId: "integer" };
+
+const TABLE = "messages";
+
+export class PostgresMessageStore implements MessageStore {
+  /** Per listing shape: the SQL text, and its parameters in $n order. */
+  private readonly listings = new Map<string, { text: string; names: ListParam[] }>();
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly changes: ChangeFeed,
+  ) {}
+
+  changeMark(): string {
+    return this.changes.mark(TABLE);
+  }
+
+  async nextChangeAfter(now: number): Promise<number> {
+    const [row] = await this.sql<{ next: number | null }[]>`
+      SELECT least((SELECT min(start_date) FROM messages WHERE start_date > ${now}),
+                   (SELECT min(expiring_date) FROM messages WHERE expiring_date > ${now})) AS next`;
+    return row.next ?? Infinity;
+  }
+
+  async insert(data: MessageData): Promise<MessageRow> {
+    try {
+      const [row] = await this.sql<MessageRow[]>`
+        INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date)
+        VALUES (${data.feature_id}, ${data.type}, ${data.title}, ${data.body}, ${data.start_date}, ${data.expiring_date}) RETURNING *`;
+      if (row.id > MAX_MESSAGE_ID) throw new Error("message ids are exhausted");
+      return row;
+    } catch (e) {
+      // The identity is an integer: past 2^31-1 the database refuses nextval (SQLSTATE 2200H).
+      if ((e as { code?: string }).code === "2200H") throw new Error("message ids are exhausted");
+      throw e;
+    } finally {
+      this.changes.changed(TABLE);
+    }
+  }
+
+  async get(id: number): Promise<MessageRow | undefined> {
+    const [row] = await this.sql<MessageRow[]>`SELECT * FROM messages WHERE id = ${id}`;
+    return row;
+  }
+
+  async update(row: MessageRow): Promise<MessageRow> {
+    try {
+      const [out] = await this.sql<MessageRow[]>`
+        UPDATE messages SET type = ${row.type}, title = ${row.title}, body = ${row.body},
+          start_date = ${row.start_date}, expiring_date = ${row.expiring_date}
+        WHERE id = ${row.id} RETURNING *`;
+      return out;
+    } finally {
+      this.changes.changed(TABLE);
+    }
+  }
+
+  async delete(id: number): Promise<boolean> {
+    try {
+      return (await this.sql`DELETE FROM messages WHERE id = ${id}`).count > 0;
+    } finally {
+      this.changes.changed(TABLE);
+    }
+  }
+
+  async purgeExpiredBefore(cutoff: number): Promise<number> {
+    try {
+      return (await this.sql`DELETE FROM messages WHERE expiring_date < ${cutoff}`).count;
+    } finally {
+      this.changes.changed(TABLE);
+    }
+  }
+
+  async list(q: ListQuery): Promise<MessageRow[]> {
+    const shape = listingShape(q);
+    let listing = this.listings.get(shape);
+    if (!listing) {
+      const names: ListParam[] = [];
+      const text = listingSql(q, (name) => {
+        if (!names.includes(name)) names.push(name);
+        return `$${names.indexOf(name) + 1}::${PG_TYPES[name]}`;
+      });
+      listing = { text, names };
+      this.listings.set(shape, listing);
+    }
+    const values = listingParams(q);
+    return (await this.sql.unsafe(listing.text, listing.names.map((n) => values[n]!), { prepare: true })) as unknown as MessageRow[];
+  }
+
+}

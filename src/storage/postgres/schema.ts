@@ -1,0 +1,83 @@
+// The PostgreSQL schema, as an ordered list of migrations (the twin of
+// ../schema.ts for SQLite: same tables, same meaning, PostgreSQL's types).
+// A migration is never edited once released; a change is a new one at the end.
+// Replicas starting together migrate once: under an advisory lock.
+import type { Migration } from "../schema.js";
+import type { Sql } from "./connect.js";
+import { CHANGES_CHANNEL } from "./changes.js";
+
+export const PG_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "api keys, server secrets, feature status messages, change notifications",
+    sql: `
+      CREATE TABLE api_keys (
+        id          text PRIMARY KEY,
+        client_id   text NOT NULL,
+        roles       text NOT NULL,  -- JSON array
+        scopes      text NOT NULL,  -- JSON array
+        projects    text NOT NULL,  -- JSON array
+        secret_hash bytea NOT NULL, -- SHA-256 of the secret part
+        created_at  text NOT NULL,
+        revoked_at  text
+      );
+      CREATE TABLE server_secrets (
+        name  text PRIMARY KEY,
+        value bytea NOT NULL
+      );
+      -- An identity never reuses an id; integer keeps ids within the API's int32.
+      CREATE TABLE messages (
+        id            integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        feature_id    text,            -- NULL: a global message
+        type          text NOT NULL,
+        title         text NOT NULL,
+        body          text NOT NULL,
+        start_date    bigint NOT NULL, -- epoch seconds, UTC
+        expiring_date bigint NOT NULL
+      );
+      CREATE INDEX messages_by_start ON messages (feature_id, start_date, id);
+      CREATE INDEX messages_by_expiry ON messages (feature_id, expiring_date, id);
+      CREATE INDEX messages_expiring ON messages (expiring_date);
+      CREATE INDEX messages_starting ON messages (start_date);
+      -- Runs of jobs that must run once per interval across replicas (retention cleanup).
+      CREATE TABLE job_runs (
+        name    text PRIMARY KEY,
+        last_at timestamptz NOT NULL
+      );
+
+      -- Every committed write to a shared table tells every replica (changes.ts).
+      CREATE FUNCTION meridian_notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_notify('${CHANGES_CHANNEL}', TG_TABLE_NAME);
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER messages_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON messages
+        FOR EACH STATEMENT EXECUTE FUNCTION meridian_notify_change();
+      CREATE TRIGGER api_keys_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON api_keys
+        FOR EACH STATEMENT EXECUTE FUNCTION meridian_notify_change();
+    `,
+  },
+];
+
+/** Applies the migrations above the database's version, all in one transaction (DDL is transactional here); returns how many. */
+export async function migratePostgres(sql: Sql, migrations: readonly Migration[] = PG_MIGRATIONS): Promise<number> {
+  const latest = migrations.length ? migrations[migrations.length - 1].version : 0;
+  return sql.begin(async (tx) => {
+    // One migrator at a time across replicas; released at commit.
+    await tx`SELECT pg_advisory_xact_lock(hashtext('meridian.migrate'))`;
+    await tx`CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)`;
+    const [row] = await tx<{ version: number }[]>`SELECT max(version) AS version FROM schema_version`;
+    const current = row?.version ?? 0;
+    if (current > latest) {
+      throw new Error(`database schema version ${current} is newer than this Meridian (${latest}); upgrade Meridian`);
+    }
+    let applied = 0;
+    for (const m of migrations) {
+      if (m.version <= current) continue;
+      await tx.unsafe(m.sql);
+      await tx`INSERT INTO schema_version (version) VALUES (${m.version})`;
+      applied++;
+    }
+    return applied;
+  });
+}

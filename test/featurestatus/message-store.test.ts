@@ -1,0 +1,143 @@
+// One table of cases for every message store (D19, D21, D22, D40): SQLite
+// always, PostgreSQL when MERIDIAN_TEST_PG names a server. A second store on
+// the same database stands for another replica (or the CLI).
+import { afterAll, describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { MessageData, MessageStore } from "../../src/featurestatus/message-store.js";
+import { SqliteMessageStore } from "../../src/featurestatus/message-store-sqlite.js";
+import { PostgresMessageStore } from "../../src/featurestatus/message-store-postgres.js";
+import { openDatabase } from "../../src/storage/database.js";
+import { connectPostgres } from "../../src/storage/postgres/connect.js";
+import { ChangeFeed } from "../../src/storage/postgres/changes.js";
+import { migratePostgres } from "../../src/storage/postgres/schema.js";
+import { PG_SKIP_REASON, PG_URL, freshPgDatabase } from "../helpers/postgres.js";
+
+interface Pair {
+  store: MessageStore;
+  /** Another process's store on the same database. */
+  other: MessageStore;
+  close(): Promise<void>;
+}
+
+const dir = mkdtempSync(join(tmpdir(), "meridian-msgstore-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const backends: { name: string; open(): Promise<Pair> }[] = [
+  {
+    name: "SQLite",
+    async open() {
+      const file = join(dir, `${Math.random().toString(36).slice(2)}.db`);
+      const a = openDatabase(file);
+      const b = openDatabase(file);
+      return { store: new SqliteMessageStore(a), other: new SqliteMessageStore(b), close: async () => void (a.close(), b.close()) };
+    },
+  },
+  {
+    name: "PostgreSQL",
+    async open() {
+      const db = await freshPgDatabase();
+      const opts = { url: db.url, poolSize: 2, statementTimeoutMs: 5000, connectTimeoutS: 5 };
+      const a = connectPostgres(opts);
+      const b = connectPostgres(opts);
+      await migratePostgres(a);
+      const [fa, fb] = [await ChangeFeed.listen(a), await ChangeFeed.listen(b)];
+      return {
+        store: new PostgresMessageStore(a, fa),
+        other: new PostgresMessageStore(b, fb),
+        async close() {
+          await Promise.all([a.end(), b.end()]);
+          await db.drop();
+        },
+      };
+    },
+  },
+];
+
+const NOW = 2_000_000_000;
+const msg = (over: Partial<MessageData> = {}): MessageData => ({ feature_id: "f", type: "Warning", title: "t", body: "", start_date: NOW - 100, expiring_date: NOW + 100, ...over });
+
+async function until(check: () => boolean, ms = 3000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+  return check();
+}
+
+describe.each(backends)("message store on $name", ({ name, open }) => {
+  const skip = name === "PostgreSQL" && !PG_URL;
+  if (skip) it.skip(PG_SKIP_REASON, () => {});
+  describe.skipIf(skip)("cases", () => {
+    it("D40 insert, get, update and delete round-trip every field", async () => {
+      const p = await open();
+      try {
+        const row = await p.store.insert(msg({ feature_id: null, title: "a <b>", body: "<p>x</p>" }));
+        expect(row).toEqual({ id: row.id, ...msg({ feature_id: null, title: "a <b>", body: "<p>x</p>" }) });
+        expect(await p.other.get(row.id)).toEqual(row);
+        const updated = await p.store.update({ ...row, title: "b", start_date: NOW - 1 });
+        expect(updated).toEqual({ ...row, title: "b", start_date: NOW - 1 });
+        expect(await p.store.delete(row.id)).toBe(true);
+        expect(await p.store.delete(row.id)).toBe(false);
+        expect(await p.store.get(row.id)).toBeUndefined();
+      } finally {
+        await p.close();
+      }
+    });
+
+    it("D19 D21 listings: windows, scope (a feature's and global ones), order with ties broken by id, keyset after", async () => {
+      const p = await open();
+      try {
+        const active = await p.store.insert(msg({ title: "active" }));
+        const tie = await p.store.insert(msg({ title: "tie" })); // same start as active
+        const global = await p.store.insert(msg({ feature_id: null, title: "global", start_date: NOW - 50 }));
+        await p.store.insert(msg({ feature_id: "other", title: "other feature" }));
+        const pending = await p.store.insert(msg({ title: "pending", start_date: NOW + 10, expiring_date: NOW + 20 }));
+        const expired = await p.store.insert(msg({ title: "expired", start_date: NOW - 20, expiring_date: NOW }));
+        const q = { featureId: "f", sortBy: "StartDate" as const, sortOrder: "Asc" as const, limit: 10, now: NOW };
+        const titles = async (over: object) => (await p.store.list({ ...q, expiry: "NonExpired", ...over })).map((r) => r.title);
+        expect(await titles({})).toEqual(["active", "tie", "global"]);
+        expect(await titles({ sortOrder: "Desc" })).toEqual(["global", "tie", "active"]);
+        expect(await titles({ expiry: "Pending" })).toEqual(["pending"]);
+        expect(await titles({ expiry: "Expired" })).toEqual(["expired"]);
+        expect(await titles({ expiry: "All", sortBy: "ExpiringDate" })).toEqual(["expired", "pending", "active", "tie", "global"]);
+        expect(await titles({ featureId: null })).toEqual(["global"]);
+        expect(await titles({ after: { key: active.start_date, id: active.id } })).toEqual(["tie", "global"]);
+        expect(await titles({ limit: 1, after: { key: tie.start_date, id: tie.id } })).toEqual(["global"]);
+        expect(await p.store.nextChangeAfter(NOW)).toBe(pending.start_date);
+        expect(await p.store.nextChangeAfter(NOW + 10)).toBe(pending.expiring_date);
+        expect(await p.store.nextChangeAfter(NOW + 1000)).toBe(Infinity);
+        void global;
+        void expired;
+      } finally {
+        await p.close();
+      }
+    });
+
+    it("D22 purge deletes what expired before the cutoff, global ones too, and counts them", async () => {
+      const p = await open();
+      try {
+        await p.store.insert(msg({ expiring_date: NOW - 10 }));
+        await p.store.insert(msg({ feature_id: null, expiring_date: NOW - 5 }));
+        const kept = await p.store.insert(msg({ expiring_date: NOW }));
+        expect(await p.store.purgeExpiredBefore(NOW)).toBe(2);
+        expect((await p.store.list({ featureId: "f", expiry: "All", sortBy: "StartDate", sortOrder: "Asc", limit: 10, now: NOW })).map((r) => r.id)).toEqual([kept.id]);
+      } finally {
+        await p.close();
+      }
+    });
+
+    it("D40 the change mark moves at this store's own write at once, and at another process's write", async () => {
+      const p = await open();
+      try {
+        const m0 = p.store.changeMark();
+        const row = await p.store.insert(msg());
+        const m1 = p.store.changeMark();
+        expect(m1).not.toBe(m0);
+        await p.other.update({ ...row, title: "changed elsewhere" });
+        expect(await until(() => p.store.changeMark() !== m1)).toBe(true);
+      } finally {
+        await p.close();
+      }
+    });
+  });
+});
