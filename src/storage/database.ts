@@ -8,12 +8,13 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { discardAbandonedImports } from "./import-registry.js";
 import { MIGRATIONS, type Migration } from "./schema.js";
+import { inSingleExecutable, loadAddon } from "../runtime/addons.js";
 
 export type Db = Database.Database;
 
 export function openDatabase(path: string, migrations: readonly Migration[] = MIGRATIONS): Db {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
+  const db = new Database(path, connectionOptions());
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
   db.pragma("busy_timeout = 5000");
@@ -21,6 +22,15 @@ export function openDatabase(path: string, migrations: readonly Migration[] = MI
   migrate(db, migrations);
   discardAbandonedImports(db);
   return db;
+}
+
+let singleExecutableBinding: object | undefined;
+
+/** Under the single executable, SQLite comes from its own assets (D38); otherwise better-sqlite3 finds its prebuilt binary. */
+function connectionOptions(): Database.Options {
+  if (!inSingleExecutable) return {};
+  singleExecutableBinding ??= loadAddon<object>("better_sqlite3.node", () => "");
+  return { nativeBinding: singleExecutableBinding as never };
 }
 
 /**

@@ -1,8 +1,8 @@
 // The C++ addon (native/). This wrapper checks arguments so the C++ side
 // only guards memory safety, as better-sqlite3 does.
-import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
+import { loadAddon } from "../runtime/addons.js";
 
 export interface NativeColumn {
   kind: number;
@@ -18,13 +18,15 @@ interface NativeAddon {
   blockJson(bytes: Uint8Array, from: number, to: number, maxRows: number, first: boolean): Taken & { text: Buffer };
 }
 
-// Same depth from src/ (tests) and dist/ (built): two levels below the package root.
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 // MERIDIAN_NATIVE_ADDON names another build of the same sources: native/check.sh
 // runs the addon's tests against one built with AddressSanitizer and UBSan,
-// which cannot replace the release build the server uses.
-const addonPath = process.env.MERIDIAN_NATIVE_ADDON || join(root, "native", "build", "Release", "meridian_native.node");
-export const addon = createRequire(import.meta.url)(addonPath) as NativeAddon;
+// which cannot replace the release build the server uses. The single
+// executable carries its own copy (runtime/addons.ts).
+export const addon = loadAddon<NativeAddon>(
+  "meridian_native.node",
+  // Same depth from src/ (tests) and dist/ (built): two levels below the package root.
+  () => process.env.MERIDIAN_NATIVE_ADDON || join(dirname(fileURLToPath(import.meta.url)), "..", "..", "native", "build", "Release", "meridian_native.node"),
+);
 
 /** CRC-32C (Castagnoli) of the bytes. */
 export function crc32c(bytes: Uint8Array): number {

@@ -1,11 +1,22 @@
-// Runs the real `meridian` command (bin/meridian.js over dist/).
+// Runs the real `meridian` command: bin/meridian.js over dist/, or, when
+// MERIDIAN_TEST_BINARY names one, the single executable (D38), so that the
+// black-box tests (those that use this file) run against the binary too.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 export const BIN = fileURLToPath(new URL("../../bin/meridian.js", import.meta.url));
+/** The single executable under test, if any. */
+export const TEST_BINARY = process.env.MERIDIAN_TEST_BINARY || undefined;
+
+/** Program and leading arguments: node and the script, the script alone (its first line's flags), or the binary. */
+function command(asProgram: boolean): [string, string[]] {
+  if (TEST_BINARY) return [TEST_BINARY, []];
+  return asProgram ? [BIN, []] : [process.execPath, [BIN]];
+}
 
 export function meridian(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, encoding: "utf8" });
+  const [program, lead] = command(false);
+  const r = spawnSync(program, [...lead, ...args], { env: { ...process.env, ...env }, encoding: "utf8" });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -15,16 +26,27 @@ export function meridian(args: string[], env: Record<string, string> = {}): { st
  * file itself, as `meridian serve` and `npm start` do (its first line's flags).
  */
 export function serve(env: Record<string, string>, args: string[] = [], asProgram = false): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const [program, argv] = asProgram ? [BIN, ["serve", ...args]] : [process.execPath, [BIN, "serve", ...args]];
-  const child = spawn(program, argv, { env: { ...process.env, MERIDIAN_PORT: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const [program, lead] = command(asProgram);
+  const child = spawn(program, [...lead, "serve", ...args], { env: { ...process.env, MERIDIAN_PORT: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let err = "";
   return new Promise((resolve, reject) => {
+    // A server that never says it listens would hang the test until vitest's own timeout, with nothing to read.
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`serve logged no listening line in 20 s: ${err}`));
+    }, 20_000);
     child.stderr!.on("data", (d) => {
       err += d;
       const m = /"address":"([^"]+)"/.exec(err);
-      if (m) resolve({ child, url: m[1], stderr: () => err });
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1], stderr: () => err });
+      }
     });
-    child.once("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}: ${err}`));
+    });
   });
 }
 

@@ -1,0 +1,22 @@
+// Loads a native addon: from the package's files when run by node, from the
+// single executable's own assets (through addon-cache.ts) when run as one
+// file (D38). The caller names both; nothing else in the code asks which.
+import { createRequire } from "node:module";
+import { isSea, getAsset } from "node:sea";
+import { cachedFile, defaultCacheDir } from "./addon-cache.js";
+
+/** True in the single executable. */
+export const inSingleExecutable: boolean = isSea();
+
+/**
+ * The addon `asset` of the single executable, or else the one at the path
+ * `packagePath()` gives (evaluated only then: under the executable there is
+ * no package to find).
+ */
+export function loadAddon<T>(asset: string, packagePath: () => string): T {
+  if (!inSingleExecutable) return createRequire(import.meta.url)(packagePath()) as T;
+  const file = cachedFile(defaultCacheDir(), asset, new Uint8Array(getAsset(asset)));
+  const module = { exports: {} as T };
+  process.dlopen(module, file);
+  return module.exports;
+}
