@@ -25,9 +25,20 @@ export function meridian(args: string[], env: Record<string, string> = {}): { st
  * listens. By plain `node bin/meridian.js` unless asProgram, which runs the
  * file itself, as `meridian serve` and `npm start` do (its first line's flags).
  */
-export function serve(env: Record<string, string>, args: string[] = [], asProgram = false): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
+export function serve(env: Record<string, string>, args: string[] = [], asProgram = false): Promise<Served> {
   const [program, lead] = command(asProgram);
-  const child = spawn(program, [...lead, "serve", ...args], { env: { ...process.env, MERIDIAN_PORT: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  return startServe(program, [...lead, "serve", ...args], { ...process.env, MERIDIAN_PORT: "0", ...env });
+}
+
+export interface Served {
+  child: ChildProcess;
+  url: string;
+  stderr: () => string;
+}
+
+/** Runs `program argv` with exactly `env` and resolves once it logs the address it listens on. */
+export function startServe(program: string, argv: string[], env: NodeJS.ProcessEnv): Promise<Served> {
+  const child = spawn(program, argv, { env, stdio: ["ignore", "pipe", "pipe"] });
   let err = "";
   return new Promise((resolve, reject) => {
     // A server that never says it listens would hang the test until vitest's own timeout, with nothing to read.

@@ -2,12 +2,13 @@
 // empty directory and started with an environment whose PATH has no node.
 // Built by `npm run package`; without it these cases are skipped, saying so.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { grpcUnary, hostPort } from "../helpers/clients.js";
+import { exited, startServe } from "../helpers/cli.js";
 
 const version = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version as string;
 const BUILT = new URL(`../../dist/meridian-${version}-linux-x64`, import.meta.url).pathname;
@@ -23,24 +24,7 @@ function run(args: string[], extra: Record<string, string> = {}) {
   return spawnSync(bin, args, { env: { ...env, ...extra }, encoding: "utf8" });
 }
 
-function serve(): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(bin, ["serve"], { env: { ...env, MERIDIAN_PORT: "0" }, stdio: ["ignore", "pipe", "pipe"] });
-  let err = "";
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => (child.kill(), reject(new Error(`no listening line in 20 s: ${err}`))), 20_000);
-    child.stderr!.on("data", (d) => {
-      err += d;
-      const m = /"address":"([^"]+)"/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1], stderr: () => err });
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
-}
-
-const exited = (child: ChildProcess) => new Promise<number | null>((r) => (child.exitCode !== null ? r(child.exitCode) : child.once("exit", r)));
+const serve = () => startServe(bin, ["serve"], { ...env, MERIDIAN_PORT: "0" });
 
 describe.skipIf(SKIP)("D38 the single executable, alone, with no node on PATH", () => {
   let server: Awaited<ReturnType<typeof serve>>;
