@@ -2,7 +2,7 @@
 // interceptors every call passes, one listener. Nothing here has logic of its own.
 import { createConnectRouter } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
-import type { AddressInfo } from "node:net";
+import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { createJwtVerifier } from "./auth/jwt.js";
 import { ApiKeyStore } from "./auth/api-keys.js";
 import { authInterceptor, createAuthenticator } from "./auth/authenticate.js";
@@ -47,7 +47,23 @@ export interface Meridian {
   close(graceMs?: number): Promise<void>;
 }
 
+/** The port is taken: said in one line, before anything touched the database. */
+export class PortInUseError extends Error {}
+
+/** Refuses a port another process holds, before the database is opened or created (a busy port must change nothing). */
+async function checkPortFree(port: number, host: string): Promise<void> {
+  if (port === 0) return;
+  const probe = createNetServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once("error", (e: NodeJS.ErrnoException) =>
+      reject(e.code === "EADDRINUSE" ? new PortInUseError(`port ${port} is in use; set MERIDIAN_PORT`) : e),
+    );
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
 export async function startMeridian(settings: Settings, logger: Logger = createLogger(settings.logLevel)): Promise<Meridian> {
+  await checkPortFree(settings.port, settings.host);
   const db = openDatabase(settings.db);
   const health = new HealthState();
   const shutdown = new AbortController();

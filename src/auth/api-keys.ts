@@ -15,6 +15,13 @@ export type ApiKeyInfo = ApiKeyGrant & {
 
 const keyRe = /^mrd_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
 
+/** A key's id, given the id itself or the whole key; undefined when it is neither. */
+export function keyIdOf(idOrKey: string): string | undefined {
+  const text = idOrKey.trim();
+  if (/^[a-z0-9]{12}$/.test(text)) return text;
+  return keyRe.exec(text)?.[1];
+}
+
 interface Row {
   id: string;
   client_id: string;

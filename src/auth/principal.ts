@@ -12,6 +12,17 @@ export interface Principal {
   via: "api-key" | "jwt";
 }
 
+/** Every scope Meridian grants something for (D13, D14); a credential may carry others, which grant nothing here. */
+export const SCOPES = {
+  featureStatusRead: "platform_iam_featurestatus_read",
+  featureStatusReadWrite: "platform_iam_featurestatus_readwrite",
+  timeSeriesRead: "platform_timeseries_read",
+  timeSeriesReadWrite: "platform_timeseries_readwrite",
+} as const;
+
+/** Every role Meridian looks at (D13). */
+export const ROLES = { backOffice: "BackOffice" } as const;
+
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "meridian principal" });
 
 /** The caller of an authenticated method; the interceptor has already refused anonymous calls. */

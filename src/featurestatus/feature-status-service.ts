@@ -10,7 +10,7 @@ import {
   type Message,
   type MessageFields,
 } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
-import { hasRole, hasScope, principalOf, type Principal } from "../auth/principal.js";
+import { ROLES, SCOPES, hasRole, hasScope, principalOf, type Principal } from "../auth/principal.js";
 import { invalidField, notFound, permissionDenied, ViolationList } from "../transport/errors.js";
 import type { CursorSeal } from "../storage/cursor-seal.js";
 import { OPAQUE_ID_RULE, isOpaqueId } from "../transport/ids.js";
@@ -19,9 +19,9 @@ import { sortKeyOf, type Expiry, type MessageData, type MessageRow, type Message
 import type { Sanitizer } from "./sanitize.js";
 import { ListingCache } from "./listing-cache.js";
 
-const READ_SCOPES = ["platform_iam_featurestatus_read", "platform_iam_featurestatus_readwrite"];
-const WRITE_SCOPE = "platform_iam_featurestatus_readwrite";
-const BACK_OFFICE = "BackOffice";
+const READ_SCOPES = [SCOPES.featureStatusRead, SCOPES.featureStatusReadWrite];
+const WRITE_SCOPE = SCOPES.featureStatusReadWrite;
+const BACK_OFFICE = ROLES.backOffice;
 
 const DEFAULT_LIMIT = 100; // D21
 const LISTING_CACHE_BYTES = 32 * 1024 * 1024;

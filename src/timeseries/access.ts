@@ -2,7 +2,7 @@
 // the project and the dataset; the principal must hold the scope and the
 // project; a dataset of another project does not exist for the caller.
 import type { HandlerContext } from "@connectrpc/connect";
-import { hasProject, hasScope, principalOf } from "../auth/principal.js";
+import { SCOPES as GRANTS, hasProject, hasScope, principalOf } from "../auth/principal.js";
 import { permissionDenied, ViolationList } from "../transport/errors.js";
 import { OPAQUE_ID_RULE, isOpaqueId } from "../transport/ids.js";
 
@@ -10,8 +10,8 @@ export type Access = "read" | "write";
 
 /** Any one of these scopes allows the access. */
 const SCOPES: Record<Access, string[]> = {
-  read: ["platform_timeseries_read", "platform_timeseries_readwrite"],
-  write: ["platform_timeseries_readwrite"],
+  read: [GRANTS.timeSeriesRead, GRANTS.timeSeriesReadWrite],
+  write: [GRANTS.timeSeriesReadWrite],
 };
 
 /** Checks D14 for a call; `datasetId` is the dataset of the path, if the route has one. Returns the project. */

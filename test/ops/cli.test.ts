@@ -1,6 +1,8 @@
 // D11, D31, D33: the meridian command.
 import { afterAll, describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SETTINGS } from "../../src/config/settings.js";
@@ -110,3 +112,80 @@ describe("D33 apikey commands", () => {
     expect(r.stdout).toBe("");
   });
 });
+
+describe("D33 the operator's first hour", () => {
+  it("D33 a busy port is one line and exit 1, and no database is created", async () => {
+    const holder = createServer().listen(0, "127.0.0.1");
+    await new Promise((r) => holder.once("listening", r));
+    const port = (holder.address() as AddressInfo).port;
+    const db = join(dir, "busy-port", "never.db");
+    try {
+      const r = await runAsync(["serve"], { MERIDIAN_DB: db, MERIDIAN_PORT: String(port) });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toBe(`port ${port} is in use; set MERIDIAN_PORT\n`);
+      expect(existsSync(join(dir, "busy-port"))).toBe(false);
+    } finally {
+      holder.close();
+    }
+  });
+
+  it("D33 every command names its database on stderr", () => {
+    const created = meridian(["apikey", "create", "--client-id", "named"], env);
+    expect(created.stderr).toContain(`meridian apikey create: database ${env.MERIDIAN_DB}\n`);
+    expect(meridian(["apikey", "list"], env).stderr).toBe(`meridian apikey list: database ${env.MERIDIAN_DB}\n`);
+  });
+
+  it.each([["list"], ["revoke", "abcdefghijkl"]])("D33 apikey %s refuses a path with no database instead of creating one", (...args) => {
+    const db = join(dir, "nothing-here", "m.db");
+    const r = meridian(["apikey", ...args], { MERIDIAN_DB: db });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(`meridian apikey ${args[0]}: no database at ${db}; set MERIDIAN_DB to the server's database file\n`);
+    expect(existsSync(join(dir, "nothing-here"))).toBe(false);
+  });
+
+  it("D33 apikey create refuses an unknown scope or role, naming the valid ones; --help lists them", () => {
+    const scope = meridian(["apikey", "create", "--client-id", "x", "--scope", "platform_iam_featurestatus_write"], env);
+    expect(scope.status).toBe(2);
+    expect(scope.stderr.split("\n")[0]).toBe(
+      'meridian apikey: unknown scope "platform_iam_featurestatus_write"; scopes are platform_iam_featurestatus_read, platform_iam_featurestatus_readwrite, platform_timeseries_read, platform_timeseries_readwrite',
+    );
+    const role = meridian(["apikey", "create", "--client-id", "x", "--role", "backoffice"], env);
+    expect(role.status).toBe(2);
+    expect(role.stderr.split("\n")[0]).toBe('meridian apikey: unknown role "backoffice"; roles are BackOffice');
+    const help = meridian(["apikey", "create", "--help"], env);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain("platform_timeseries_readwrite");
+    expect(help.stdout).toContain("BackOffice");
+  });
+
+  it.each([["import"], ["apikey", "create"], ["apikey", "list"], ["apikey", "revoke"], ["backup"], ["serve"]])("D33 meridian %s --help prints its usage", (...cmd) => {
+    const r = meridian([...cmd, "--help"], env);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^usage:/);
+    expect(r.stderr).toBe("");
+  });
+
+  it("D33 an unknown option is one line naming it, then the usage, exit 2", () => {
+    const r = meridian(["import", "--datset", "x"], env);
+    expect(r.status).toBe(2);
+    expect(r.stderr.split("\n")[0]).toBe("meridian import: unknown option --datset");
+    expect(r.stderr).toContain("usage: meridian import");
+  });
+
+  it("D11 D33 apikey revoke accepts the whole key as well as its id", () => {
+    const key = meridian(["apikey", "create", "--client-id", "whole"], env).stdout.trim();
+    const r = meridian(["apikey", "revoke", key], env);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain(`revoked API key ${key.split("_")[1]}`);
+    expect(JSON.parse(meridian(["apikey", "list", "--json"], env).stdout)).not.toContainEqual(expect.objectContaining({ clientId: "whole" }));
+  });
+});
+
+/** The meridian command without blocking the event loop (a server in this process must answer meanwhile). */
+function runAsync(args: string[], extra: Record<string, string>): Promise<{ status: number | null; stderr: string }> {
+  const [program, lead] = TEST_BINARY ? [TEST_BINARY, []] : [process.execPath, [BIN]];
+  const child = spawn(program, [...lead, ...args], { env: { ...process.env, ...extra }, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr!.on("data", (d) => (stderr += d));
+  return new Promise((resolve) => child.once("exit", (status) => resolve({ status, stderr })));
+}

@@ -64,7 +64,7 @@ describe("D30 meridian import", () => {
     const file = join(dir, "ok.csv");
     writeFileSync(file, "time,value,flag\r\n2000-01-01T00:00:00,12.289,0\r\n2000-01-01T00:01:00Z,,2\n2000-01-01T00:02:00,12.5,\n");
     const r = meridian(["import", "--dataset", DATASET.toUpperCase(), "--series", series, file], { MERIDIAN_DB: db });
-    expect(r.stderr).toBe("");
+    expect(r.stderr).toBe(`meridian import: database ${db}\n`); // D33 the database is named, nothing else
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^imported 3 rows into time series ${series} in [0-9.]+ s \\([0-9]+ rows/s\\)\\n$`));
     const conn = openDatabase(db);
@@ -116,7 +116,7 @@ describe("D30 meridian import", () => {
     const file = join(dir, "over.csv");
     writeFileSync(file, lines.reverse().join("\n"));
     const r = meridian(["import", "--dataset", DATASET, "--series", series, file], { MERIDIAN_DB: db });
-    expect([r.status, r.stderr]).toEqual([0, ""]);
+    expect([r.status, r.stderr]).toEqual([0, `meridian import: database ${db}\n`]);
     const after = openDatabase(db);
     try {
       const expected = Array.from({ length: 80_000 }, (_, i) => (i >= 50_000 || i % 3 === 0 ? [946684800 + 60 * i, 2, i % 5] : [946684800 + 60 * i, 1, null]));
@@ -220,7 +220,7 @@ describe("D51 the server while an import runs", () => {
         await new Promise((r) => setTimeout(r, 5));
       }
       await writes;
-      expect([await done, out]).toEqual([0, expect.stringMatching(new RegExp(`^imported ${rows} rows`))]);
+      expect([await done, out]).toEqual([0, expect.stringMatching(new RegExp(`^meridian import: database .*\nimported ${rows} rows`))]);
       expect(statuses.length).toBeGreaterThanOrEqual(10);
       expect(statuses.filter((s) => s !== 200 && s !== 201)).toEqual([]);
       expect(slowestHealthz).toBeLessThan(1000); // generous; before: as long as the import (seconds), in SQLite's busy wait

@@ -1,0 +1,35 @@
+// meridian serve (D31, D32): serves until SIGTERM or SIGINT, then drains.
+import { PortInUseError, startMeridian } from "../app.js";
+import { SETTINGS, flagOf, loadSettings } from "../config/settings.js";
+import { parseCommand } from "./args.js";
+import { missingNodeFlags } from "./node-flags.js";
+
+export const SERVE_USAGE = `usage: meridian serve [flags]
+  serves the API; every setting is an environment variable or a flag (meridian --help lists them)
+`;
+
+export async function serveCommand(argv: string[]): Promise<number> {
+  const options = Object.fromEntries(SETTINGS.map((s) => [flagOf(s.env), { type: "string" as const }]));
+  const args = parseCommand(argv, SERVE_USAGE, options);
+  if (!args) return 0;
+  // Listen for signals before serving: a SIGTERM right after start-up must drain, not kill.
+  const signal = new Promise<string>((resolve) => {
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+    process.once("SIGINT", () => resolve("SIGINT"));
+  });
+  let app;
+  try {
+    app = await startMeridian(loadSettings(process.env, args.values as Record<string, string | undefined>));
+  } catch (e) {
+    if (!(e instanceof PortInUseError)) throw e;
+    process.stderr.write(`${e.message}\n`);
+    return 1;
+  }
+  const missing = missingNodeFlags();
+  if (missing.length > 0) {
+    app.logger.warn({ missing }, `node was started without ${missing.join(" ")}: expect frequent full garbage collections under load; run bin/meridian.js itself, or node ${missing.join(" ")} bin/meridian.js serve`);
+  }
+  app.logger.info({ signal: await signal }, "draining");
+  await app.close();
+  return 0;
+}
