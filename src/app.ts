@@ -4,21 +4,18 @@ import { createConnectRouter } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { createJwtVerifier } from "./auth/jwt.js";
-import { ApiKeyStore } from "./auth/api-keys.js";
 import { authInterceptor, createAuthenticator } from "./auth/authenticate.js";
 import type { Settings } from "./config/settings.js";
 import { Health } from "./gen/grpc/health/v1/health_pb.js";
 import { FeatureStatusService } from "./gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { TimeSeriesService } from "./gen/meridian/timeseries/v1/time_series_pb.js";
 import { createLogger, type Logger } from "./log/logger.js";
-import { neverWaitForLocks, openDatabase, type Db } from "./storage/database.js";
-import { startCheckpoints } from "./storage/checkpoint.js";
+import type { Db } from "./storage/database.js";
+import { openBackend, type Backend } from "./storage/backend.js";
 import { busyRetryInterceptor } from "./storage/busy-retry.js";
 import { CursorSeal } from "./storage/cursor-seal.js";
-import { serverSecret } from "./storage/server-secrets.js";
 import { startCleanup } from "./featurestatus/cleanup.js";
 import { featureStatusService } from "./featurestatus/feature-status-service.js";
-import { SqliteMessageStore } from "./featurestatus/message-store-sqlite.js";
 import { Sanitizer } from "./featurestatus/sanitize.js";
 import { Cors } from "./transport/cors.js";
 import { apiVersionInterceptor } from "./transport/api-version.js";
@@ -34,11 +31,11 @@ import { addTimeSeriesJsonShapes } from "./timeseries/json-shape-rules.js";
 
 export const VERSION = "0.1.0";
 const DRAIN_MS = 10_000; // D32
-// The server's WAL checkpoint period (storage/checkpoint.ts): short enough that
-// each one copies little.
-const CHECKPOINT_MS = 1_000;
 
 export interface Meridian {
+  /** Where the data lives (D40). */
+  readonly backend: Backend;
+  /** The SQLite connection; throws on PostgreSQL. */
   readonly db: Db;
   readonly address: AddressInfo;
   readonly url: string;
@@ -64,13 +61,12 @@ async function checkPortFree(port: number, host: string): Promise<void> {
 
 export async function startMeridian(settings: Settings, logger: Logger = createLogger(settings.logLevel)): Promise<Meridian> {
   await checkPortFree(settings.port, settings.host);
-  const db = openDatabase(settings.db);
+  const backend = await openBackend(settings);
   const health = new HealthState();
   const shutdown = new AbortController();
-  const apiKeys = new ApiKeyStore(db);
   const services = [FeatureStatusService, TimeSeriesService];
 
-  const interceptors = [errorInterceptor(logger), busyRetryInterceptor(), authInterceptor(), apiVersionInterceptor()];
+  const interceptors = [errorInterceptor(logger), busyRetryInterceptor({ unavailable: backend.isUnavailable }), authInterceptor(), apiVersionInterceptor()];
   const router = createConnectRouter({
     interceptors,
     acceptCompression: [compressionGzip, compressionBrotli],
@@ -78,9 +74,9 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   });
   const registry = new ServiceRegistry(router, interceptors);
   registry.add(Health, healthService(health, services.map((s) => s.typeName)));
-  const messages = new SqliteMessageStore(db);
+  const messages = backend.messages;
   // One key seals message cursors (D21) and value cursors (D27); their bindings keep them apart.
-  const cursors = new CursorSeal(serverSecret(db, "cursor-key"));
+  const cursors = new CursorSeal(backend.cursorKey);
   registry.add(
     FeatureStatusService,
     featureStatusService({
@@ -90,28 +86,44 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
       cursors,
     }),
   );
-  registry.add(TimeSeriesService, timeSeriesService({ metadata: new MetadataStore(db), blocks: new BlockStore(db), cursors }));
+  if (backend.sqlite) {
+    registry.add(TimeSeriesService, timeSeriesService({ metadata: new MetadataStore(backend.sqlite), blocks: new BlockStore(backend.sqlite), cursors }));
+  } else {
+    // Not built yet on PostgreSQL (issue 15): every time series method answers Unimplemented (501 on REST).
+    registry.add(TimeSeriesService, {});
+    logger.warn("time series are not served on PostgreSQL yet: their methods answer Unimplemented");
+  }
   addTimeSeriesJsonShapes(registry);
 
-  const authenticate = createAuthenticator(apiKeys, createJwtVerifier(jwtSettings(settings)));
+  const authenticate = createAuthenticator(backend.apiKeys, createJwtVerifier(jwtSettings(settings)));
   const handler = createNodeHandler({ services: registry, shutdownSignal: shutdown.signal, health, cors: new Cors(settings.corsOrigins), logger, authenticate });
   let listener: Listener;
   try {
     listener = await listen(handler, settings);
   } catch (e) {
-    db.close();
+    await backend.close();
     throw e;
   }
-  const cleanup = startCleanup(messages, { intervalS: settings.cleanupIntervalS, retentionDays: settings.messageRetentionDays, logger });
-  neverWaitForLocks(db); // start-up may wait for an import's lock; serving never does (D51, busy-retry.ts)
-  const checkpoints = startCheckpoints(db, { intervalMs: CHECKPOINT_MS, logger });
+  const cleanup = startCleanup(messages, {
+    intervalS: settings.cleanupIntervalS,
+    retentionDays: settings.messageRetentionDays,
+    logger,
+    // With replicas on one PostgreSQL database, one of them runs it per interval (D22, D40).
+    gate: (run) => backend.oncePerInterval("message-cleanup", settings.cleanupIntervalS, run),
+    unavailable: backend.isUnavailable,
+  });
+  backend.serving(logger);
   health.set("serving");
   const url = `${listener.tls ? "https" : "http"}://${hostForUrl(listener.address)}:${listener.address.port}`;
-  logger.info({ address: url, db: settings.db, version: VERSION, node: process.version }, `Meridian ${VERSION} on Node ${process.version} listening on ${url}`);
+  logger.info({ address: url, db: backend.where, version: VERSION, node: process.version }, `Meridian ${VERSION} on Node ${process.version} listening on ${url}`);
 
   let closing: Promise<void> | undefined;
   return {
-    db,
+    backend,
+    get db() {
+      if (!backend.sqlite) throw new Error("no SQLite database: MERIDIAN_DB is a PostgreSQL URL");
+      return backend.sqlite;
+    },
     address: listener.address,
     url,
     logger,
@@ -119,10 +131,9 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
       closing ??= (async () => {
         health.set("draining");
         cleanup.stop();
-        checkpoints.stop();
         await listener.close(graceMs);
         shutdown.abort();
-        db.close();
+        await backend.close();
         logger.info("Meridian stopped");
       })();
       return closing;

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openDatabase } from "../../dist/storage/database.js";
-import { ApiKeyStore } from "../../dist/auth/api-keys.js";
+import { SqliteApiKeyStore } from "../../dist/auth/api-keys-sqlite.js";
 import { SqliteMessageStore } from "../../dist/featurestatus/message-store-sqlite.js";
 import { reporter } from "../report.js";
 import { startMeridian } from "../server.js";
@@ -39,7 +39,7 @@ db.transaction(() => {
     void store.insert({ feature_id: null, type: "Informational", title: `Global ${i}`, body: "", start_date: s - i, expiring_date: e + i });
   }
 })();
-const key = new ApiKeyStore(db).create({ clientId: "bench", roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_read"], projects: [] }).key;
+const key = new SqliteApiKeyStore(db).createNow({ clientId: "bench", roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_read"], projects: [] }).key;
 db.close();
 
 // BENCH_SERVER_ARGS="--cpu-prof" profiles the server under load.

@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openDatabase } from "../../dist/storage/database.js";
-import { ApiKeyStore } from "../../dist/auth/api-keys.js";
+import { SqliteApiKeyStore } from "../../dist/auth/api-keys-sqlite.js";
 import { MetadataStore } from "../../dist/timeseries/metadata-store.js";
 import { BlockStore } from "../../dist/storage/block-store.js";
 import { BLOCK_ROWS, FieldKind } from "../../dist/storage/block-codec.js";
@@ -60,7 +60,7 @@ const series = new Map(); // rows -> series id
     }
     process.stderr.write(`seeded ${n} rows\n`);
   }
-  var key = new ApiKeyStore(db).create({ clientId: "bench", roles: [], scopes: ["platform_timeseries_read"], projects: [PROJECT] }).key;
+  var key = new SqliteApiKeyStore(db).createNow({ clientId: "bench", roles: [], scopes: ["platform_timeseries_read"], projects: [PROJECT] }).key;
   db.close();
 }
 

@@ -3,7 +3,7 @@
 // (D51), and puts the principal in the call's context values; the
 // interceptor every protocol passes (REST included) only checks it is there.
 import type { DescMethod } from "@bufbuild/protobuf";
-import { createContextKey, type ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import { unauthenticated } from "../transport/errors.js";
 import type { ApiKeyStore } from "./api-keys.js";
 import type { JwtVerifier } from "./jwt.js";
@@ -27,7 +27,13 @@ export function createAuthenticator(apiKeys: ApiKeyStore, jwt: JwtVerifier | und
   return async (header) => {
     const key = header("svc-open-api-key");
     if (key) {
-      const p = apiKeys.verify(key.trim());
+      let p: Principal | undefined;
+      try {
+        p = await apiKeys.verify(key.trim());
+      } catch (e) {
+        // The key store cannot be read (PostgreSQL away): a 503, never a 401 that tells a good key it is bad.
+        throw new ConnectError("credentials cannot be checked now: the database is unavailable; try again shortly", Code.Unavailable, { "retry-after": "1" }, undefined, e);
+      }
       if (!p) throw unauthenticated("invalid or revoked API key");
       return p;
     }

@@ -1,5 +1,6 @@
 // meridian apikey create | list | revoke (D11, D33).
-import { ApiKeyStore, keyIdOf } from "../auth/api-keys.js";
+import { keyIdOf } from "../auth/api-keys.js";
+import { SqliteApiKeyStore } from "../auth/api-keys-sqlite.js";
 import { ROLES, SCOPES } from "../auth/principal.js";
 import { parseCommand, UsageError } from "./args.js";
 import { openCliDatabase } from "./cli-database.js";
@@ -19,7 +20,7 @@ export const APIKEY_USAGE = `usage:
       revokes a key, given its id or the whole key; it gets 401 from then on
 `;
 
-export function apikeyCommand(argv: string[]): number {
+export async function apikeyCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   switch (sub) {
     case "create":
@@ -37,7 +38,7 @@ export function apikeyCommand(argv: string[]): number {
   }
 }
 
-function create(argv: string[]): number {
+async function create(argv: string[]): Promise<number> {
   const args = parseCommand(argv, APIKEY_USAGE, {
     "client-id": { type: "string" },
     role: { type: "string", multiple: true },
@@ -54,7 +55,7 @@ function create(argv: string[]): number {
   for (const s of scopes) if (!KNOWN_SCOPES.includes(s)) throw new UsageError(`unknown scope "${s}"; scopes are ${KNOWN_SCOPES.join(", ")}`, APIKEY_USAGE);
   const db = openCliDatabase("apikey create", "create");
   try {
-    const { id, key } = new ApiKeyStore(db).create({ clientId, roles, scopes, projects: values.project ?? [] });
+    const { id, key } = await new SqliteApiKeyStore(db).create({ clientId, roles, scopes, projects: values.project ?? [] });
     process.stdout.write(`${key}\n`);
     process.stderr.write(`created API key ${id} for client ${clientId}\n`);
     return 0;
@@ -63,12 +64,12 @@ function create(argv: string[]): number {
   }
 }
 
-function list(argv: string[]): number {
+async function list(argv: string[]): Promise<number> {
   const args = parseCommand(argv, APIKEY_USAGE, { json: { type: "boolean" } });
   if (!args) return 0;
   const db = openCliDatabase("apikey list", "existing");
   try {
-    const keys = new ApiKeyStore(db).list();
+    const keys = await new SqliteApiKeyStore(db).list();
     if (args.values.json) process.stdout.write(JSON.stringify(keys, null, 2) + "\n");
     else for (const k of keys) {
       process.stdout.write([k.id, k.clientId, `roles=${k.roles.join(",")}`, `scopes=${k.scopes.join(",")}`, `projects=${k.projects.join(",")}`, k.createdAt].join("\t") + "\n");
@@ -79,7 +80,7 @@ function list(argv: string[]): number {
   }
 }
 
-function revoke(argv: string[]): number {
+async function revoke(argv: string[]): Promise<number> {
   const args = parseCommand(argv, APIKEY_USAGE, {}, true);
   if (!args) return 0;
   if (args.positionals.length !== 1) throw new UsageError("expected one key id or key", APIKEY_USAGE);
@@ -87,7 +88,7 @@ function revoke(argv: string[]): number {
   if (!id) throw new UsageError("that is neither a key id (12 characters) nor a key (mrd_...)", APIKEY_USAGE);
   const db = openCliDatabase("apikey revoke", "existing");
   try {
-    if (!new ApiKeyStore(db).revoke(id)) {
+    if (!(await new SqliteApiKeyStore(db).revoke(id))) {
       process.stderr.write(`meridian apikey revoke: no live API key with id ${id}\n`);
       return 1;
     }

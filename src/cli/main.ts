@@ -36,7 +36,7 @@ export async function main(argv: string[]): Promise<number> {
       case "serve":
         return await serveCommand(rest);
       case "apikey":
-        return apikeyCommand(rest);
+        return await apikeyCommand(rest);
       case "import":
         return await importCommand(rest);
       case "backup":

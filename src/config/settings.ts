@@ -18,6 +18,9 @@ export interface Settings {
   idleTimeoutS: number;
   headersTimeoutS: number;
   requestTimeoutS: number;
+  pgPool: number;
+  pgStatementTimeoutMs: number;
+  pgConnectTimeoutS: number;
   logLevel: string;
 }
 
@@ -48,7 +51,7 @@ type AnySpec = { [K in keyof Settings]: Spec<K> }[keyof Settings];
 export const SETTINGS: readonly AnySpec[] = [
   { key: "port", env: "MERIDIAN_PORT", default: "8080", help: "TCP port (0 picks a free one)", parse: int(0, 65535) },
   { key: "host", env: "MERIDIAN_HOST", default: "127.0.0.1", help: "interface to listen on (0.0.0.0 to expose)", parse: str },
-  { key: "db", env: "MERIDIAN_DB", default: "./data/meridian.db", help: "SQLite database file", parse: str },
+  { key: "db", env: "MERIDIAN_DB", default: "./data/meridian.db", help: "SQLite database file, or a postgres:// URL (D40)", parse: str },
   { key: "tlsCert", env: "MERIDIAN_TLS_CERT", default: "", help: "PEM certificate file; with the key, serves TLS", parse: str },
   { key: "tlsKey", env: "MERIDIAN_TLS_KEY", default: "", help: "PEM private key file", parse: str },
   { key: "jwtSecret", env: "MERIDIAN_JWT_SECRET", default: "", help: "HS256 secret for bearer tokens (UTF-8 bytes)", parse: str },
@@ -63,6 +66,9 @@ export const SETTINGS: readonly AnySpec[] = [
   { key: "idleTimeoutS", env: "MERIDIAN_IDLE_TIMEOUT_S", default: "65", help: "seconds a connection may stay open with no request in progress", parse: int(1, 86_400) },
   { key: "headersTimeoutS", env: "MERIDIAN_HEADERS_TIMEOUT_S", default: "20", help: "seconds a client has to connect fully and send a request's headers", parse: int(1, 3600) },
   { key: "requestTimeoutS", env: "MERIDIAN_REQUEST_TIMEOUT_S", default: "300", help: "seconds a client has to send a whole request, body included", parse: int(1, 86_400) },
+  { key: "pgPool", env: "MERIDIAN_PG_POOL", default: "10", help: "PostgreSQL connections per process", parse: int(1, 1000) },
+  { key: "pgStatementTimeoutMs", env: "MERIDIAN_PG_STATEMENT_TIMEOUT_MS", default: "5000", help: "milliseconds a PostgreSQL statement may run before it is cancelled (503)", parse: int(100, 3_600_000) },
+  { key: "pgConnectTimeoutS", env: "MERIDIAN_PG_CONNECT_TIMEOUT_S", default: "5", help: "seconds to wait for a PostgreSQL connection before a request is a 503", parse: int(1, 600) },
   { key: "logLevel", env: "MERIDIAN_LOG_LEVEL", default: "info", help: "trace, debug, info, warn, error, fatal or silent", parse: str },
 ];
 

@@ -11,21 +11,27 @@ export interface CleanupOptions {
   logger: Logger;
   /** Seconds since the epoch. */
   now?: () => number;
+  /** Runs a cleanup, or skips it (undefined) when another process on the database just ran one. */
+  gate?: (run: () => Promise<number>) => Promise<number | undefined>;
+  /** Errors that mean the database is away for now. */
+  unavailable?: (e: unknown) => boolean;
 }
 
 export interface Cleanup {
   /** The run made at start, settled (it never rejects). */
   first: Promise<void>;
-  runOnce(): Promise<number>;
+  /** How many it deleted; undefined when another process ran it this interval. */
+  runOnce(): Promise<number | undefined>;
   stop(): void;
 }
 
 export function startCleanup(store: MessageStore, opts: CleanupOptions): Cleanup {
   const now = opts.now ?? nowSeconds;
-  const runOnce = async () => {
-    const cutoff = now() - opts.retentionDays * 86_400;
-    const deleted = await store.purgeExpiredBefore(cutoff);
-    opts.logger.info({ deleted, retentionDays: opts.retentionDays }, `message cleanup deleted ${deleted} expired message(s)`);
+  const gate = opts.gate ?? ((run) => run());
+  const runOnce = async (): Promise<number | undefined> => {
+    const deleted = await gate(() => store.purgeExpiredBefore(now() - opts.retentionDays * 86_400));
+    if (deleted === undefined) opts.logger.debug("message cleanup skipped: another process on the database ran it this interval");
+    else opts.logger.info({ deleted, retentionDays: opts.retentionDays }, `message cleanup deleted ${deleted} expired message(s)`);
     return deleted;
   };
   const safeRun = async () => {
@@ -35,6 +41,7 @@ export function startCleanup(store: MessageStore, opts: CleanupOptions): Cleanup
       // An import holding the write lock is routine (D51): the purge is
       // idempotent, so the next interval does the same work.
       if (isBusy(e)) opts.logger.warn("message cleanup skipped: the database is busy; it runs again at the next interval");
+      else if (opts.unavailable?.(e)) opts.logger.warn({ err: e }, "message cleanup skipped: the database is unavailable; it runs again at the next interval");
       else opts.logger.error({ err: e }, "message cleanup failed");
     }
   };

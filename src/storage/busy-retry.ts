@@ -12,6 +12,8 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { setTimeout as sleep } from "node:timers/promises";
 
 export interface BusyRetryOptions {
+  /** Errors that mean the database is away (PostgreSQL restarting, D40): a 503 at once, not retried. */
+  unavailable: (e: unknown) => boolean;
   /** How long a call may keep retrying before it is a 503. */
   budgetMs: number;
   /** The first pause; each next one doubles, up to maxDelayMs. */
@@ -22,7 +24,7 @@ export interface BusyRetryOptions {
 // An import holds the lock a few ms per batch and its publish about a hundred
 // (bench/import): short first pauses, capped low, keep the added latency near
 // what the lock holder needs.
-const DEFAULTS: BusyRetryOptions = { budgetMs: 10_000, firstDelayMs: 2, maxDelayMs: 25 };
+const DEFAULTS: BusyRetryOptions = { unavailable: () => false, budgetMs: 10_000, firstDelayMs: 2, maxDelayMs: 25 };
 
 /** SQLITE_BUSY and its extended codes (_SNAPSHOT, _RECOVERY, _TIMEOUT), as better-sqlite3 names them. */
 export function isBusy(e: unknown): boolean {
@@ -30,15 +32,18 @@ export function isBusy(e: unknown): boolean {
   return typeof code === "string" && code.startsWith("SQLITE_BUSY");
 }
 
-function unavailable(): ConnectError {
-  return new ConnectError("the database is busy; try again shortly", Code.Unavailable, { "retry-after": "1" });
+function unavailable(cause?: unknown): ConnectError {
+  const why = cause === undefined ? "busy" : "unavailable";
+  return new ConnectError(`the database is ${why}; try again shortly`, Code.Unavailable, { "retry-after": "1" }, undefined, cause);
 }
 
 export function busyRetryInterceptor(options: Partial<BusyRetryOptions> = {}): Interceptor {
-  const { budgetMs, firstDelayMs, maxDelayMs } = { ...DEFAULTS, ...options };
+  const { unavailable: away, budgetMs, firstDelayMs, maxDelayMs } = { ...DEFAULTS, ...options };
+  /** The error a caller gets for `e`: a 503 when the database is busy or away, else `e`. */
+  const answer = (e: unknown) => (isBusy(e) ? unavailable() : away(e) ? unavailable(e) : e);
   return (next) => async (req) => {
     if (req.stream) {
-      const res = await next(req).catch((e: unknown) => Promise.reject(isBusy(e) ? unavailable() : e));
+      const res = await next(req).catch((e: unknown) => Promise.reject(answer(e)));
       if (!res.stream) return res;
       const inner = res.message;
       return {
@@ -47,7 +52,7 @@ export function busyRetryInterceptor(options: Partial<BusyRetryOptions> = {}): I
           try {
             yield* inner;
           } catch (e) {
-            throw isBusy(e) ? unavailable() : e;
+            throw answer(e);
           }
         })(),
       };
@@ -57,7 +62,7 @@ export function busyRetryInterceptor(options: Partial<BusyRetryOptions> = {}): I
       try {
         return await next(req);
       } catch (e) {
-        if (!isBusy(e)) throw e;
+        if (!isBusy(e)) throw answer(e);
         if (performance.now() + delay > giveUpAt || req.signal.aborted) throw unavailable();
         // Jitter, so calls that met the same lock do not all come back at once.
         await sleep(delay * (0.5 + Math.random()));

@@ -7,7 +7,8 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import { SignJWT } from "jose";
 import { startMeridian, type Meridian } from "../../src/app.js";
-import { ApiKeyStore, type ApiKeyGrant } from "../../src/auth/api-keys.js";
+import type { ApiKeyGrant } from "../../src/auth/api-keys.js";
+import { SqliteApiKeyStore } from "../../src/auth/api-keys-sqlite.js";
 import { loadSettings } from "../../src/config/settings.js";
 
 export const JWT_SECRET = "test-secret-of-thirty-two-bytes!!";
@@ -38,13 +39,13 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     ...env,
   });
   const app = await startMeridian(settings, pino({ level: "info" }, sink));
-  const store = new ApiKeyStore(app.db);
+  const store = new SqliteApiKeyStore(app.db);
   return {
     app,
     url: app.url,
     dir,
     logs,
-    key: (grant) => store.create({ clientId: "client", roles: [], scopes: [], projects: [], ...grant }).key,
+    key: (grant) => store.createNow({ clientId: "client", roles: [], scopes: [], projects: [], ...grant }).key,
     async close() {
       await app.close(1000);
       rmSync(dir, { recursive: true, force: true });

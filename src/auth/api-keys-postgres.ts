@@ -1,0 +1,57 @@
+// API keys in PostgreSQL, shared by every replica (D11, D40). Each replica
+// keeps the rows it looked up (live ones and misses alike) and forgets them
+// all when the change feed says api_keys changed, so a request costs no
+// query once its key was seen, and a key revoked anywhere is refused by
+// every replica as soon as the notification arrives.
+import type { ChangeFeed } from "../storage/postgres/changes.js";
+import type { Sql } from "../storage/postgres/connect.js";
+import { infoOf, newKey, parseKey, principalIfMatches, type ApiKeyGrant, type ApiKeyInfo, type ApiKeyRow, type ApiKeyStore } from "./api-keys.js";
+import type { Principal } from "./principal.js";
+
+const TABLE = "api_keys";
+/** Rows kept per replica; past it the oldest go (ids of random keys must not grow it without bound, D51). */
+const MAX_CACHED = 10_000;
+
+export class PostgresApiKeyStore implements ApiKeyStore {
+  private readonly cache = new Map<string, ApiKeyRow | null>();
+
+  constructor(
+    private readonly sql: Sql,
+    changes: ChangeFeed,
+  ) {
+    changes.watch((table) => {
+      if (table === TABLE || table === "*") this.cache.clear();
+    });
+  }
+
+  async create(grant: ApiKeyGrant): Promise<{ id: string; key: string }> {
+    const { row, key } = newKey(grant);
+    await this.sql`INSERT INTO api_keys ${this.sql(row as unknown as Record<string, unknown>)}`;
+    this.cache.delete(row.id);
+    return { id: row.id, key };
+  }
+
+  async list(): Promise<ApiKeyInfo[]> {
+    const rows = await this.sql<ApiKeyRow[]>`SELECT * FROM api_keys WHERE revoked_at IS NULL ORDER BY created_at, id`;
+    return rows.map(infoOf);
+  }
+
+  async revoke(id: string): Promise<boolean> {
+    const done = await this.sql`UPDATE api_keys SET revoked_at = ${new Date().toISOString()} WHERE id = ${id} AND revoked_at IS NULL`;
+    this.cache.delete(id);
+    return done.count > 0;
+  }
+
+  async verify(key: string): Promise<Principal | undefined> {
+    const parsed = parseKey(key);
+    if (!parsed) return undefined;
+    let row = this.cache.get(parsed.id);
+    if (row === undefined) {
+      const [found] = await this.sql<ApiKeyRow[]>`SELECT * FROM api_keys WHERE id = ${parsed.id} AND revoked_at IS NULL`;
+      row = found ?? null;
+      if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(parsed.id, row);
+    }
+    return principalIfMatches(row ?? undefined, parsed.secret);
+  }
+}

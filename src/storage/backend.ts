@@ -1,0 +1,96 @@
+// Where Meridian keeps its data (D40): a SQLite file (the default, embedded)
+// or a PostgreSQL database shared by replicas, chosen by MERIDIAN_DB. The
+// rest of the code sees the stores and these few operations, not which.
+import type { ApiKeyStore } from "../auth/api-keys.js";
+import { SqliteApiKeyStore } from "../auth/api-keys-sqlite.js";
+import { PostgresApiKeyStore } from "../auth/api-keys-postgres.js";
+import type { Settings } from "../config/settings.js";
+import type { MessageStore } from "../featurestatus/message-store.js";
+import { SqliteMessageStore } from "../featurestatus/message-store-sqlite.js";
+import { PostgresMessageStore } from "../featurestatus/message-store-postgres.js";
+import type { Logger } from "../log/logger.js";
+import { startCheckpoints } from "./checkpoint.js";
+import { neverWaitForLocks, openDatabase, type Db } from "./database.js";
+import { ChangeFeed } from "./postgres/changes.js";
+import { connectPostgres, displayUrl, isPostgresUrl } from "./postgres/connect.js";
+import { isTransientPgError } from "./postgres/errors.js";
+import { oncePerInterval } from "./postgres/jobs.js";
+import { migratePostgres } from "./postgres/schema.js";
+import { pgServerSecret } from "./postgres/server-secrets.js";
+import { serverSecret } from "./server-secrets.js";
+
+export interface Backend {
+  kind: "sqlite" | "postgres";
+  /** The database, for logs: a file path, or a URL without its password. */
+  where: string;
+  messages: MessageStore;
+  apiKeys: ApiKeyStore;
+  /** The key that seals cursors, the same in every process on the database. */
+  cursorKey: Buffer;
+  /** The SQLite connection; the time series stores are built on it (not yet on PostgreSQL). */
+  sqlite?: Db;
+  /** Runs `fn` unless another process on the database ran job `name` within the interval (PostgreSQL); SQLite runs it. */
+  oncePerInterval<T>(name: string, intervalS: number, fn: () => Promise<T>): Promise<T | undefined>;
+  /** Whether an error means the database is away for now (a 503), not a defect. */
+  isUnavailable(e: unknown): boolean;
+  /** Once serving: the SQLite connection stops waiting for locks and checkpoints on a timer. */
+  serving(logger: Logger): void;
+  close(): Promise<void>;
+}
+
+export async function openBackend(settings: Settings): Promise<Backend> {
+  return isPostgresUrl(settings.db) ? openPostgres(settings) : openSqlite(settings.db);
+}
+
+// The server's WAL checkpoint period (checkpoint.ts): short enough that each one copies little.
+const CHECKPOINT_MS = 1_000;
+
+function openSqlite(path: string): Backend {
+  const db = openDatabase(path);
+  let stopCheckpoints = () => {};
+  return {
+    kind: "sqlite",
+    where: path,
+    messages: new SqliteMessageStore(db),
+    apiKeys: new SqliteApiKeyStore(db),
+    cursorKey: serverSecret(db, "cursor-key"),
+    sqlite: db,
+    oncePerInterval: (_name, _intervalS, fn) => fn(),
+    isUnavailable: () => false, // busy-retry.ts handles SQLITE_BUSY
+    serving(logger) {
+      neverWaitForLocks(db); // start-up may wait for an import's lock; serving never does (D51, busy-retry.ts)
+      stopCheckpoints = startCheckpoints(db, { intervalMs: CHECKPOINT_MS, logger }).stop;
+    },
+    async close() {
+      stopCheckpoints();
+      db.close();
+    },
+  };
+}
+
+async function openPostgres(settings: Settings): Promise<Backend> {
+  const sql = connectPostgres({
+    url: settings.db,
+    poolSize: settings.pgPool,
+    statementTimeoutMs: settings.pgStatementTimeoutMs,
+    connectTimeoutS: settings.pgConnectTimeoutS,
+  });
+  try {
+    await migratePostgres(sql);
+    const changes = await ChangeFeed.listen(sql);
+    return {
+      kind: "postgres",
+      where: displayUrl(settings.db),
+      messages: new PostgresMessageStore(sql, changes),
+      apiKeys: new PostgresApiKeyStore(sql, changes),
+      cursorKey: await pgServerSecret(sql, "cursor-key"),
+      oncePerInterval: (name, intervalS, fn) => oncePerInterval(sql, name, intervalS, fn),
+      isUnavailable: isTransientPgError,
+      serving() {},
+      close: () => sql.end({ timeout: 5 }),
+    };
+  } catch (e) {
+    await sql.end({ timeout: 1 });
+    throw e;
+  }
+}
