@@ -1,9 +1,8 @@
 // meridian apikey create | list | revoke (D11, D33).
 import { keyIdOf } from "../auth/api-keys.js";
-import { SqliteApiKeyStore } from "../auth/api-keys-sqlite.js";
 import { ROLES, SCOPES } from "../auth/principal.js";
 import { parseCommand, UsageError } from "./args.js";
-import { openCliDatabase } from "./cli-database.js";
+import { openCliBackend } from "./cli-database.js";
 
 const KNOWN_SCOPES: readonly string[] = Object.values(SCOPES);
 const KNOWN_ROLES: readonly string[] = Object.values(ROLES);
@@ -53,30 +52,30 @@ async function create(argv: string[]): Promise<number> {
   const scopes = values.scope ?? [];
   for (const r of roles) if (!KNOWN_ROLES.includes(r)) throw new UsageError(`unknown role "${r}"; roles are ${KNOWN_ROLES.join(", ")}`, APIKEY_USAGE);
   for (const s of scopes) if (!KNOWN_SCOPES.includes(s)) throw new UsageError(`unknown scope "${s}"; scopes are ${KNOWN_SCOPES.join(", ")}`, APIKEY_USAGE);
-  const db = openCliDatabase("apikey create", "create");
+  const backend = await openCliBackend("apikey create", "create");
   try {
-    const { id, key } = await new SqliteApiKeyStore(db).create({ clientId, roles, scopes, projects: values.project ?? [] });
+    const { id, key } = await backend.apiKeys.create({ clientId, roles, scopes, projects: values.project ?? [] });
     process.stdout.write(`${key}\n`);
     process.stderr.write(`created API key ${id} for client ${clientId}\n`);
     return 0;
   } finally {
-    db.close();
+    await backend.close();
   }
 }
 
 async function list(argv: string[]): Promise<number> {
   const args = parseCommand(argv, APIKEY_USAGE, { json: { type: "boolean" } });
   if (!args) return 0;
-  const db = openCliDatabase("apikey list", "existing");
+  const backend = await openCliBackend("apikey list", "existing");
   try {
-    const keys = await new SqliteApiKeyStore(db).list();
+    const keys = await backend.apiKeys.list();
     if (args.values.json) process.stdout.write(JSON.stringify(keys, null, 2) + "\n");
     else for (const k of keys) {
       process.stdout.write([k.id, k.clientId, `roles=${k.roles.join(",")}`, `scopes=${k.scopes.join(",")}`, `projects=${k.projects.join(",")}`, k.createdAt].join("\t") + "\n");
     }
     return 0;
   } finally {
-    db.close();
+    await backend.close();
   }
 }
 
@@ -86,15 +85,15 @@ async function revoke(argv: string[]): Promise<number> {
   if (args.positionals.length !== 1) throw new UsageError("expected one key id or key", APIKEY_USAGE);
   const id = keyIdOf(args.positionals[0]);
   if (!id) throw new UsageError("that is neither a key id (12 characters) nor a key (mrd_...)", APIKEY_USAGE);
-  const db = openCliDatabase("apikey revoke", "existing");
+  const backend = await openCliBackend("apikey revoke", "existing");
   try {
-    if (!(await new SqliteApiKeyStore(db).revoke(id))) {
+    if (!(await backend.apiKeys.revoke(id))) {
       process.stderr.write(`meridian apikey revoke: no live API key with id ${id}\n`);
       return 1;
     }
     process.stderr.write(`revoked API key ${id}\n`);
     return 0;
   } finally {
-    db.close();
+    await backend.close();
   }
 }

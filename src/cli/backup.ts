@@ -5,7 +5,7 @@
 import { existsSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { parseCommand, UsageError } from "./args.js";
-import { openCliDatabase } from "./cli-database.js";
+import { openCliSqlite } from "./cli-database.js";
 
 export const BACKUP_USAGE = `usage: meridian backup [--force] FILE
   writes a consistent copy of the database (MERIDIAN_DB) to FILE while the server runs;
@@ -22,7 +22,7 @@ export async function backupCommand(argv: string[]): Promise<number> {
     process.stderr.write(`meridian backup: ${target} exists; use --force to replace it\n`);
     return 1;
   }
-  const db = openCliDatabase("backup", "existing");
+  const { db, close } = await openCliSqlite("backup", "back it up with pg_dump (README: More than one machine)");
   const temp = join(dirname(target), `.${basename(target)}.${process.pid}.partial`);
   const started = performance.now();
   try {
@@ -32,6 +32,6 @@ export async function backupCommand(argv: string[]): Promise<number> {
     return 0;
   } finally {
     rmSync(temp, { force: true });
-    db.close();
+    await close();
   }
 }

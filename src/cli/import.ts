@@ -1,7 +1,7 @@
 // meridian import (D30): a CSV file into a time series, all or nothing.
 import { ImportError, importCsv } from "../timeseries/csv-import.js";
 import { parseCommand, UsageError } from "./args.js";
-import { openCliDatabase } from "./cli-database.js";
+import { openCliSqlite } from "./cli-database.js";
 import { progressBar } from "./progress.js";
 
 export const IMPORT_USAGE = `usage: meridian import --dataset ID --series ID FILE.csv
@@ -16,7 +16,7 @@ export async function importCommand(argv: string[]): Promise<number> {
   const { values, positionals } = args;
   if (!values.dataset || !values.series) throw new UsageError("--dataset and --series are required", IMPORT_USAGE);
   if (positionals.length !== 1) throw new UsageError("expected one FILE.csv", IMPORT_USAGE);
-  const db = openCliDatabase("import", "existing");
+  const { db, close } = await openCliSqlite("import", "imports into PostgreSQL are not built yet; import into a SQLite file");
   const bar = process.stderr.isTTY ? progressBar(process.stderr) : undefined;
   const started = performance.now();
   try {
@@ -33,6 +33,6 @@ export async function importCommand(argv: string[]): Promise<number> {
     }
     throw e;
   } finally {
-    db.close();
+    await close();
   }
 }

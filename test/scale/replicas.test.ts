@@ -10,6 +10,7 @@ import { Writable } from "node:stream";
 import { startMeridian, type Meridian } from "../../src/app.js";
 import { loadSettings } from "../../src/config/settings.js";
 import { draft } from "../helpers/messages.js";
+import { meridian } from "../helpers/cli.js";
 import { PG_SKIP_REASON, PG_URL, freshPgDatabase } from "../helpers/postgres.js";
 
 const RW = { clientId: "ops", roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"], projects: [] };
@@ -91,6 +92,20 @@ describe.skipIf(!PG_URL)("D40 two replicas on one PostgreSQL", () => {
     expect(await until(async () => (await call(b, k, "GET", "/api/admin/feature/message")).status === 401, 500)).toBe(true);
   });
 
+  it("D33 D40 the CLI creates, lists and revokes keys in PostgreSQL; file commands say what to use instead", async () => {
+    const env = { MERIDIAN_DB: db.url };
+    const created = meridian(["apikey", "create", "--client-id", "from-cli", "--role", "BackOffice", "--scope", "platform_iam_featurestatus_read"], env);
+    expect(created.status).toBe(0);
+    expect(created.stderr).toContain("meridian apikey create: database postgres://");
+    const k = created.stdout.trim();
+    expect((await call(b, k, "GET", "/api/admin/feature/message")).status).toBe(200);
+    expect(JSON.parse(meridian(["apikey", "list", "--json"], env).stdout)).toContainEqual(expect.objectContaining({ clientId: "from-cli" }));
+    expect(meridian(["apikey", "revoke", k], env).status).toBe(0);
+    expect(await until(async () => (await call(b, k, "GET", "/api/admin/feature/message")).status === 401, 500)).toBe(true);
+    const backup = meridian(["backup", "/tmp/never.db"], env);
+    expect([backup.status, backup.stderr]).toEqual([1, "meridian backup: MERIDIAN_DB is a PostgreSQL URL; back it up with pg_dump (README: More than one machine)\n"]);
+  });
+
   it("D22 D40 the retention cleanup runs once per interval across replicas", async () => {
     const d2 = await freshPgDatabase();
     const env = { MERIDIAN_CLEANUP_INTERVAL_S: "1", MERIDIAN_MESSAGE_RETENTION_DAYS: "0" };
@@ -138,8 +153,13 @@ describe.skipIf(!PG_URL || !process.env.MERIDIAN_TEST_PG_CTL)("D40 PostgreSQL re
       expect(slowest).toBeLessThan(5_000); // statement (2 s) and connect (2 s) timeouts, never a hang
       // Resumed: a write now succeeds, and every acknowledged one is there.
       expect((await call(r, key, "POST", "/api/admin/feature/restart/message", draft({ title: "after" }))).status).toBe(201);
-      const listed = await call(r, key, "GET", "/api/admin/feature/restart/message?limit=1000");
-      const ids = new Set((listed.json.data as { id: number }[]).map((m) => m.id));
+      const ids = new Set<number>();
+      let cursor: string | undefined;
+      do {
+        const page = await call(r, key, "GET", `/api/admin/feature/restart/message?expiry=All&limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+        for (const m of page.json.data as { id: number }[]) ids.add(m.id);
+        cursor = (page.json.cursor as string | null) ?? undefined;
+      } while (cursor);
       expect(acked.filter((id) => !ids.has(id))).toEqual([]);
       console.info(`PostgreSQL restart under 4 writers: ${JSON.stringify(Object.fromEntries(statuses))}, slowest answer ${slowest.toFixed(0)} ms`);
     } finally {
