@@ -96,7 +96,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   addTimeSeriesJsonShapes(registry);
 
   const authenticate = createAuthenticator(backend.apiKeys, createJwtVerifier(jwtSettings(settings)));
-  const handler = createNodeHandler({ services: registry, shutdownSignal: shutdown.signal, health, cors: new Cors(settings.corsOrigins), logger, authenticate });
+  const handler = createNodeHandler({ services: registry, shutdownSignal: shutdown.signal, health, cors: new Cors(settings.corsOrigins, settings.corsHeaders), logger, authenticate });
   let listener: Listener;
   try {
     listener = await listen(handler, settings);

@@ -11,6 +11,7 @@ export interface Settings {
   jwtIssuer: string;
   jwtAudience: string;
   corsOrigins: string[];
+  corsHeaders: string[];
   cleanupIntervalS: number;
   messageRetentionDays: number;
   allowHttpLinks: boolean;
@@ -59,6 +60,7 @@ export const SETTINGS: readonly AnySpec[] = [
   { key: "jwtIssuer", env: "MERIDIAN_JWT_ISSUER", default: "", help: "required token issuer (iss), if set", parse: str },
   { key: "jwtAudience", env: "MERIDIAN_JWT_AUDIENCE", default: "", help: "required token audience (aud), if set", parse: str },
   { key: "corsOrigins", env: "MERIDIAN_CORS_ORIGINS", default: "", help: "browser origins allowed to call, comma separated", parse: list },
+  { key: "corsHeaders", env: "MERIDIAN_CORS_HEADERS", default: "", help: "more request headers browsers may send, comma separated", parse: list },
   { key: "cleanupIntervalS", env: "MERIDIAN_CLEANUP_INTERVAL_S", default: "3600", help: "seconds between expired-message cleanups", parse: int(1, 31_536_000) },
   { key: "messageRetentionDays", env: "MERIDIAN_MESSAGE_RETENTION_DAYS", default: "30", help: "days an expired message is kept", parse: int(0, 36_500) },
   { key: "allowHttpLinks", env: "MERIDIAN_ALLOW_HTTP_LINKS", default: "false", help: "keep http: links in message bodies", parse: bool },

@@ -11,14 +11,21 @@ const HEADERS = [
   "api-version",
   "authorization",
   "content-type",
+  // W3C Trace Context and Baggage (D45): what OpenTelemetry's browser instrumentation sends.
+  "traceparent",
+  "tracestate",
+  "baggage",
   ...connectCors.allowedHeaders.map((h) => h.toLowerCase()),
 ];
-const EXPOSED = ["www-authenticate", ...connectCors.exposedHeaders.map((h) => h.toLowerCase())];
+const EXPOSED = ["www-authenticate", "traceresponse", ...connectCors.exposedHeaders.map((h) => h.toLowerCase())];
 
 export class Cors {
   private readonly origins: Set<string>;
-  constructor(origins: readonly string[]) {
+  private readonly allowHeaders: string;
+  /** @param extraHeaders request headers browsers may also send (MERIDIAN_CORS_HEADERS) */
+  constructor(origins: readonly string[], extraHeaders: readonly string[] = []) {
     this.origins = new Set(origins);
+    this.allowHeaders = [...new Set([...HEADERS, ...extraHeaders.map((h) => h.toLowerCase())])].join(", ");
   }
 
   /** Adds CORS headers for an allowed origin; true when the request was a preflight and is answered. */
@@ -31,7 +38,7 @@ export class Cors {
     if (req.method === "OPTIONS" && req.headers["access-control-request-method"]) {
       writeHead(res, 204, {
         "access-control-allow-methods": METHODS.join(", "),
-        "access-control-allow-headers": HEADERS.join(", "),
+        "access-control-allow-headers": this.allowHeaders,
         "access-control-max-age": "7200",
       });
       res.end();

@@ -20,6 +20,7 @@ import type { NodeHandler, NodeRequest, NodeResponse } from "./node-types.js";
 import { requestInfoKey, type RequestInfo } from "./request-info.js";
 import { Transcoder } from "./rest/transcoder.js";
 import type { ServiceRegistry } from "./service-registry.js";
+import { traceOf } from "./trace-context.js";
 
 export interface HandlerParts {
   services: ServiceRegistry;
@@ -39,7 +40,9 @@ export function createNodeHandler({ services, shutdownSignal, health, cors, logg
 
   return (req, res) => {
     const started = process.hrtime.bigint();
-    const info: RequestInfo = {};
+    const trace = traceOf(req.headers.traceparent);
+    const info: RequestInfo = { traceId: trace.traceId, spanId: trace.spanId };
+    res.setHeader("traceresponse", trace.header);
     // Path without the query string: a cursor is harmless, but nothing else there needs logging.
     const path = (req.url ?? "/").split("?", 1)[0];
     res.once("close", () => logRequest(logger, req, path, res, info, started));
@@ -155,6 +158,8 @@ function logRequest(logger: Logger, req: NodeRequest, path: string, res: NodeRes
       durationMs: Number(process.hrtime.bigint() - started) / 1e6,
       clientId: info.clientId,
       completed: done,
+      traceId: info.traceId,
+      spanId: info.spanId,
       streamedBytes: info.streamedBytes,
       cancelled: info.cancelled || !done || undefined,
     },

@@ -3,6 +3,10 @@
 import { createContextKey } from "@connectrpc/connect";
 
 export interface RequestInfo {
+  /** W3C trace id of the request (D45): the caller's, or a new one. */
+  traceId?: string;
+  /** This server's span of that trace. */
+  spanId?: string;
   clientId?: string;
   /** Body bytes of a streamed REST response handed to the socket (shows where a cut stream stopped). */
   streamedBytes?: number;
