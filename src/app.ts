@@ -24,6 +24,7 @@ import { HealthState, healthService } from "./transport/health.js";
 import { listen, type Listener } from "./transport/listener.js";
 import { createNodeHandler } from "./transport/node-handler.js";
 import { ServiceRegistry } from "./transport/service-registry.js";
+import { addReflection } from "./transport/reflection.js";
 import { BlockStore } from "./storage/block-store.js";
 import { MetadataStore } from "./timeseries/metadata-store.js";
 import { timeSeriesService } from "./timeseries/time-series-service.js";
@@ -94,6 +95,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     logger.warn("time series are not served on PostgreSQL yet: their methods answer Unimplemented");
   }
   addTimeSeriesJsonShapes(registry);
+  addReflection(registry, [Health, ...services]);
 
   const authenticate = createAuthenticator(backend.apiKeys, createJwtVerifier(jwtSettings(settings)));
   const handler = createNodeHandler({ services: registry, shutdownSignal: shutdown.signal, health, cors: new Cors(settings.corsOrigins, settings.corsHeaders), logger, authenticate });

@@ -9,8 +9,8 @@ import type { ApiKeyStore } from "./api-keys.js";
 import type { JwtVerifier } from "./jwt.js";
 import { principalKey, type Principal } from "./principal.js";
 
-/** Services anyone may call (health checks). */
-const PUBLIC_SERVICES = new Set(["grpc.health.v1.Health"]);
+/** Services anyone may call: health checks, and reflection (D42; the schema is public, the data is not). */
+const PUBLIC_SERVICES = new Set(["grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]);
 
 /** Whether a method may be called without credentials. */
 export function isPublic(method: DescMethod): boolean {
