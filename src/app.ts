@@ -25,6 +25,8 @@ import { listen, type Listener } from "./transport/listener.js";
 import { createNodeHandler } from "./transport/node-handler.js";
 import { ServiceRegistry } from "./transport/service-registry.js";
 import { addReflection } from "./transport/reflection.js";
+import { Metrics } from "./metrics/metrics.js";
+import { listenForMetrics } from "./metrics/metrics-listener.js";
 import { BlockStore } from "./storage/block-store.js";
 import { MetadataStore } from "./timeseries/metadata-store.js";
 import { timeSeriesService } from "./timeseries/time-series-service.js";
@@ -34,6 +36,8 @@ export const VERSION = "0.1.0";
 const DRAIN_MS = 10_000; // D32
 
 export interface Meridian {
+  /** Where /metrics is served (D43), if anywhere. */
+  readonly metricsUrl?: string;
   /** Where the data lives (D40). */
   readonly backend: Backend;
   /** The SQLite connection; throws on PostgreSQL. */
@@ -66,8 +70,9 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   const health = new HealthState();
   const shutdown = new AbortController();
   const services = [FeatureStatusService, TimeSeriesService];
+  const metrics = settings.metrics.kind === "off" ? undefined : new Metrics();
 
-  const interceptors = [errorInterceptor(logger), busyRetryInterceptor({ unavailable: backend.isUnavailable }), authInterceptor(), apiVersionInterceptor()];
+  const interceptors = [errorInterceptor(logger), busyRetryInterceptor({ unavailable: backend.isUnavailable, onWait: () => metrics?.lockWaits.inc() }), authInterceptor(), apiVersionInterceptor()];
   const router = createConnectRouter({
     interceptors,
     acceptCompression: [compressionGzip, compressionBrotli],
@@ -84,11 +89,12 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
       store: messages,
       sanitizer: new Sanitizer({ allowHttpLinks: settings.allowHttpLinks }),
       listingCacheBytes: settings.listingCacheMb * 1024 * 1024,
+      onCacheEvent: metrics && ((event) => metrics.cache.inc({ event })),
       cursors,
     }),
   );
   if (backend.sqlite) {
-    registry.add(TimeSeriesService, timeSeriesService({ metadata: new MetadataStore(backend.sqlite), blocks: new BlockStore(backend.sqlite), cursors }));
+    registry.add(TimeSeriesService, timeSeriesService({ metadata: new MetadataStore(backend.sqlite), blocks: new BlockStore(backend.sqlite), cursors, onRows: metrics && ((n) => metrics.valueRows.inc(n)) }));
   } else {
     // Not built yet on PostgreSQL (issue 15): every time series method answers Unimplemented (501 on REST).
     registry.add(TimeSeriesService, {});
@@ -98,7 +104,16 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   addReflection(registry, [Health, ...services]);
 
   const authenticate = createAuthenticator(backend.apiKeys, createJwtVerifier(jwtSettings(settings)));
-  const handler = createNodeHandler({ services: registry, shutdownSignal: shutdown.signal, health, cors: new Cors(settings.corsOrigins, settings.corsHeaders), logger, authenticate });
+  const handler = createNodeHandler({
+    services: registry,
+    shutdownSignal: shutdown.signal,
+    health,
+    cors: new Cors(settings.corsOrigins, settings.corsHeaders),
+    logger,
+    authenticate,
+    metrics,
+    publicMetrics: settings.metrics.kind === "public",
+  });
   let listener: Listener;
   try {
     listener = await listen(handler, settings);
@@ -115,6 +130,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     unavailable: backend.isUnavailable,
   });
   backend.serving(logger);
+  const metricsListener = await metricsListenerFor(metrics, settings, logger);
   health.set("serving");
   const url = `${listener.tls ? "https" : "http"}://${hostForUrl(listener.address)}:${listener.address.port}`;
   logger.info({ address: url, db: backend.where, version: VERSION, node: process.version }, `Meridian ${VERSION} on Node ${process.version} listening on ${url}`);
@@ -122,6 +138,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   let closing: Promise<void> | undefined;
   return {
     backend,
+    metricsUrl: metricsListener?.url ?? (settings.metrics.kind === "public" ? `${url}/metrics` : undefined),
     get db() {
       if (!backend.sqlite) throw new Error("no SQLite database: MERIDIAN_DB is a PostgreSQL URL");
       return backend.sqlite;
@@ -135,12 +152,30 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
         cleanup.stop();
         await listener.close(graceMs);
         shutdown.abort();
+        await metricsListener?.close();
         await backend.close();
         logger.info("Meridian stopped");
       })();
       return closing;
     },
   };
+}
+
+/**
+ * The metrics' own listener (MERIDIAN_METRICS=[host:]port). A port that cannot
+ * be had costs the metrics, not the service: said in the log, and serving goes on.
+ */
+async function metricsListenerFor(metrics: Metrics | undefined, settings: Settings, logger: Logger) {
+  const m = settings.metrics;
+  if (!metrics || m.kind !== "own") return undefined;
+  try {
+    const l = await listenForMetrics(metrics, m.host, m.port);
+    logger.info({ metrics: l.url }, `metrics on ${l.url}`);
+    return l;
+  } catch (e) {
+    logger.error({ err: e }, `metrics cannot listen on ${m.host}:${m.port}; /metrics is not served (set MERIDIAN_METRICS)`);
+    return undefined;
+  }
 }
 
 function jwtSettings(s: Settings) {

@@ -1,5 +1,6 @@
 // Every setting once: its environment variable, its flag on `meridian serve`,
 // its default and its help line (D31). Flags win over the environment.
+import { parseMetricsSetting, type MetricsExposure } from "../metrics/metrics-listener.js";
 export interface Settings {
   port: number;
   host: string;
@@ -12,6 +13,7 @@ export interface Settings {
   jwtAudience: string;
   corsOrigins: string[];
   corsHeaders: string[];
+  metrics: MetricsExposure;
   cleanupIntervalS: number;
   messageRetentionDays: number;
   allowHttpLinks: boolean;
@@ -45,6 +47,11 @@ const bool = (text: string, name: string) => {
   if (t === "false" || t === "0" || t === "") return false;
   throw new SettingError(`${name} must be true or false, got "${text}"`);
 };
+const metricsSetting = (text: string, name: string) => {
+  const m = parseMetricsSetting(text);
+  if (!m) throw new SettingError(`${name} must be off, public, or [host:]port, got "${text}"`);
+  return m;
+};
 const list = (text: string) => text.split(",").map((s) => s.trim()).filter(Boolean);
 
 type AnySpec = { [K in keyof Settings]: Spec<K> }[keyof Settings];
@@ -61,6 +68,7 @@ export const SETTINGS: readonly AnySpec[] = [
   { key: "jwtAudience", env: "MERIDIAN_JWT_AUDIENCE", default: "", help: "required token audience (aud), if set", parse: str },
   { key: "corsOrigins", env: "MERIDIAN_CORS_ORIGINS", default: "", help: "browser origins allowed to call, comma separated", parse: list },
   { key: "corsHeaders", env: "MERIDIAN_CORS_HEADERS", default: "", help: "more request headers browsers may send, comma separated", parse: list },
+  { key: "metrics", env: "MERIDIAN_METRICS", default: "127.0.0.1:9464", help: "who may scrape /metrics: off, public (this port), or [host:]port of its own", parse: metricsSetting },
   { key: "cleanupIntervalS", env: "MERIDIAN_CLEANUP_INTERVAL_S", default: "3600", help: "seconds between expired-message cleanups", parse: int(1, 31_536_000) },
   { key: "messageRetentionDays", env: "MERIDIAN_MESSAGE_RETENTION_DAYS", default: "30", help: "days an expired message is kept", parse: int(0, 36_500) },
   { key: "allowHttpLinks", env: "MERIDIAN_ALLOW_HTTP_LINKS", default: "false", help: "keep http: links in message bodies", parse: bool },

@@ -35,6 +35,8 @@ export interface FeatureStatusDeps {
   now?: () => number;
   /** The listing cache's bound (D51); 0 keeps nothing. */
   listingCacheBytes?: number;
+  /** Told of the listing cache's hits, misses and evictions (D43). */
+  onCacheEvent?: (event: "hit" | "miss" | "eviction") => void;
 }
 
 /** Where a message lives: one feature, or global (null). */
@@ -62,7 +64,7 @@ interface PageQuery {
 
 export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeof FeatureStatusService> {
   const now = deps.now ?? nowSeconds;
-  const listings = new ListingCache<ListMessagesResponse>(deps.store, deps.listingCacheBytes ?? LISTING_CACHE_BYTES, pageBytes);
+  const listings = new ListingCache<ListMessagesResponse>(deps.store, deps.listingCacheBytes ?? LISTING_CACHE_BYTES, pageBytes, deps.onCacheEvent);
 
   const list = (ctx: HandlerContext, scope: Scope, p: ListParams): Promise<ListMessagesResponse> => {
     const principal = principalOf(ctx);

@@ -32,6 +32,8 @@ export class ListingCache<V> {
     private readonly source: ChangeSource,
     private readonly maxBytes: number,
     private readonly sizeOf: (value: V) => number,
+    /** Told of each hit, miss and eviction (the metrics, D43). */
+    private readonly onEvent: (event: "hit" | "miss" | "eviction") => void = () => {},
   ) {}
 
   /** The cached value for `key` at time `now` (seconds), computing it on a miss; errors are not cached. */
@@ -53,8 +55,10 @@ export class ListingCache<V> {
     if (hit !== undefined) {
       this.entries.delete(key);
       this.entries.set(key, hit);
+      this.onEvent("hit");
       return hit.value;
     }
+    this.onEvent("miss");
     const value = await compute();
     const bytes = 2 * key.length + this.sizeOf(value);
     // Kept only if nothing changed (and no other get reset the window) while it was computed.
@@ -70,6 +74,7 @@ export class ListingCache<V> {
         if (this.bytes <= this.maxBytes) break;
         this.entries.delete(k);
         this.bytes -= e.bytes;
+        this.onEvent("eviction");
       }
     }
     return value;

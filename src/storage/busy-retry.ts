@@ -19,12 +19,14 @@ export interface BusyRetryOptions {
   /** The first pause; each next one doubles, up to maxDelayMs. */
   firstDelayMs: number;
   maxDelayMs: number;
+  /** Told of each wait for a lock (the metrics, D43). */
+  onWait: () => void;
 }
 
 // An import holds the lock a few ms per batch and its publish about a hundred
 // (bench/import): short first pauses, capped low, keep the added latency near
 // what the lock holder needs.
-const DEFAULTS: BusyRetryOptions = { unavailable: () => false, budgetMs: 10_000, firstDelayMs: 2, maxDelayMs: 25 };
+const DEFAULTS: BusyRetryOptions = { unavailable: () => false, budgetMs: 10_000, firstDelayMs: 2, maxDelayMs: 25, onWait: () => {} };
 
 /** SQLITE_BUSY and its extended codes (_SNAPSHOT, _RECOVERY, _TIMEOUT), as better-sqlite3 names them. */
 export function isBusy(e: unknown): boolean {
@@ -38,7 +40,7 @@ function unavailable(cause?: unknown): ConnectError {
 }
 
 export function busyRetryInterceptor(options: Partial<BusyRetryOptions> = {}): Interceptor {
-  const { unavailable: away, budgetMs, firstDelayMs, maxDelayMs } = { ...DEFAULTS, ...options };
+  const { unavailable: away, budgetMs, firstDelayMs, maxDelayMs, onWait } = { ...DEFAULTS, ...options };
   /** The error a caller gets for `e`: a 503 when the database is busy or away, else `e`. */
   const answer = (e: unknown) => (isBusy(e) ? unavailable() : away(e) ? unavailable(e) : e);
   return (next) => async (req) => {
@@ -64,6 +66,7 @@ export function busyRetryInterceptor(options: Partial<BusyRetryOptions> = {}): I
       } catch (e) {
         if (!isBusy(e)) throw answer(e);
         if (performance.now() + delay > giveUpAt || req.signal.aborted) throw unavailable();
+        onWait();
         // Jitter, so calls that met the same lock do not all come back at once.
         await sleep(delay * (0.5 + Math.random()));
       }

@@ -31,11 +31,13 @@ export interface TimeSeriesDeps {
   blocks: BlockStore;
   /** Seals value cursors (D27). */
   cursors: CursorSeal;
+  /** Told how many rows each read step took (the metrics, D43). */
+  onRows?: (rows: number) => void;
 }
 
 const MAX_REPORTED = 20; // row violations named in one 400
 
-export function timeSeriesService({ metadata, blocks, cursors }: TimeSeriesDeps): ServiceImpl<typeof TimeSeriesService> {
+export function timeSeriesService({ metadata, blocks, cursors, onRows }: TimeSeriesDeps): ServiceImpl<typeof TimeSeriesService> {
   /** The dataset of the path, checked against D14; another project's is a 404. */
   const datasetFor = (ctx: HandlerContext, access: "read" | "write", datasetId: string): DatasetRecord => {
     const project = authorize(ctx, access, datasetId);
@@ -55,7 +57,7 @@ export function timeSeriesService({ metadata, blocks, cursors }: TimeSeriesDeps)
     seriesIn(datasetFor(ctx, access, datasetId), seriesId, "timeSeriesId");
 
   return {
-    ...valueReads({ blocks, cursors, datasetFor, seriesIn }),
+    ...valueReads({ blocks, cursors, datasetFor, seriesIn, onRows }),
 
     getDataset: (req, ctx) => toDataset(datasetFor(ctx, "read", req.datasetId)),
 

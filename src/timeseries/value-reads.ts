@@ -23,6 +23,8 @@ export const PAGE = { default: 100_000, min: 16_536, max: 5_000_000, entries: 1_
 
 export interface ValueReadDeps {
   blocks: BlockStore;
+  /** Told how many rows each read step took (the metrics, D43). */
+  onRows?: (rows: number) => void;
   cursors: CursorSeal;
   /** The dataset of the path, checked against D14. */
   datasetFor(ctx: HandlerContext, access: "read", datasetId: string): DatasetRecord;
@@ -96,6 +98,7 @@ export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
       ctx.signal.throwIfAborted();
       const step = walk.next();
       if (step.done) return step.value;
+      if (step.value.kind === "rows") deps.onRows?.(step.value.rows);
       yield step.value;
     }
   }

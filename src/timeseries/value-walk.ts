@@ -30,7 +30,7 @@ export interface WalkPlan {
   start: ResumePoint;
 }
 
-export type WalkStep<T> = { kind: "begin"; series: WalkSeries } | { kind: "rows"; out: T } | { kind: "end"; series: WalkSeries };
+export type WalkStep<T> = { kind: "begin"; series: WalkSeries } | { kind: "rows"; out: T; rows: number } | { kind: "end"; series: WalkSeries };
 
 /** Walks the plan; returns where the next page starts, or undefined at the end of the data. */
 export function* walkValues<T>(store: BlockStore, plan: WalkPlan, encode: BlockEncoder<T>): Generator<WalkStep<T>, ResumePoint | undefined> {
@@ -50,7 +50,7 @@ export function* walkValues<T>(store: BlockStore, plan: WalkPlan, encode: BlockE
     for (const block of store.blocks(s.sid, from, to, budget)) {
       const e = encode(block.payload, from, to, budget, first);
       if (e.rows > 0) {
-        yield { kind: "rows", out: e.out };
+        yield { kind: "rows", out: e.out, rows: e.rows };
         first = false;
         last = e.last;
         budget -= e.rows;

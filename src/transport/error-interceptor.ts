@@ -5,10 +5,16 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../log/logger.js";
 import { isCancellation } from "./cancellation.js";
+import { codeName } from "./problem.js";
 import { requestInfoKey, type RequestInfo } from "./request-info.js";
 
 export function errorInterceptor(logger: Logger): Interceptor {
   const hide = (e: unknown, rpc: string, signal: AbortSignal, info: RequestInfo | undefined): unknown => {
+    const err = hidden(e, rpc, signal, info);
+    if (info && err instanceof ConnectError) info.code = codeName(err.code);
+    return err;
+  };
+  const hidden = (e: unknown, rpc: string, signal: AbortSignal, info: RequestInfo | undefined): unknown => {
     if (isCancellation(e, signal)) {
       if (info) info.cancelled = true;
       return e instanceof ConnectError ? e : new ConnectError("the call was cancelled", Code.Canceled, undefined, undefined, e);
@@ -19,15 +25,20 @@ export function errorInterceptor(logger: Logger): Interceptor {
   };
   return (next) => async (req) => {
     const rpc = `${req.service.typeName}/${req.method.name}`;
+    const info = req.contextValues.get(requestInfoKey);
     try {
       const res = await next(req);
-      if (!res.stream) return res;
+      if (!res.stream) {
+        if (info) info.code = "ok";
+        return res;
+      }
       const inner = res.message;
       return {
         ...res,
         message: (async function* () {
           try {
             yield* inner;
+            if (info) info.code = "ok";
           } catch (e) {
             throw hide(e, rpc, req.signal, req.contextValues.get(requestInfoKey));
           }

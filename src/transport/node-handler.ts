@@ -15,12 +15,13 @@ import type { Cors } from "./cors.js";
 import { unauthenticated } from "./errors.js";
 import type { HealthState } from "./health.js";
 import { isGrpcContentType, sendGrpcStatus } from "./grpc-status.js";
-import { closeIfBodyPending, sendJson, sendProblem } from "./http-io.js";
+import { closeIfBodyPending, sendJson, sendJsonText, sendProblem } from "./http-io.js";
 import type { NodeHandler, NodeRequest, NodeResponse } from "./node-types.js";
 import { requestInfoKey, type RequestInfo } from "./request-info.js";
 import { Transcoder } from "./rest/transcoder.js";
 import type { ServiceRegistry } from "./service-registry.js";
 import { traceOf } from "./trace-context.js";
+import type { Metrics, Protocol } from "../metrics/metrics.js";
 
 export interface HandlerParts {
   services: ServiceRegistry;
@@ -30,11 +31,14 @@ export interface HandlerParts {
   logger: Logger;
   /** Resolves credentials; absent, every method but the public ones is refused. */
   authenticate?: Authenticator;
+  /** Counts requests (D43); `publicMetrics` also answers GET /metrics on this port. */
+  metrics?: Metrics;
+  publicMetrics?: boolean;
 }
 
 const noCredentials: Authenticator = () => Promise.reject(unauthenticated("credentials required"));
 
-export function createNodeHandler({ services, shutdownSignal, health, cors, logger, authenticate = noCredentials }: HandlerParts): NodeHandler {
+export function createNodeHandler({ services, shutdownSignal, health, cors, logger, authenticate = noCredentials, metrics, publicMetrics = false }: HandlerParts): NodeHandler {
   const rpcPaths = new Map(services.router.handlers.map((h) => [h.requestPath, h]));
   const transcoder = new Transcoder(services.methods, { interceptors: services.interceptors, shutdownSignal, jsonShapes: services.jsonShapes });
 
@@ -45,10 +49,17 @@ export function createNodeHandler({ services, shutdownSignal, health, cors, logg
     res.setHeader("traceresponse", trace.header);
     // Path without the query string: a cursor is harmless, but nothing else there needs logging.
     const path = (req.url ?? "/").split("?", 1)[0];
-    res.once("close", () => logRequest(logger, req, path, res, info, started));
+    res.once("close", () => {
+      logRequest(logger, req, path, res, info, started);
+      if (metrics) countRequest(metrics, res, info, started);
+    });
     if (health.state === "draining" && req.httpVersionMajor === 1) res.setHeader("connection", "close");
     if (cors.handle(req, res)) return;
 
+    if (publicMetrics && metrics && path === "/metrics" && req.method === "GET") {
+      metrics.scrape().then(({ text, contentType }) => sendJsonText(res, 200, text, {}, contentType));
+      return;
+    }
     if (path === "/healthz" && (req.method === "GET" || req.method === "HEAD")) {
       const ok = health.state === "serving";
       sendJson(res, ok ? 200 : 503, { status: ok ? "ok" : health.state });
@@ -64,6 +75,11 @@ export function createNodeHandler({ services, shutdownSignal, health, cors, logg
     }
     const rest = rpc ? undefined : transcoder.resolve(req);
     const method = rpc ? rpc.method : rest?.match.kind === "found" ? rest.match.route.method : undefined;
+    if (metrics) {
+      info.method = method ? `${method.parent.name}/${method.name}` : "unknown";
+      info.protocol = rpc ? protocolOf(req.headers["content-type"]) : "rest";
+      metrics.inFlight.inc({ protocol: info.protocol });
+    }
 
     credentials(method, req, contextValues, info, authenticate)
       .then((refusal) => {
@@ -165,4 +181,22 @@ function logRequest(logger: Logger, req: NodeRequest, path: string, res: NodeRes
     },
     "request",
   );
+}
+
+/** The protocol of a call to an RPC path, by its content type. */
+function protocolOf(contentType: string | undefined): Protocol {
+  const t = (contentType ?? "").toLowerCase();
+  if (t.startsWith("application/grpc-web")) return "grpc-web";
+  if (t.startsWith("application/grpc")) return "grpc";
+  return "connect";
+}
+
+/** One request in the metrics (D43): its count by code, its duration, and the streams it held. */
+function countRequest(metrics: Metrics, res: NodeResponse, info: RequestInfo, started: bigint): void {
+  const protocol = info.protocol ?? "http";
+  const method = info.method ?? "none";
+  if (info.protocol) metrics.inFlight.dec({ protocol });
+  metrics.requests.inc({ method, protocol, code: info.code ?? `http_${res.statusCode}` });
+  metrics.duration.observe({ method, protocol }, Number(process.hrtime.bigint() - started) / 1e9);
+  if (info.streamedBytes) metrics.streamedBytes.inc(info.streamedBytes);
 }

@@ -61,7 +61,7 @@ export function problemOf(err: ConnectError): Problem {
     status,
     // Internal errors never show their cause (D8); it is logged instead.
     detail: status >= 500 && err.code !== Code.Unimplemented && err.code !== Code.Unavailable ? "internal error" : err.rawMessage,
-    code: codeNames[err.code] ?? "unknown",
+    code: codeName(err.code),
   };
   const violations = violationsOf(err);
   if (violations) problem.errors = violations;
@@ -74,4 +74,9 @@ function violationsOf(err: ConnectError): Violations | undefined {
   const out: Violations = {};
   for (const v of badRequest.fieldViolations) (out[v.field] ??= []).push(v.description);
   return out;
+}
+
+/** A Connect code's stable name ("not_found"), as problem details and the metrics give it. */
+export function codeName(code: Code): string {
+  return codeNames[code] ?? "unknown";
 }

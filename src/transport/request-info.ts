@@ -1,8 +1,13 @@
 // What the request log line needs from inside a call (D34): set by the auth
 // interceptor, read by the logger when the response ends.
 import { createContextKey } from "@connectrpc/connect";
+import type { Protocol } from "../metrics/metrics.js";
 
 export interface RequestInfo {
+  /** For the metrics (D43): the RPC ("Service/Method", or "unknown"), its protocol, and its Connect code once it ends. */
+  method?: string;
+  protocol?: Protocol;
+  code?: string;
   /** W3C trace id of the request (D45): the caller's, or a new one. */
   traceId?: string;
   /** This server's span of that trace. */

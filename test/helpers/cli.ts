@@ -27,7 +27,7 @@ export function meridian(args: string[], env: Record<string, string> = {}): { st
  */
 export function serve(env: Record<string, string>, args: string[] = [], asProgram = false): Promise<Served> {
   const [program, lead] = command(asProgram);
-  return startServe(program, [...lead, "serve", ...args], { ...process.env, MERIDIAN_PORT: "0", ...env });
+  return startServe(program, [...lead, "serve", ...args], { ...process.env, MERIDIAN_PORT: "0", MERIDIAN_METRICS: "127.0.0.1:0", ...env });
 }
 
 export interface Served {

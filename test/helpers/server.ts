@@ -34,6 +34,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   });
   const settings = loadSettings({
     MERIDIAN_PORT: "0",
+    MERIDIAN_METRICS: "public",
     MERIDIAN_DB: join(dir, "meridian.db"),
     MERIDIAN_JWT_SECRET: JWT_SECRET,
     ...env,

@@ -24,7 +24,7 @@ function run(args: string[], extra: Record<string, string> = {}) {
   return spawnSync(bin, args, { env: { ...env, ...extra }, encoding: "utf8" });
 }
 
-const serve = () => startServe(bin, ["serve"], { ...env, MERIDIAN_PORT: "0" });
+const serve = () => startServe(bin, ["serve"], { ...env, MERIDIAN_PORT: "0", MERIDIAN_METRICS: "127.0.0.1:0" });
 
 describe.skipIf(SKIP)("D38 the single executable, alone, with no node on PATH", () => {
   let server: Awaited<ReturnType<typeof serve>>;

@@ -28,7 +28,7 @@ async function replica(url: string, env: Record<string, string> = {}): Promise<R
       done();
     },
   });
-  const settings = loadSettings({ MERIDIAN_PORT: "0", MERIDIAN_DB: url, MERIDIAN_PG_CONNECT_TIMEOUT_S: "2", MERIDIAN_PG_STATEMENT_TIMEOUT_MS: "2000", ...env });
+  const settings = loadSettings({ MERIDIAN_PORT: "0", MERIDIAN_METRICS: "public", MERIDIAN_DB: url, MERIDIAN_PG_CONNECT_TIMEOUT_S: "2", MERIDIAN_PG_STATEMENT_TIMEOUT_MS: "2000", ...env });
   return { app: await startMeridian(settings, pino({ level: "info" }, sink)), logs };
 }
 
