@@ -29,6 +29,7 @@ import { startMeridian, startProcess } from "../server.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const sizes = (process.env.BENCH_ROWS ?? "1000000,10000000").split(",").map(Number);
+if (!sizes.includes(1_000_000)) sizes.unshift(1_000_000); // the compression cases read the 1M series
 const REPS = Number(process.env.BENCH_REPS ?? 5);
 const emit = reporter("values");
 
@@ -141,6 +142,17 @@ try {
       emit(`${label} ${name}`, "rows/s", n / g.seconds / 1e6, "M rows/s");
       emit(`${label} ${name}`, "message bytes", g.bytes / 1e6, "MB");
     }
+  }
+  // D44: the 1M whole-range read in each coding, beside identity in the same rounds (bytes as sent; the client does not decode).
+  {
+    const codings = ["identity", "zstd", "br", "gzip"];
+    const reads = await clientRounds(codings.map((c) => ({ kind: "http", url, path: valuesPath(1_000_000), headers: { ...headers(false), "accept-encoding": c } })));
+    const [plain] = reads;
+    codings.forEach((c, i) => {
+      const r = reads[i];
+      emit(`1M JSON whole range, ${c}`, "rows/s", 1 / r.seconds, "M rows/s", i === 0 ? undefined : 1 / plain.seconds);
+      emit(`1M JSON whole range, ${c}`, "bytes", r.bytes / 1e6, "MB", i === 0 ? undefined : plain.bytes / 1e6);
+    });
   }
   // Resident memory of the server while it streams the largest read.
   const n = Math.max(...sizes);

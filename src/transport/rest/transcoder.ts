@@ -12,6 +12,7 @@ import type { HttpBody } from "../../gen/google/api/httpbody_pb.js";
 import { HttpError } from "../problem.js";
 import { invalidField } from "../errors.js";
 import { writeHead, type NodeRequest, type NodeResponse } from "../node-types.js";
+import { codingFor, compress, compressor, MIN_COMPRESSED_BYTES, type Coding } from "../compression.js";
 import { JSON_CONTENT_TYPE, closeIfBodyPending, readBody, isJsonMediaType, sendJsonText, sendProblem } from "../http-io.js";
 import { jsonInputError } from "../json-input.js";
 import { buildRestRoutes, type RestRoute } from "./rest-routes.js";
@@ -190,7 +191,7 @@ export class Transcoder {
       shutdownSignal: this.options.shutdownSignal,
     });
     try {
-      if (route.spec.kind !== "unary") return await this.writeStream(route, ctx, input, res);
+      if (route.spec.kind !== "unary") return await this.writeStream(route, ctx, input, res, codingFor(req));
       const output = await invokeUnaryImplementation(route.spec, ctx, input, this.interceptors);
       const headers = passHeaders(ctx.responseHeader);
       if (route.successStatus === 204) {
@@ -198,7 +199,15 @@ export class Transcoder {
         res.end();
         return;
       }
-      sendJsonText(res, route.successStatus, this.toJsonText(route, output), headers);
+      const text = this.toJsonText(route, output);
+      const coding = codingFor(req);
+      if (coding && text.length >= MIN_COMPRESSED_BYTES) {
+        const body = await compress(coding, Buffer.from(text));
+        writeHead(res, route.successStatus, { ...headers, vary: "accept-encoding", "content-type": JSON_CONTENT_TYPE, "content-encoding": coding, "content-length": String(body.length) });
+        res.end(body);
+        return;
+      }
+      sendJsonText(res, route.successStatus, text, { ...headers, vary: "accept-encoding" });
     } finally {
       res.off("close", onClose);
       ctx.abort(CALL_ENDED); // ends the call's signal: work tied to it stops
@@ -222,10 +231,22 @@ export class Transcoder {
    * stopping the implementation when the client goes away. An error before
    * the first byte is a problem+json; after it, a cut stream.
    */
-  private async writeStream(route: RestRoute, ctx: HandlerContext, input: Message, res: NodeResponse): Promise<void> {
+  private async writeStream(route: RestRoute, ctx: HandlerContext, input: Message, res: NodeResponse, coding: Coding | undefined): Promise<void> {
     const stream = transformInvokeImplementation(route.spec, ctx, this.interceptors)(createAsyncIterable([input]));
     const info = ctx.values.get(requestInfoKey);
-    const start = (contentType: string) => writeHead(res, route.successStatus, { ...passHeaders(ctx.responseHeader), "content-type": contentType || JSON_CONTENT_TYPE });
+    // Compressed as it goes (D44): the compressor takes the chunks and pipe() gives its output to
+    // the socket at the socket's pace, so memory still does not grow with the answer (D28).
+    let out: NodeJS.WritableStream = res as NodeJS.WritableStream;
+    const start = (contentType: string) => {
+      const encoding: Record<string, string> = coding ? { "content-encoding": coding } : {};
+      writeHead(res, route.successStatus, { ...passHeaders(ctx.responseHeader), vary: "accept-encoding", ...encoding, "content-type": contentType || JSON_CONTENT_TYPE });
+      if (coding) {
+        const z = compressor(coding);
+        z.pipe(res as NodeJS.WritableStream);
+        res.once("close", () => z.destroy());
+        out = z;
+      }
+    };
     let started = false;
     let sent = 0;
     try {
@@ -238,7 +259,7 @@ export class Transcoder {
         if (chunk.data.length === 0) continue;
         sent += chunk.data.length;
         if (info) info.streamedBytes = sent;
-        if (!(res as NodeJS.WritableStream).write(chunk.data) && !res.destroyed) await drainOrClose(res);
+        if (!out.write(chunk.data) && !res.destroyed) await drainOrClose(out, res);
       }
     } catch (e) {
       if (!started) throw e;
@@ -246,18 +267,19 @@ export class Transcoder {
       return;
     }
     if (!started) start(JSON_CONTENT_TYPE);
-    res.end();
+    out.end();
   }
 }
 
-function drainOrClose(res: NodeResponse): Promise<void> {
+/** Resolves when `out` can take more, or the response is gone. */
+function drainOrClose(out: NodeJS.WritableStream, res: NodeResponse): Promise<void> {
   return new Promise<void>((resolve) => {
     const done = () => {
-      res.off("drain", done);
+      out.off("drain", done);
       res.off("close", done);
       resolve();
     };
-    res.on("drain", done);
+    out.on("drain", done);
     res.on("close", done);
   });
 }
