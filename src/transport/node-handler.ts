@@ -21,6 +21,7 @@ import { requestInfoKey, type RequestInfo } from "./request-info.js";
 import { Transcoder } from "./rest/transcoder.js";
 import type { ServiceRegistry } from "./service-registry.js";
 import { traceOf } from "./trace-context.js";
+import { binaryResponseToText, isGrpcWebText, textRequestToBinary } from "./grpc-web-text.js";
 import type { Metrics, Protocol } from "../metrics/metrics.js";
 
 export interface HandlerParts {
@@ -142,9 +143,12 @@ async function serveRpc(
   refusal: ConnectError | undefined,
 ): Promise<void> {
   const uReq = universalRequestFromNodeRequest(req, res, undefined, contextValues);
+  const text = isGrpcWebText(uReq.header.get("content-type"));
+  if (text) textRequestToBinary(uReq);
   if (refusal) uReq.body = refusingBody(refusal);
   try {
-    await universalResponseToNodeResponse(await rpc(uReq), res);
+    const uRes = await rpc(uReq);
+    await universalResponseToNodeResponse(text ? binaryResponseToText(uRes) : uRes, res);
   } catch (e) {
     // A client gone mid-answer shows in the request line as cancelled (D34).
     if (isCancellation(e, uReq.signal)) (contextValues.get(requestInfoKey) ?? ({} as RequestInfo)).cancelled = true;
