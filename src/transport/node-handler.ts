@@ -58,7 +58,13 @@ export function createNodeHandler({ services, shutdownSignal, health, cors, logg
     if (cors.handle(req, res)) return;
 
     if (publicMetrics && metrics && path === "/metrics" && req.method === "GET") {
-      metrics.scrape().then(({ text, contentType }) => sendJsonText(res, 200, text, {}, contentType));
+      metrics.scrape().then(
+        ({ text, contentType }) => sendJsonText(res, 200, text, {}, contentType),
+        (e) => {
+          logger.error({ err: e }, "metrics scrape failed");
+          sendProblem(res, new ConnectError("internal error", Code.Internal));
+        },
+      );
       return;
     }
     if (path === "/healthz" && (req.method === "GET" || req.method === "HEAD")) {
