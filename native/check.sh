@@ -13,7 +13,7 @@ FUZZ_SECONDS=${1:-60}
 
 # 1. Sanitized addon. Node itself is not instrumented, so the ASan runtime is
 # preloaded into it, and leak checking is off (node's own allocations would be
-# reported at exit). MERIDIAN_NATIVE_ADDON points src/storage/native.ts at it.
+# reported at exit). MERIDIAN_NATIVE_ADDON points src/timeseries/blocks/native.ts at it.
 echo "== addon under ASan + UBSan"
 npx cmake-js compile --directory native --out native/build-asan --cc clang --cxx clang++ --CDMERIDIAN_SANITIZE=ON --log-level warn
 ADDON="$PWD/native/build-asan/Release/meridian_native.node"
@@ -22,7 +22,7 @@ ASAN_RUNTIME=$(clang -print-file-name=libclang_rt.asan-x86_64.so)
 [ -f "$ASAN_RUNTIME" ] || { echo "no ASan runtime at $ASAN_RUNTIME (apt-get install libclang-rt-14-dev)" >&2; exit 1; }
 # The codec's own tests, and the ones that read blocks through both writers over a real server.
 LD_PRELOAD="$ASAN_RUNTIME" ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 MERIDIAN_NATIVE_ADDON="$ADDON" \
-  npx vitest run test/storage/block-codec.test.ts test/storage/block-store.test.ts test/timeseries/read.test.ts test/timeseries/grpc-read.test.ts
+  npx vitest run test/timeseries/blocks test/timeseries/read.test.ts test/timeseries/grpc-read.test.ts
 
 # 2. libFuzzer, over the same sources (not addon.cc: Node-API needs node).
 echo "== libFuzzer: block reader, JSON writer, columns writer (${FUZZ_SECONDS} s)"

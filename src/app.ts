@@ -27,8 +27,6 @@ import { ServiceRegistry } from "./transport/service-registry.js";
 import { addReflection } from "./transport/reflection.js";
 import { Metrics } from "./metrics/metrics.js";
 import { listenForMetrics } from "./metrics/metrics-listener.js";
-import { BlockStore } from "./storage/block-store.js";
-import { MetadataStore } from "./timeseries/metadata-store.js";
 import { timeSeriesService } from "./timeseries/time-series-service.js";
 import { addTimeSeriesJsonShapes } from "./timeseries/json-shape-rules.js";
 
@@ -93,13 +91,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
       cursors,
     }),
   );
-  if (backend.sqlite) {
-    registry.add(TimeSeriesService, timeSeriesService({ metadata: new MetadataStore(backend.sqlite), blocks: new BlockStore(backend.sqlite), cursors, onRows: metrics && ((n) => metrics.valueRows.inc(n)) }));
-  } else {
-    // Not built yet on PostgreSQL (issue 15): every time series method answers Unimplemented (501 on REST).
-    registry.add(TimeSeriesService, {});
-    logger.warn("time series are not served on PostgreSQL yet: their methods answer Unimplemented");
-  }
+  registry.add(TimeSeriesService, timeSeriesService({ metadata: backend.metadata, blocks: backend.blocks, cursors, onRows: metrics && ((n) => metrics.valueRows.inc(n)) }));
   addTimeSeriesJsonShapes(registry);
   addReflection(registry, [Health, ...services]);
 

@@ -10,7 +10,7 @@ import { createWriteStream, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BLOCK_ROWS, FieldKind, decodeBlock, encodeBlock } from "../../dist/storage/block-codec.js";
+import { BLOCK_ROWS, FieldKind, decodeBlock, encodeBlock } from "../../dist/timeseries/blocks/block-codec.js";
 import { openDatabase } from "../../dist/storage/database.js";
 import { MetadataStore } from "../../dist/timeseries/metadata-store.js";
 import { W1_FIELDS, checkW1, columns, text } from "../w1.js";

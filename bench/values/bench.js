@@ -20,8 +20,8 @@ import { fileURLToPath } from "node:url";
 import { openDatabase } from "../../dist/storage/database.js";
 import { SqliteApiKeyStore } from "../../dist/auth/api-keys-sqlite.js";
 import { MetadataStore } from "../../dist/timeseries/metadata-store.js";
-import { BlockStore } from "../../dist/storage/block-store.js";
-import { BLOCK_ROWS, FieldKind } from "../../dist/storage/block-codec.js";
+import { SqliteBlockStore } from "../../dist/timeseries/blocks/block-store-sqlite.js";
+import { BLOCK_ROWS, FieldKind } from "../../dist/timeseries/blocks/block-codec.js";
 import { ReadValuesRequestSchema } from "../../dist/gen/meridian/timeseries/v1/time_series_pb.js";
 import { W1_FIELDS, checkW1, columns, rows } from "../w1.js";
 import { reporter } from "../report.js";
@@ -45,7 +45,7 @@ const series = new Map(); // rows -> series id
 {
   const db = openDatabase(dbPath);
   const metadata = new MetadataStore(db);
-  const blocks = new BlockStore(db);
+  const blocks = new SqliteBlockStore(db);
   metadata.createDataset({ id: datasetId, project: PROJECT, items: [], properties: [], metadata: {} });
   for (const n of sizes) {
     const s = metadata.createSeries({ id: randomUUID(), datasetId, item: { name: `W1 ${n}` }, properties: {}, dataFields: W1_FIELDS });

@@ -23,7 +23,7 @@ using namespace meridian;
 
 namespace {
 
-// Reads take JS safe integers (src/storage/native.ts): the widest range there is.
+// Reads take JS safe integers (src/timeseries/blocks/native.ts): the widest range there is.
 constexpr int64_t kAll = (int64_t{1} << 53) - 1;
 
 /** Aborts (a libFuzzer finding), naming the property of the readers that does not hold. */

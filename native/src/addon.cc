@@ -1,4 +1,4 @@
-// Entry point of the native addon. The JS wrapper (src/storage/native.ts)
+// Entry point of the native addon. The JS wrapper (src/timeseries/blocks/native.ts)
 // validates arguments; functions here check only what memory safety needs,
 // and turn codec errors into JS exceptions (a corrupt block never crashes).
 #include <napi.h>

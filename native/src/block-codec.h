@@ -21,7 +21,7 @@ constexpr uint8_t kBlockVersion = 1;
 constexpr uint32_t kMaxBlockRows = 16536;
 constexpr uint8_t kMaxColumns = 255;
 // D24: 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z in epoch seconds, as
-// MIN_TIMESTAMP and MAX_TIMESTAMP in src/storage/block-codec.ts. Every block
+// MIN_TIMESTAMP and MAX_TIMESTAMP in src/timeseries/blocks/block-codec.ts. Every block
 // that decodes lies inside: the JSON writer's dates have four-digit years.
 constexpr int64_t kMinTimestamp = -62135596800;
 constexpr int64_t kMaxTimestamp = 253402300799;

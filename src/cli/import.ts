@@ -1,5 +1,5 @@
 // meridian import (D30): a CSV file into a time series, all or nothing.
-import { ImportError, importCsv } from "../timeseries/csv-import.js";
+import { ImportError, importCsv } from "../timeseries/import/csv-import.js";
 import { parseCommand, UsageError } from "./args.js";
 import { openCliSqlite } from "./cli-database.js";
 import { progressBar } from "./progress.js";

@@ -9,10 +9,16 @@ import type { MessageStore } from "../featurestatus/message-store.js";
 import { SqliteMessageStore } from "../featurestatus/message-store-sqlite.js";
 import { PostgresMessageStore } from "../featurestatus/message-store-postgres.js";
 import type { Logger } from "../log/logger.js";
+import type { BlockStore } from "../timeseries/blocks/block-store.js";
+import { SqliteBlockStore } from "../timeseries/blocks/block-store-sqlite.js";
+import { PostgresBlockStore } from "../timeseries/blocks/block-store-postgres.js";
+import type { MetadataStore } from "../timeseries/metadata-store.js";
+import { SqliteMetadataStore } from "../timeseries/metadata-store-sqlite.js";
+import { PostgresMetadataStore } from "../timeseries/metadata-store-postgres.js";
 import { startCheckpoints } from "./checkpoint.js";
 import { neverWaitForLocks, openDatabase, type Db } from "./database.js";
 import { ChangeFeed } from "./postgres/changes.js";
-import { connectPostgres, displayUrl, isPostgresUrl } from "./postgres/connect.js";
+import { connectPostgres, displayUrl, isPostgresUrl, type Sql } from "./postgres/connect.js";
 import { isTransientPgError } from "./postgres/errors.js";
 import { oncePerInterval } from "./postgres/jobs.js";
 import { migratePostgres } from "./postgres/schema.js";
@@ -25,10 +31,16 @@ export interface Backend {
   where: string;
   messages: MessageStore;
   apiKeys: ApiKeyStore;
+  /** Datasets and series. */
+  metadata: MetadataStore;
+  /** The series' value blocks. */
+  blocks: BlockStore;
   /** The key that seals cursors, the same in every process on the database. */
   cursorKey: Buffer;
-  /** The SQLite connection; the time series stores are built on it (not yet on PostgreSQL). */
+  /** The SQLite connection (for tests and the CLI); absent on PostgreSQL. */
   sqlite?: Db;
+  /** The PostgreSQL pool (for tests and the CLI); absent on SQLite. */
+  postgres?: Sql;
   /** Runs `fn` unless another process on the database ran job `name` within the interval (PostgreSQL); SQLite runs it. */
   oncePerInterval<T>(name: string, intervalS: number, fn: () => Promise<T>): Promise<T | undefined>;
   /** Whether an error means the database is away for now (a 503), not a defect. */
@@ -53,6 +65,8 @@ function openSqlite(path: string): Backend {
     where: path,
     messages: new SqliteMessageStore(db),
     apiKeys: new SqliteApiKeyStore(db),
+    metadata: new SqliteMetadataStore(db),
+    blocks: new SqliteBlockStore(db),
     cursorKey: serverSecret(db, "cursor-key"),
     sqlite: db,
     oncePerInterval: (_name, _intervalS, fn) => fn(),
@@ -83,6 +97,9 @@ async function openPostgres(settings: Settings): Promise<Backend> {
       where: displayUrl(settings.db),
       messages: new PostgresMessageStore(sql, changes),
       apiKeys: new PostgresApiKeyStore(sql, changes),
+      metadata: new PostgresMetadataStore(sql),
+      blocks: new PostgresBlockStore(sql),
+      postgres: sql,
       cursorKey: await pgServerSecret(sql, "cursor-key"),
       oncePerInterval: (name, intervalS, fn) => oncePerInterval(sql, name, intervalS, fn),
       isUnavailable: isTransientPgError,

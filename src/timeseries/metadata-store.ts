@@ -1,7 +1,7 @@
-// Datasets and time series in SQLite. Nested parts (items, properties, data
-// fields, metadata) are stored as the JSON the API shows, since they are read
-// and written whole and never queried by SQL.
-import type { Db } from "../storage/database.js";
+// Datasets and time series, whichever database holds them (D40). Nested parts
+// (items, properties, data fields, metadata) are stored as the JSON the API
+// shows, since they are read and written whole and never queried by SQL.
+import type { Maybe } from "./blocks/block-store.js";
 import { finiteProperties } from "./finite-numbers.js";
 
 export interface DatasetRecord {
@@ -22,7 +22,21 @@ export interface SeriesRecord {
   dataFields: { name: string; dataType: string; flags?: unknown[] }[];
 }
 
-interface SeriesRow {
+export interface MetadataStore {
+  /** Stores a dataset; false when its id is taken. */
+  createDataset(d: DatasetRecord): Maybe<boolean>;
+  getDataset(id: string): Maybe<DatasetRecord | undefined>;
+  /** Removes the dataset with its series and their values. */
+  deleteDataset(id: string): Maybe<boolean>;
+  /** Stores a series (ids are unique across datasets); undefined when its id is taken. */
+  createSeries(s: Omit<SeriesRecord, "sid">): Maybe<SeriesRecord | undefined>;
+  getSeries(datasetId: string, id: string): Maybe<SeriesRecord | undefined>;
+  listSeries(datasetId: string): Maybe<SeriesRecord[]>;
+  deleteSeries(datasetId: string, id: string): Maybe<boolean>;
+}
+
+/** A series row as both databases store it. */
+export interface SeriesRow {
   sid: number;
   id: string;
   dataset_id: string;
@@ -31,62 +45,37 @@ interface SeriesRow {
   data_fields: string;
 }
 
-export class MetadataStore {
-  private readonly stmts;
-
-  constructor(db: Db) {
-    this.stmts = {
-      insertDataset: db.prepare("INSERT INTO datasets (id, project, items, properties, metadata) VALUES (@id, @project, @items, @properties, @metadata)"),
-      getDataset: db.prepare<[string], { id: string; project: string; items: string; properties: string; metadata: string }>("SELECT * FROM datasets WHERE id = ?"),
-      deleteDataset: db.prepare<[string]>("DELETE FROM datasets WHERE id = ?"),
-      insertSeries: db.prepare(
-        "INSERT INTO time_series (id, dataset_id, item, properties, data_fields) VALUES (@id, @dataset_id, @item, @properties, @data_fields) RETURNING sid",
-      ),
-      getSeries: db.prepare<[string, string], SeriesRow>("SELECT * FROM time_series WHERE dataset_id = ? AND id = ?"),
-      listSeries: db.prepare<[string], SeriesRow>("SELECT * FROM time_series WHERE dataset_id = ? ORDER BY id"),
-      deleteSeries: db.prepare<[string, string]>("DELETE FROM time_series WHERE dataset_id = ? AND id = ?"),
-    };
-  }
-
-  createDataset(d: DatasetRecord): void {
-    this.stmts.insertDataset.run({ id: d.id, project: d.project, items: JSON.stringify(d.items), properties: JSON.stringify(d.properties), metadata: JSON.stringify(d.metadata) });
-  }
-
-  getDataset(id: string): DatasetRecord | undefined {
-    const r = this.stmts.getDataset.get(id);
-    return r && { id: r.id, project: r.project, items: JSON.parse(r.items), properties: JSON.parse(r.properties), metadata: JSON.parse(r.metadata) };
-  }
-
-  /** Removes the dataset with its series and their values. */
-  deleteDataset(id: string): boolean {
-    return this.stmts.deleteDataset.run(id).changes > 0;
-  }
-
-  createSeries(s: Omit<SeriesRecord, "sid">): SeriesRecord {
-    const { sid } = this.stmts.insertSeries.get({
-      id: s.id,
-      dataset_id: s.datasetId,
-      item: JSON.stringify(s.item),
-      properties: JSON.stringify(s.properties),
-      data_fields: JSON.stringify(s.dataFields),
-    }) as { sid: number };
-    return { ...s, sid };
-  }
-
-  getSeries(datasetId: string, id: string): SeriesRecord | undefined {
-    const r = this.stmts.getSeries.get(datasetId, id);
-    return r && seriesOf(r);
-  }
-
-  listSeries(datasetId: string): SeriesRecord[] {
-    return this.stmts.listSeries.all(datasetId).map(seriesOf);
-  }
-
-  deleteSeries(datasetId: string, id: string): boolean {
-    return this.stmts.deleteSeries.run(datasetId, id).changes > 0;
-  }
+export interface DatasetRow {
+  id: string;
+  project: string;
+  items: string;
+  properties: string;
+  metadata: string;
 }
 
-function seriesOf(r: SeriesRow): SeriesRecord {
-  return { sid: r.sid, id: r.id, datasetId: r.dataset_id, item: JSON.parse(r.item), properties: finiteProperties(JSON.parse(r.properties)), dataFields: JSON.parse(r.data_fields) };
-}
+export const datasetRow = (d: DatasetRecord): DatasetRow => ({
+  id: d.id,
+  project: d.project,
+  items: JSON.stringify(d.items),
+  properties: JSON.stringify(d.properties),
+  metadata: JSON.stringify(d.metadata),
+});
+
+export const datasetOf = (r: DatasetRow): DatasetRecord => ({ id: r.id, project: r.project, items: JSON.parse(r.items), properties: JSON.parse(r.properties), metadata: JSON.parse(r.metadata) });
+
+export const seriesRow = (s: Omit<SeriesRecord, "sid">): Omit<SeriesRow, "sid"> => ({
+  id: s.id,
+  dataset_id: s.datasetId,
+  item: JSON.stringify(s.item),
+  properties: JSON.stringify(s.properties),
+  data_fields: JSON.stringify(s.dataFields),
+});
+
+export const seriesOf = (r: SeriesRow): SeriesRecord => ({
+  sid: r.sid,
+  id: r.id,
+  datasetId: r.dataset_id,
+  item: JSON.parse(r.item),
+  properties: finiteProperties(JSON.parse(r.properties)),
+  dataFields: JSON.parse(r.data_fields),
+});

@@ -14,7 +14,7 @@ import {
   type TimeSeriesService,
 } from "../gen/meridian/timeseries/v1/time_series_pb.js";
 import { notFound, ViolationList } from "../transport/errors.js";
-import type { BlockStore } from "../storage/block-store.js";
+import type { BlockStore } from "./blocks/block-store.js";
 import { authorize } from "./access.js";
 import { guid } from "../transport/ids.js";
 import { compileConditions } from "./query-conditions.js";
@@ -39,29 +39,29 @@ const MAX_REPORTED = 20; // row violations named in one 400
 
 export function timeSeriesService({ metadata, blocks, cursors, onRows }: TimeSeriesDeps): ServiceImpl<typeof TimeSeriesService> {
   /** The dataset of the path, checked against D14; another project's is a 404. */
-  const datasetFor = (ctx: HandlerContext, access: "read" | "write", datasetId: string): DatasetRecord => {
+  const datasetFor = async (ctx: HandlerContext, access: "read" | "write", datasetId: string): Promise<DatasetRecord> => {
     const project = authorize(ctx, access, datasetId);
     const id = guid(datasetId, "datasetId");
-    const d = metadata.getDataset(id);
+    const d = await metadata.getDataset(id);
     if (!d || d.project !== project) throw notFound(`no dataset ${id}`);
     return d;
   };
   /** A series of the dataset, by an id as sent in `field`; another dataset's is a 404. */
-  const seriesIn = (d: DatasetRecord, seriesId: string, field: string): SeriesRecord => {
+  const seriesIn = async (d: DatasetRecord, seriesId: string, field: string): Promise<SeriesRecord> => {
     const id = guid(seriesId, field);
-    const s = metadata.getSeries(d.id, id);
+    const s = await metadata.getSeries(d.id, id);
     if (!s) throw notFound(`no time series ${id} in dataset ${d.id}`);
     return s;
   };
-  const seriesFor = (ctx: HandlerContext, access: "read" | "write", datasetId: string, seriesId: string): SeriesRecord =>
-    seriesIn(datasetFor(ctx, access, datasetId), seriesId, "timeSeriesId");
+  const seriesFor = async (ctx: HandlerContext, access: "read" | "write", datasetId: string, seriesId: string): Promise<SeriesRecord> =>
+    seriesIn(await datasetFor(ctx, access, datasetId), seriesId, "timeSeriesId");
 
   return {
     ...valueReads({ blocks, cursors, datasetFor, seriesIn, onRows }),
 
-    getDataset: (req, ctx) => toDataset(datasetFor(ctx, "read", req.datasetId)),
+    getDataset: async (req, ctx) => toDataset(await datasetFor(ctx, "read", req.datasetId)),
 
-    createDataset: (req, ctx) => {
+    createDataset: async (req, ctx) => {
       const project = authorize(ctx, "write");
       const d = req.dataset ?? create(DatasetSchema);
       const v = new ViolationList();
@@ -78,30 +78,30 @@ export function timeSeriesService({ metadata, blocks, cursors, onRows }: TimeSer
       v.throwIfAny();
       const json = toJson(DatasetSchema, d, { alwaysEmitImplicit: true }) as JsonObject;
       const record: DatasetRecord = { id, project, items: json.items as unknown[], properties: json.timeSeriesProperties as DatasetRecord["properties"], metadata: (json.metadata ?? {}) as Record<string, unknown> };
-      insertOnce(() => metadata.createDataset(record), `dataset ${id}`);
+      if (!(await metadata.createDataset(record))) throw new ConnectError(`dataset ${id} exists`, Code.AlreadyExists);
       return toDataset(record);
     },
 
-    deleteDataset: (req, ctx) => {
-      metadata.deleteDataset(datasetFor(ctx, "write", req.datasetId).id);
+    deleteDataset: async (req, ctx) => {
+      await metadata.deleteDataset((await datasetFor(ctx, "write", req.datasetId)).id);
       return {};
     },
 
-    listTimeSeries: (req, ctx) => {
-      const d = datasetFor(ctx, "read", req.datasetId);
-      return create(TimeSeriesListSchema, { data: metadata.listSeries(d.id).map(toSeries) });
+    listTimeSeries: async (req, ctx) => {
+      const d = await datasetFor(ctx, "read", req.datasetId);
+      return create(TimeSeriesListSchema, { data: (await metadata.listSeries(d.id)).map(toSeries) });
     },
 
-    queryTimeSeries: (req, ctx) => {
-      const d = datasetFor(ctx, "read", req.datasetId);
+    queryTimeSeries: async (req, ctx) => {
+      const d = await datasetFor(ctx, "read", req.datasetId);
       const matches = compileConditions(req.conditions, new Set(d.properties.map((p) => p.name)));
-      return create(TimeSeriesListSchema, { data: metadata.listSeries(d.id).filter(matches).map(toSeries) });
+      return create(TimeSeriesListSchema, { data: (await metadata.listSeries(d.id)).filter(matches).map(toSeries) });
     },
 
-    getTimeSeries: (req, ctx) => toSeries(seriesFor(ctx, "read", req.datasetId, req.timeSeriesId)),
+    getTimeSeries: async (req, ctx) => toSeries(await seriesFor(ctx, "read", req.datasetId, req.timeSeriesId)),
 
-    createTimeSeries: (req, ctx) => {
-      const d = datasetFor(ctx, "write", req.datasetId);
+    createTimeSeries: async (req, ctx) => {
+      const d = await datasetFor(ctx, "write", req.datasetId);
       const s = req.timeSeries ?? create(TimeSeriesSchema);
       const v = new ViolationList();
       const id = s.id === "" ? randomUUID() : guid(s.id, "id");
@@ -122,17 +122,19 @@ export function timeSeriesService({ metadata, blocks, cursors, onRows }: TimeSer
       const json = toJson(TimeSeriesSchema, s, { alwaysEmitImplicit: true }) as JsonObject;
       const record = { id, datasetId: d.id, item: json.item as Record<string, unknown>, properties: s.properties, dataFields: json.dataFields as SeriesRecord["dataFields"] };
       // Series ids are unique across datasets, which the table's constraint enforces.
-      return toSeries(insertOnce(() => metadata.createSeries(record), `time series ${id}`));
+      const created = await metadata.createSeries(record);
+      if (!created) throw new ConnectError(`time series ${id} exists`, Code.AlreadyExists);
+      return toSeries(created);
     },
 
-    deleteTimeSeries: (req, ctx) => {
-      const s = seriesFor(ctx, "write", req.datasetId, req.timeSeriesId);
-      metadata.deleteSeries(s.datasetId, s.id);
+    deleteTimeSeries: async (req, ctx) => {
+      const s = await seriesFor(ctx, "write", req.datasetId, req.timeSeriesId);
+      await metadata.deleteSeries(s.datasetId, s.id);
       return {};
     },
 
-    uploadValues: (req, ctx) => {
-      const s = seriesFor(ctx, "write", req.datasetId, req.timeSeriesId);
+    uploadValues: async (req, ctx) => {
+      const s = await seriesFor(ctx, "write", req.datasetId, req.timeSeriesId);
       const kinds = kindsOf(s.dataFields);
       const rows = new RowBuilder(kinds, Math.max(1, req.data.length));
       const v = new ViolationList();
@@ -156,27 +158,16 @@ export function timeSeriesService({ metadata, blocks, cursors, onRows }: TimeSer
         }
       });
       v.throwIfAny();
-      return create(UploadValuesResponseSchema, { count: blocks.upsert(s.sid, kinds, rows.take()) });
+      return create(UploadValuesResponseSchema, { count: await blocks.upsert(s.sid, kinds, rows.take()) });
     },
 
-    deleteValues: (req, ctx) => {
-      const s = seriesFor(ctx, "write", req.datasetId, req.timeSeriesId);
+    deleteValues: async (req, ctx) => {
+      const s = await seriesFor(ctx, "write", req.datasetId, req.timeSeriesId);
       const [from, to] = rangeOf(req.from, req.to);
-      blocks.deleteRange(s.sid, kindsOf(s.dataFields), from, to);
+      await blocks.deleteRange(s.sid, kindsOf(s.dataFields), from, to);
       return {};
     },
   };
-}
-
-/** Runs an insert; a taken id (the table's unique constraint) is a 409. */
-function insertOnce<T>(insert: () => T, what: string): T {
-  try {
-    return insert();
-  } catch (e) {
-    const code = (e as { code?: string }).code;
-    if (code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE") throw new ConnectError(`${what} exists`, Code.AlreadyExists);
-    throw e;
-  }
 }
 
 function toDataset(d: DatasetRecord): Dataset {

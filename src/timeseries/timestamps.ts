@@ -1,7 +1,7 @@
 // D24 timestamps: whole seconds, UTC, 0001-01-01T00:00:00 to 9999-12-31T23:59:59.
 // Civil dates are converted arithmetically (days from 0000-03-01, after Howard
 // Hinnant's algorithm), because Date treats years below 100 as 19xx.
-import { MAX_TIMESTAMP, MIN_TIMESTAMP } from "../storage/block-codec.js";
+import { MAX_TIMESTAMP, MIN_TIMESTAMP } from "./blocks/block-codec.js";
 
 export { MAX_TIMESTAMP, MIN_TIMESTAMP };
 

@@ -11,10 +11,10 @@
 import { create } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import type { HandlerContext } from "@connectrpc/connect";
-import { blockColumns } from "../storage/native.js";
+import { blockColumns } from "./blocks/native.js";
 import { ValueColumnSchema, ValuesChunkSchema, type ValueColumn, type ValuesChunk } from "../gen/meridian/timeseries/v1/time_series_pb.js";
-import { FieldKind, decodeBlock } from "../storage/block-codec.js";
-import { lowerBound } from "../storage/row-set.js";
+import { FieldKind, decodeBlock } from "./blocks/block-codec.js";
+import { lowerBound } from "./blocks/row-set.js";
 import type { BlockEncoder, WalkStep } from "./value-walk.js";
 import type { ResumePoint } from "./value-cursor.js";
 
@@ -66,14 +66,14 @@ export function columnEncoderFor(ctx: HandlerContext): BlockEncoder<ValuesChunk>
 }
 
 /** The chunks of a read: one per block part, an empty one for a series without rows, and a last one with the cursor of a page that is not the last. */
-export function* columnChunks(
-  steps: Generator<WalkStep<ValuesChunk>, ResumePoint | undefined>,
+export async function* columnChunks(
+  steps: AsyncGenerator<WalkStep<ValuesChunk>, ResumePoint | undefined>,
   cursorFor: (at: ResumePoint) => string,
-): Generator<ValuesChunk> {
+): AsyncGenerator<ValuesChunk> {
   let empty = true;
   let id = "";
   for (;;) {
-    const step = steps.next();
+    const step = await steps.next();
     if (step.done) {
       if (step.value) yield create(ValuesChunkSchema, { cursor: cursorFor(step.value) });
       return;

@@ -1,7 +1,7 @@
 // The JSON text of value reads (spec, Part B; D25, D26): rows written by the
 // addon straight from the encoded blocks (native/src/value-json.*), framed
 // here in the four shapes of the two endpoints, paged or not.
-import { blockJson } from "../storage/native.js";
+import { blockJson } from "./blocks/native.js";
 import type { BlockEncoder, WalkStep } from "./value-walk.js";
 import type { ResumePoint } from "./value-cursor.js";
 
@@ -23,15 +23,15 @@ export interface JsonShape {
  * paged multi `{"data":[{"timeSeriesId","values":[row...]}...],"cursor"?}`.
  * Framing text is gathered and sent with the next rows, not on its own.
  */
-export function* jsonText(
-  steps: Generator<WalkStep<Buffer>, ResumePoint | undefined>,
+export async function* jsonText(
+  steps: AsyncGenerator<WalkStep<Buffer>, ResumePoint | undefined>,
   shape: JsonShape,
   cursorFor: (at: ResumePoint) => string,
-): Generator<Uint8Array> {
+): AsyncGenerator<Uint8Array> {
   let pending = '{"data":[';
   let entries = 0;
   for (;;) {
-    const step = steps.next();
+    const step = await steps.next();
     if (step.done) {
       pending += "]";
       if (step.value && shape.paged) pending += `,"cursor":${JSON.stringify(cursorFor(step.value))}`;

@@ -6,7 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { HttpBodySchema } from "../gen/google/api/httpbody_pb.js";
 import type { ReadManyValuesRequest, ReadValuesRequest, TimeSeriesService } from "../gen/meridian/timeseries/v1/time_series_pb.js";
-import type { BlockStore } from "../storage/block-store.js";
+import type { BlockStore } from "./blocks/block-store.js";
 import type { CursorSeal } from "../storage/cursor-seal.js";
 import { apiVersionOf } from "../transport/api-version.js";
 import { invalidField } from "../transport/errors.js";
@@ -27,9 +27,9 @@ export interface ValueReadDeps {
   onRows?: (rows: number) => void;
   cursors: CursorSeal;
   /** The dataset of the path, checked against D14. */
-  datasetFor(ctx: HandlerContext, access: "read", datasetId: string): DatasetRecord;
+  datasetFor(ctx: HandlerContext, access: "read", datasetId: string): Promise<DatasetRecord>;
   /** A series of that dataset by the id sent in `field`, or a 404. */
-  seriesIn(d: DatasetRecord, seriesId: string, field: string): SeriesRecord;
+  seriesIn(d: DatasetRecord, seriesId: string, field: string): Promise<SeriesRecord>;
 }
 
 type ReadRequest = ReadValuesRequest | ReadManyValuesRequest;
@@ -66,8 +66,8 @@ export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
     };
   };
 
-  const single = (req: ReadValuesRequest, ctx: HandlerContext): Read => {
-    const s = seriesIn(datasetFor(ctx, "read", req.datasetId), req.timeSeriesId, "timeSeriesId");
+  const single = async (req: ReadValuesRequest, ctx: HandlerContext): Promise<Read> => {
+    const s = await seriesIn(await datasetFor(ctx, "read", req.datasetId), req.timeSeriesId, "timeSeriesId");
     const limit = pageLimit(req, ctx);
     if (limit !== undefined && sent(req.cursor) && sent(req.from)) {
       throw invalidField("from", "must not be sent with a cursor on the single-series endpoint: reading resumes where the cursor says");
@@ -76,27 +76,28 @@ export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
     return plan(req, { endpoint: "single", datasetId: s.datasetId, seriesIds: [s.id] }, [s], limit, from, to);
   };
 
-  const multi = (req: ReadManyValuesRequest, ctx: HandlerContext): Read => {
-    const d = datasetFor(ctx, "read", req.datasetId);
+  const multi = async (req: ReadManyValuesRequest, ctx: HandlerContext): Promise<Read> => {
+    const d = await datasetFor(ctx, "read", req.datasetId);
     const limit = pageLimit(req, ctx);
     if (req.timeSeriesIds.length === 0) throw invalidField("timeSeriesIds", "must name at least one time series");
     const seen = new Set<string>();
-    const series = req.timeSeriesIds.map((raw, i) => {
-      const s = seriesIn(d, raw, `timeSeriesIds[${i}]`);
+    const series: SeriesRecord[] = [];
+    for (const [i, raw] of req.timeSeriesIds.entries()) {
+      const s = await seriesIn(d, raw, `timeSeriesIds[${i}]`);
       if (seen.has(s.id)) throw invalidField(`timeSeriesIds[${i}]`, `${s.id} is listed twice`);
       seen.add(s.id);
-      return s;
-    });
+      series.push(s);
+    }
     const [from, to] = rangeOf(req.from, req.to);
     return plan(req, { endpoint: "multi", datasetId: d.id, seriesIds: series.map((s) => s.id) }, series, limit, from, to);
   };
 
   /** The walk, stopped when the caller goes away (D28: a client that disconnects stops the work). */
-  function* steps<T>(read: Read, encode: BlockEncoder<T>, ctx: HandlerContext): Generator<WalkStep<T>, ResumePoint | undefined> {
+  async function* steps<T>(read: Read, encode: BlockEncoder<T>, ctx: HandlerContext): AsyncGenerator<WalkStep<T>, ResumePoint | undefined> {
     const walk = walkValues(blocks, read.plan, encode);
     for (;;) {
       ctx.signal.throwIfAborted();
-      const step = walk.next();
+      const step = await walk.next();
       if (step.done) return step.value;
       if (step.value.kind === "rows") deps.onRows?.(step.value.rows);
       yield step.value;
@@ -105,21 +106,23 @@ export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
 
   const cursorFor = (read: Read) => (at: ResumePoint) => issueCursor(cursors, read.scope, at);
 
-  async function* json(read: Read, ctx: HandlerContext) {
+  async function* json(reading: () => Promise<Read>, ctx: HandlerContext) {
+    const read = await reading();
     const shape = { multi: read.scope.endpoint === "multi", paged: read.paged };
-    for (const data of jsonText(steps(read, jsonRows, ctx), shape, cursorFor(read))) {
+    for await (const data of jsonText(steps(read, jsonRows, ctx), shape, cursorFor(read))) {
       yield create(HttpBodySchema, { contentType: JSON_CONTENT_TYPE, data });
     }
   }
 
-  async function* columns(read: Read, ctx: HandlerContext) {
+  async function* columns(reading: () => Promise<Read>, ctx: HandlerContext) {
+    const read = await reading();
     yield* columnChunks(steps(read, columnEncoderFor(ctx), ctx), cursorFor(read));
   }
 
   return {
-    readValues: (req, ctx) => columns(single(req, ctx), ctx),
-    readManyValues: (req, ctx) => columns(multi(req, ctx), ctx),
-    readValuesJson: (req, ctx) => json(single(req, ctx), ctx),
-    readManyValuesJson: (req, ctx) => json(multi(req, ctx), ctx),
+    readValues: (req, ctx) => columns(() => single(req, ctx), ctx),
+    readManyValues: (req, ctx) => columns(() => multi(req, ctx), ctx),
+    readValuesJson: (req, ctx) => json(() => single(req, ctx), ctx),
+    readManyValuesJson: (req, ctx) => json(() => multi(req, ctx), ctx),
   };
 }

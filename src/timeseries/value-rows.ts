@@ -1,7 +1,7 @@
 // Value rows as the API and the CSV import give them, checked against a
 // series' data fields and gathered by column for the block store.
-import { FieldKind } from "../storage/block-codec.js";
-import { concatRows, emptyRows, sliceRows, type RowSet } from "../storage/row-set.js";
+import { FieldKind } from "./blocks/block-codec.js";
+import { concatRows, emptyRows, sliceRows, type RowSet } from "./blocks/row-set.js";
 
 export const DATA_TYPES: Record<string, FieldKind> = { Single: FieldKind.Single, Double: FieldKind.Double, Flag: FieldKind.Flag };
 const FLOAT32_MAX = 3.4028234663852886e38;

@@ -2,8 +2,8 @@
 // many, JSON or columns: series in request order, each block of the range in
 // time order, until the page's bounds (D26, D35). What a block's rows become
 // is the encoder's business; the walk only counts them.
-import type { BlockStore } from "../storage/block-store.js";
-import type { Taken } from "../storage/native.js";
+import { blocksOf, type BlockStore } from "./blocks/block-store.js";
+import type { Taken } from "./blocks/native.js";
 import type { ResumePoint } from "./value-cursor.js";
 
 /** What an encoder made of the rows of one block that lie in [from, to], at most maxRows of them. */
@@ -33,7 +33,7 @@ export interface WalkPlan {
 export type WalkStep<T> = { kind: "begin"; series: WalkSeries } | { kind: "rows"; out: T; rows: number } | { kind: "end"; series: WalkSeries };
 
 /** Walks the plan; returns where the next page starts, or undefined at the end of the data. */
-export function* walkValues<T>(store: BlockStore, plan: WalkPlan, encode: BlockEncoder<T>): Generator<WalkStep<T>, ResumePoint | undefined> {
+export async function* walkValues<T>(store: BlockStore, plan: WalkPlan, encode: BlockEncoder<T>): AsyncGenerator<WalkStep<T>, ResumePoint | undefined> {
   const { series, to } = plan;
   let budget = plan.limit;
   let entries = 0;
@@ -47,7 +47,7 @@ export function* walkValues<T>(store: BlockStore, plan: WalkPlan, encode: BlockE
     let first = true;
     let last = 0;
     let cut = false;
-    for (const block of store.blocks(s.sid, from, to, budget)) {
+    for await (const block of blocksOf(store, s.sid, from, to, budget)) {
       const e = encode(block.payload, from, to, budget, first);
       if (e.rows > 0) {
         yield { kind: "rows", out: e.out, rows: e.rows };
@@ -56,7 +56,7 @@ export function* walkValues<T>(store: BlockStore, plan: WalkPlan, encode: BlockE
         budget -= e.rows;
       }
       if (budget === 0) {
-        cut = e.more || (last < to && store.startsWithin(s.sid, last + 1, to));
+        cut = e.more || (last < to && (await store.startsWithin(s.sid, last + 1, to)));
         break;
       }
     }

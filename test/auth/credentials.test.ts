@@ -107,22 +107,22 @@ describe("D11 API keys", () => {
   afterAll(() => server.close());
 
   it("D11 a key reads mrd_<id>_<secret> and is accepted", async () => {
-    const key = server.key({ clientId: "k" });
+    const key = await server.key({ clientId: "k" });
     expect(key).toMatch(/^mrd_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/);
     expect(await statusWith(server, { "svc-open-api-key": key })).not.toBe(401);
   });
 
   it("D11 a key with a wrong secret, or malformed, is refused", async () => {
-    const key = server.key({ clientId: "k" });
+    const key = await server.key({ clientId: "k" });
     const wrong = key.slice(0, -1) + (key.endsWith("A") ? "B" : "A");
     expect(await statusWith(server, { "svc-open-api-key": wrong })).toBe(401);
     expect(await statusWith(server, { "svc-open-api-key": "not-a-key" })).toBe(401);
   });
 
-  it("D11 only a hash of the secret is stored", () => {
-    const key = server.key({ clientId: "hashcheck" });
+  it("D11 only a hash of the secret is stored", async () => {
+    const key = await server.key({ clientId: "hashcheck" });
     const secret = secretOf(key);
-    const rows = server.app.db.prepare("SELECT * FROM api_keys WHERE client_id = 'hashcheck'").all() as Record<string, unknown>[];
+    const rows = await server.query("SELECT * FROM api_keys WHERE client_id = 'hashcheck'");
     expect(rows).toHaveLength(1);
     const stored = JSON.stringify(rows[0], (_k, v) => (v && v.type === "Buffer" ? Buffer.from(v.data).toString("base64url") : v));
     expect(stored).not.toContain(secret);

@@ -7,11 +7,11 @@ let server: TestServer;
 beforeAll(async () => (server = await startTestServer()));
 afterAll(() => server.close());
 
-async function status(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<number> {
-  const r = await fetch(server.url + path, { method, headers: { ...headers, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+async function status(method: string, path: string, headers: Record<string, string> | Promise<Record<string, string>>, body?: unknown): Promise<number> {
+  const r = await fetch(server.url + path, { method, headers: { ...(await headers), "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
   return r.status;
 }
-const key = (grant: Parameters<TestServer["key"]>[0]) => ({ "svc-open-api-key": server.key(grant) });
+const key = async (grant: Parameters<TestServer["key"]>[0]) => ({ "svc-open-api-key": await server.key(grant) });
 
 describe("D13 message access", () => {
   it("D13 listing needs the read or readwrite scope", async () => {
@@ -38,7 +38,7 @@ describe("D13 message access", () => {
   });
 
   it("D13 writes need the readwrite scope and the BackOffice role", async () => {
-    const cases: [Record<string, string>, number][] = [
+    const cases: [Record<string, string> | Promise<Record<string, string>>, number][] = [
       [key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_read"] }), 403],
       [key({ roles: [], scopes: ["platform_iam_featurestatus_readwrite"], clientId: "f1" }), 403],
       [key(RW), 201],
@@ -49,7 +49,7 @@ describe("D13 message access", () => {
       expect(await status("POST", "/api/admin/feature/f1/message", headers, draft())).toBe(want);
       expect(await status("POST", "/api/admin/feature/message", headers, draft())).toBe(want);
     }
-    const id = ((await (await fetch(server.url + "/api/admin/feature/message", { method: "POST", headers: { ...key(RW), "content-type": "application/json" }, body: JSON.stringify(draft()) })).json()) as { id: number }).id;
+    const id = ((await (await fetch(server.url + "/api/admin/feature/message", { method: "POST", headers: { ...(await key(RW)), "content-type": "application/json" }, body: JSON.stringify(draft()) })).json()) as { id: number }).id;
     const reader = key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_read"] });
     expect(await status("PATCH", `/api/admin/feature/message/${id}`, reader, { title: "x" })).toBe(403);
     expect(await status("DELETE", `/api/admin/feature/message/${id}`, reader)).toBe(403);

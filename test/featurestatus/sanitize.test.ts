@@ -108,7 +108,7 @@ describe("D20 sanitising", () => {
     expect(r.json.body).toBe("<a>x</a>");
     const s2 = await startTestServer({ MERIDIAN_ALLOW_HTTP_LINKS: "true" });
     try {
-      const r2 = await api(s2, s2.key(RW)).create("http", draft({ body: '<a href="http://x.example">x</a>' }));
+      const r2 = await api(s2, await s2.key(RW)).create("http", draft({ body: '<a href="http://x.example">x</a>' }));
       expect(r2.json.body).toBe('<a href="http://x.example">x</a>');
     } finally {
       await s2.close();

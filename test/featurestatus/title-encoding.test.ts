@@ -18,7 +18,7 @@ async function send(route: Route, title: string): Promise<{ status: number; titl
   if (route === "connect") {
     const r = await fetch(t.server.url + CONNECT_CREATE, {
       method: "POST",
-      headers: { "content-type": "application/json", "svc-open-api-key": (writerKey ??= t.server.key(RW)) },
+      headers: { "content-type": "application/json", "svc-open-api-key": (writerKey ??= await t.server.key(RW)) },
       body: JSON.stringify({ message: draft({ title }) }),
     });
     const json = await r.json();

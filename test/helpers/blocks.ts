@@ -1,7 +1,7 @@
 // Arbitrary storage blocks for property tests: every kind, adversarial values
 // (NaN, +-Inf, -0, subnormals, extremes), irregular and huge timestamp gaps.
 import fc from "fast-check";
-import { FieldKind, MAX_TIMESTAMP, MIN_TIMESTAMP, valuesArray, type Block } from "../../src/storage/block-codec.js";
+import { FieldKind, MAX_TIMESTAMP, MIN_TIMESTAMP, valuesArray, type Block } from "../../src/timeseries/blocks/block-codec.js";
 
 const kindArb = fc.constantFrom(FieldKind.Single, FieldKind.Double, FieldKind.Flag);
 export const valueArb = (kind: FieldKind) =>

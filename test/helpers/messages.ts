@@ -45,7 +45,7 @@ export function useMessageServer(env: Record<string, string> = {}): { server: Te
   const ctx = {} as { server: TestServer; a: ReturnType<typeof api> };
   beforeAll(async () => {
     ctx.server = await startTestServer(env);
-    ctx.a = api(ctx.server, ctx.server.key(RW));
+    ctx.a = api(ctx.server, await ctx.server.key(RW));
   });
   afterAll(() => ctx.server.close());
   return ctx;

@@ -1,5 +1,7 @@
-// A real Meridian on a free port with its own SQLite file, and a log stream
-// the test can read.
+// A real Meridian on a free port with a database of its own, and a log
+// stream the test can read. The database is a SQLite file, or a fresh
+// PostgreSQL database when MERIDIAN_TEST_BACKEND=postgres (D40: the suite
+// runs on both; .ci/run does the second run).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,8 +10,13 @@ import { pino } from "pino";
 import { SignJWT } from "jose";
 import { startMeridian, type Meridian } from "../../src/app.js";
 import type { ApiKeyGrant } from "../../src/auth/api-keys.js";
-import { SqliteApiKeyStore } from "../../src/auth/api-keys-sqlite.js";
 import { loadSettings } from "../../src/config/settings.js";
+import { freshPgDatabase } from "./postgres.js";
+
+/** The backend the suite runs on. */
+export const TEST_BACKEND: "sqlite" | "postgres" = process.env.MERIDIAN_TEST_BACKEND === "postgres" ? "postgres" : "sqlite";
+/** For tests of what only a SQLite file has (its locks, its WAL, the CLI's file commands). */
+export const SQLITE_ONLY = TEST_BACKEND !== "sqlite" ? "SQLite only: the suite runs on PostgreSQL (MERIDIAN_TEST_BACKEND)" : undefined;
 
 export const JWT_SECRET = "test-secret-of-thirty-two-bytes!!";
 
@@ -19,7 +26,9 @@ export interface TestServer {
   dir: string;
   logs: Record<string, unknown>[];
   /** A fresh API key with this grant. */
-  key(grant: Partial<ApiKeyGrant>): string;
+  key(grant: Partial<ApiKeyGrant>): Promise<string>;
+  /** Runs SQL on the server's database, parameters as $1, $2... (either backend). */
+  query<T = Record<string, unknown>>(text: string, ...params: (string | number | null)[]): Promise<T[]>;
   close(): Promise<void>;
 }
 
@@ -32,23 +41,30 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       done();
     },
   });
+  const pg = TEST_BACKEND === "postgres" ? await freshPgDatabase() : undefined;
   const settings = loadSettings({
     MERIDIAN_PORT: "0",
     MERIDIAN_METRICS: "public",
-    MERIDIAN_DB: join(dir, "meridian.db"),
+    MERIDIAN_DB: pg?.url ?? join(dir, "meridian.db"),
     MERIDIAN_JWT_SECRET: JWT_SECRET,
     ...env,
   });
   const app = await startMeridian(settings, pino({ level: "info" }, sink));
-  const store = new SqliteApiKeyStore(app.db);
+  const { sqlite, postgres } = app.backend;
   return {
     app,
     url: app.url,
     dir,
     logs,
-    key: (grant) => store.createNow({ clientId: "client", roles: [], scopes: [], projects: [], ...grant }).key,
+    key: async (grant) => (await app.backend.apiKeys.create({ clientId: "client", roles: [], scopes: [], projects: [], ...grant })).key,
+    async query<T>(text: string, ...params: (string | number | null)[]) {
+      if (postgres) return (await postgres.unsafe(text, params)) as unknown as T[];
+      const stmt = sqlite!.prepare(text.replace(/\$(\d+)/g, "?$1"));
+      return (stmt.reader ? stmt.all(...params) : (stmt.run(...params), [])) as T[];
+    },
     async close() {
       await app.close(1000);
+      await pg?.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

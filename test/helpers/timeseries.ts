@@ -1,5 +1,5 @@
 // REST helpers for the time series routes: D14 headers and a key that may write.
-import { decodeBlock } from "../../src/storage/block-codec.js";
+import { decodeBlock } from "../../src/timeseries/blocks/block-codec.js";
 import type { Db } from "../../src/storage/database.js";
 import type { TestServer } from "./server.js";
 

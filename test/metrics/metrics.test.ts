@@ -36,13 +36,13 @@ describe("D43 metrics", () => {
   afterAll(() => server.close());
 
   it("D43 requests by method, protocol and code, latency histograms, rows and bytes streamed, cache events, and Node's own metrics", async () => {
-    const key = server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] });
+    const key = await server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] });
     const h = { "svc-open-api-key": key, "content-type": "application/json" };
     expect((await fetch(`${server.url}/api/admin/feature/message`, { method: "POST", headers: h, body: JSON.stringify(draft()) })).status).toBe(201);
     for (let i = 0; i < 3; i++) expect((await fetch(`${server.url}/api/admin/feature/message`, { headers: h })).status).toBe(200);
     expect((await fetch(`${server.url}/api/admin/feature/message/999999`, { method: "DELETE", headers: h })).status).toBe(404);
     expect((await grpcUnary(hostPort(server.url), FeatureStatusService.method.listGlobalMessages, {}, { "svc-open-api-key": key })).error).toBeUndefined();
-    const ts = tsApi(server, server.key(TS_RW));
+    const ts = tsApi(server, await server.key(TS_RW));
     const d = await ts.dataset();
     const s = await ts.series(d);
     await ts.upload(d, s, makeRows(20_000));

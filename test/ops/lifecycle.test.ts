@@ -88,7 +88,7 @@ describe("D34 request logs", () => {
   afterAll(() => server.close());
 
   it("D34 one JSON line per request with method, path, status, duration and client id, never a credential or a body", async () => {
-    const key = server.key({ clientId: "logged", scopes: ["platform_iam_featurestatus_readwrite"], roles: ["BackOffice"] });
+    const key = await server.key({ clientId: "logged", scopes: ["platform_iam_featurestatus_readwrite"], roles: ["BackOffice"] });
     const secretBody = JSON.stringify({ message: { title: "very-secret-title-text" } });
     await fetch(`${server.url}/api/admin/feature/message?cursor=abc`, { method: "POST", headers: { "svc-open-api-key": key, "content-type": "application/json" }, body: secretBody });
     await new Promise((r) => setTimeout(r, 50));

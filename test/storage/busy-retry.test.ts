@@ -49,8 +49,8 @@ const count = (table: string) => (server.app.db.prepare(`SELECT count(*) AS n FR
 
 describe("D51 busy database", () => {
   it("D51 a message write and a value upload that meet a held write lock wait without blocking the event loop, and succeed once it is released", async () => {
-    const messages = messageApi(server, server.key(RW));
-    const ts = tsApi(server, server.key(TS_RW));
+    const messages = messageApi(server, await server.key(RW));
+    const ts = tsApi(server, await server.key(TS_RW));
     const d = await ts.dataset();
     const s = await ts.series(d);
     const held = holdWriteLock(600);
@@ -68,7 +68,7 @@ describe("D51 busy database", () => {
   });
 
   it("D51 a write still locked out after the retry budget (10 s) is a 503 problem+json with Retry-After, never a 500, and stores nothing", async () => {
-    const messages = messageApi(server, server.key(RW));
+    const messages = messageApi(server, await server.key(RW));
     const before = count("messages");
     const held = holdWriteLock(11_000);
     const r = await messages.create(null, draft({ title: "locked out" }));

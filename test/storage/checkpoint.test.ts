@@ -32,7 +32,7 @@ describe("D51 WAL checkpoints", () => {
   it("D51 a server write that finds the WAL past 1,000 pages does not copy it into the database; the timer does within seconds", async () => {
     const before = statSync(file()).size;
     fillWal();
-    const { status } = await api(server, server.key(RW)).create(null, draft());
+    const { status } = await api(server, await server.key(RW)).create(null, draft());
     expect(status).toBe(201);
     // SQLite's automatic checkpoint would have run inside that commit and grown the file by ~10 MB.
     expect(statSync(file()).size).toBe(before);

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { migrate, openDatabase, schemaVersion } from "../../src/storage/database.js";
 import { MIGRATIONS } from "../../src/storage/schema.js";
-import { crc32c } from "../../src/storage/native.js";
+import { crc32c } from "../../src/timeseries/blocks/native.js";
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-db-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

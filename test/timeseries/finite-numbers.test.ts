@@ -13,7 +13,7 @@ let key: string;
 let api: ReturnType<typeof tsApi>;
 beforeAll(async () => {
   server = await startTestServer();
-  key = server.key(TS_RW);
+  key = await server.key(TS_RW);
   api = tsApi(server, key);
 });
 afterAll(() => server.close());

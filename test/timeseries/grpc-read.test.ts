@@ -6,7 +6,7 @@ import fc from "fast-check";
 import * as grpc from "@grpc/grpc-js";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { TimeSeriesService, ValuesChunkSchema, type ValuesChunk } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
-import { FieldKind, MAX_TIMESTAMP, MIN_TIMESTAMP, encodeBlock } from "../../src/storage/block-codec.js";
+import { FieldKind, MAX_TIMESTAMP, MIN_TIMESTAMP, encodeBlock } from "../../src/timeseries/blocks/block-codec.js";
 import { columnRows, wireColumnRows } from "../../src/timeseries/value-columns.js";
 import { blockArb, toBlock, valueArb } from "../helpers/blocks.js";
 import { grpcStream, hostPort } from "../helpers/clients.js";
@@ -64,7 +64,7 @@ describe("value reads through grpc-js", () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    key = server.key(TS_RW);
+    key = await server.key(TS_RW);
     const api = tsApi(server, key);
     d = await api.dataset();
     a = await api.series(d);

@@ -8,9 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
-import { BlockStore } from "../../src/storage/block-store.js";
+import { SqliteBlockStore } from "../../src/timeseries/blocks/block-store-sqlite.js";
 import { openDatabase } from "../../src/storage/database.js";
-import { MetadataStore } from "../../src/timeseries/metadata-store.js";
+import { SqliteMetadataStore } from "../../src/timeseries/metadata-store-sqlite.js";
 import { RowBuilder, kindsOf } from "../../src/timeseries/value-rows.js";
 import { BIN, exited, meridian } from "../helpers/cli.js";
 import { RW, api as messageApi, draft } from "../helpers/messages.js";
@@ -30,7 +30,7 @@ function setup(): { db: string; series: string } {
   const db = join(dir, `i${++n}.db`);
   const series = `bbbbbbbb-0000-0000-0000-00000000000${n}`;
   const conn = openDatabase(db);
-  const meta = new MetadataStore(conn);
+  const meta = new SqliteMetadataStore(conn);
   meta.createDataset({ id: DATASET, project: "p", items: [], properties: [], metadata: {} });
   meta.createSeries({ id: series, datasetId: DATASET, item: {}, properties: {}, dataFields: FIELDS });
   conn.close();
@@ -105,10 +105,10 @@ describe("D30 meridian import", () => {
   it("D30 an import over stored rows upserts like an upload: its rows win, rows it does not name stay, in any line order", async () => {
     const { db, series } = setup();
     const conn = openDatabase(db);
-    const s = new MetadataStore(conn).getSeries(DATASET, series)!;
+    const s = new SqliteMetadataStore(conn).getSeries(DATASET, series)!;
     const stored = new RowBuilder(kindsOf(FIELDS));
     for (let i = 0; i < 50_000; i++) stored.set(stored.push(946684800 + 60 * i), 0, 1);
-    new BlockStore(conn).upsert(s.sid, kindsOf(FIELDS), stored.take());
+    new SqliteBlockStore(conn).upsert(s.sid, kindsOf(FIELDS), stored.take());
     conn.close();
     // Every third row of the stored range and 30,000 past its end, written backwards.
     const lines: string[] = [];
@@ -131,10 +131,10 @@ describe("D30 meridian import", () => {
     const { db, series } = setup();
     // An acknowledged write before the import.
     const conn = openDatabase(db);
-    const s = new MetadataStore(conn).getSeries(DATASET, series)!;
+    const s = new SqliteMetadataStore(conn).getSeries(DATASET, series)!;
     const acked = new RowBuilder(kindsOf(FIELDS));
     for (let i = 0; i < 20_000; i++) acked.set(acked.push(-1_000_000 + i), 0, i);
-    new BlockStore(conn).upsert(s.sid, kindsOf(FIELDS), acked.take());
+    new SqliteBlockStore(conn).upsert(s.sid, kindsOf(FIELDS), acked.take());
     const before = storedRows(conn, series);
     conn.close();
 
@@ -151,10 +151,10 @@ describe("D30 meridian import", () => {
       expect(code).toBeNull(); // killed by the signal, mid-import
       expect(got).toEqual(before); // none of the import, and every acknowledged row
       // The database takes writes again: the dead importer left no lock behind.
-      new BlockStore(after).upsert(s.sid, kindsOf(FIELDS), new RowBuilder(kindsOf(FIELDS)).take());
+      new SqliteBlockStore(after).upsert(s.sid, kindsOf(FIELDS), new RowBuilder(kindsOf(FIELDS)).take());
       const more = new RowBuilder(kindsOf(FIELDS));
       more.push(0);
-      expect(new BlockStore(after).upsert(s.sid, kindsOf(FIELDS), more.take())).toBe(1);
+      expect(new SqliteBlockStore(after).upsert(s.sid, kindsOf(FIELDS), more.take())).toBe(1);
     } finally {
       after.close();
     }
@@ -175,7 +175,7 @@ describe("D30 meridian import", () => {
     const server = await startTestServer({ MERIDIAN_DB: db }); // the next start
     try {
       expect([countIn(db, "import_blocks"), countIn(db, "imports")]).toEqual([0, 0]);
-      const r = await tsApi(server, server.key({ scopes: ["platform_timeseries_read"], projects: ["p"] }), "p").read(DATASET, series);
+      const r = await tsApi(server, await server.key({ scopes: ["platform_timeseries_read"], projects: ["p"] }), "p").read(DATASET, series);
       expect(r).toEqual({ status: 200, json: { data: [] } });
     } finally {
       await server.close();
@@ -187,8 +187,8 @@ describe("D51 the server while an import runs", () => {
   it("D51 value uploads and message writes are answered during an import: no 5xx, no 'database is locked', the import complete", async () => {
     const server = await startTestServer();
     try {
-      const ts = tsApi(server, server.key(TS_RW));
-      const messages = messageApi(server, server.key(RW));
+      const ts = tsApi(server, await server.key(TS_RW));
+      const messages = messageApi(server, await server.key(RW));
       const d = await ts.dataset();
       const [imported, uploaded] = [await ts.series(d), await ts.series(d)];
       const rows = 3_000_000;

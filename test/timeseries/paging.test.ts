@@ -21,7 +21,7 @@ const rows: Record<string, Row[]> = {};
 
 beforeAll(async () => {
   server = await startTestServer();
-  api = tsApi(server, server.key(TS_RW));
+  api = tsApi(server, await server.key(TS_RW));
   d = await api.dataset();
   [a, b, c, e] = [await api.series(d), await api.series(d), await api.series(d), await api.series(d)];
   rows[a] = makeRows(120_000, START);
@@ -176,7 +176,7 @@ describe("paged reading, single series", () => {
     const env = { MERIDIAN_DB: join(dir, "m.db") };
     try {
       const one = await startTestServer(env);
-      const key = one.key(TS_RW);
+      const key = await one.key(TS_RW);
       const api1 = tsApi(one, key);
       const ds = await api1.dataset();
       const s = await api1.series(ds);

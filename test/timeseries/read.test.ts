@@ -11,7 +11,7 @@ let api: ReturnType<typeof tsApi>;
 let key: string;
 beforeAll(async () => {
   server = await startTestServer();
-  key = server.key(TS_RW);
+  key = await server.key(TS_RW);
   api = tsApi(server, key);
 });
 afterAll(() => server.close());

@@ -8,7 +8,7 @@ let server: TestServer;
 let api: ReturnType<typeof tsApi>;
 beforeAll(async () => {
   server = await startTestServer();
-  api = tsApi(server, server.key(TS_RW));
+  api = tsApi(server, await server.key(TS_RW));
 });
 afterAll(() => server.close());
 
@@ -54,9 +54,9 @@ describe("D30 datasets and time series", () => {
     expect((await api.call("GET", `/api/ts/dataset/${d}`, undefined, { "svc-dataset-id": "00000000-0000-0000-0000-000000000000" })).status).toBe(400);
     expect((await api.call("GET", `/api/ts/dataset/${d}`, undefined, { "svc-project-id": "" })).status).toBe(400);
     expect((await api.call("GET", `/api/ts/dataset/${d}`, undefined, { "svc-project-id": "proj-b" })).status).toBe(403);
-    const both = tsApi(server, server.key({ scopes: ["platform_timeseries_readwrite"], projects: [PROJECT, "proj-b"] }), "proj-b");
+    const both = tsApi(server, await server.key({ scopes: ["platform_timeseries_readwrite"], projects: [PROJECT, "proj-b"] }), "proj-b");
     expect((await both.call("GET", `/api/ts/dataset/${d}`)).status).toBe(404);
-    const reader = tsApi(server, server.key({ scopes: ["platform_timeseries_read"], projects: [PROJECT] }));
+    const reader = tsApi(server, await server.key({ scopes: ["platform_timeseries_read"], projects: [PROJECT] }));
     expect((await reader.call("GET", `/api/ts/dataset/${d}`)).status).toBe(200);
     expect((await reader.call("DELETE", `/api/ts/dataset/${d}`)).status).toBe(403);
   });

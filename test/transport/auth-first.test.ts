@@ -17,7 +17,7 @@ let writer: string;
 
 beforeAll(async () => {
   server = await startTestServer();
-  writer = server.key({ clientId: "writer", ...TS_RW, scopes: ["platform_timeseries_readwrite", "platform_iam_featurestatus_readwrite"], roles: ["BackOffice"] });
+  writer = await server.key({ clientId: "writer", ...TS_RW, scopes: ["platform_timeseries_readwrite", "platform_iam_featurestatus_readwrite"], roles: ["BackOffice"] });
   const api = tsApi(server, writer);
   const ds = await api.dataset();
   const series = await api.series(ds);

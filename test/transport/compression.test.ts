@@ -12,7 +12,7 @@ let server: TestServer;
 let key: string;
 beforeAll(async () => {
   server = await startTestServer();
-  key = server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] });
+  key = await server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] });
   for (let i = 0; i < 20; i++) {
     await fetch(`${server.url}/api/admin/feature/message`, { method: "POST", headers: { "svc-open-api-key": key, "content-type": "application/json" }, body: JSON.stringify(draft({ title: `Notice ${i}` })) });
   }
@@ -64,12 +64,12 @@ describe("D44 response compression", () => {
   });
 
   it.each(["zstd", "gzip", "br"])("D28 D44 a streamed whole-range read in %s decodes to the identity answer byte for byte", async (coding) => {
-    const ts = tsApi(server, server.key(TS_RW));
+    const ts = tsApi(server, await server.key(TS_RW));
     const d = await ts.dataset();
     const s = await ts.series(d);
     await ts.upload(d, s, makeRows(100_000));
     const path = `/api/ts/dataset/${d}/timeseries/${s}/values`;
-    const headers = tsHeaders(server.key(TS_RW), d);
+    const headers = tsHeaders(await server.key(TS_RW), d);
     const plain = await get(path, headers);
     const r = await get(path, { ...headers, "accept-encoding": coding });
     expect(r.headers["content-encoding"]).toBe(coding);

@@ -18,7 +18,7 @@ let s: string;
 
 beforeAll(async () => {
   server = await startTestServer();
-  key = server.key(TS_RW);
+  key = await server.key(TS_RW);
   const api = tsApi(server, key);
   d = await api.dataset();
   s = await api.series(d);

@@ -50,7 +50,7 @@ async function call(path: string, message: Uint8Array, headers: Record<string, s
 
 describe("gRPC-Web text mode", () => {
   it("D5 a unary call in grpc-web-text answers base64 frames: the message and grpc-status 0", async () => {
-    const key = server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] });
+    const key = await server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] });
     await fetch(`${server.url}/api/admin/feature/message`, { method: "POST", headers: { "svc-open-api-key": key, "content-type": "application/json" }, body: JSON.stringify(draft({ title: "In text mode" })) });
     const r = await call(`/${FeatureStatusService.typeName}/ListGlobalMessages`, toBinary(ListGlobalMessagesRequestSchema, create(ListGlobalMessagesRequestSchema)), { "svc-open-api-key": key }, true);
     expect(r.status).toBe(200);
@@ -61,7 +61,7 @@ describe("gRPC-Web text mode", () => {
   });
 
   it("D5 a server-streaming read in grpc-web-text carries the same frames as in binary gRPC-Web", async () => {
-    const key = server.key(TS_RW);
+    const key = await server.key(TS_RW);
     const ts = tsApi(server, key);
     const d = await ts.dataset();
     const s = await ts.series(d);
@@ -80,7 +80,7 @@ describe("gRPC-Web text mode", () => {
   it("D5 D8 a text body that is not base64 is refused as a gRPC error, not a crash", async () => {
     const r = await fetch(`${server.url}/${FeatureStatusService.typeName}/ListGlobalMessages`, {
       method: "POST",
-      headers: { "content-type": "application/grpc-web-text", "x-grpc-web": "1", "svc-open-api-key": server.key({ scopes: ["platform_iam_featurestatus_read"] }) },
+      headers: { "content-type": "application/grpc-web-text", "x-grpc-web": "1", "svc-open-api-key": await server.key({ scopes: ["platform_iam_featurestatus_read"] }) },
       body: "abc",
     });
     expect(r.status).toBe(200);

@@ -17,7 +17,7 @@ const READ = { scopes: ["platform_iam_featurestatus_readwrite"], roles: ["BackOf
 
 beforeAll(async () => {
   server = await startTestServer();
-  key = server.key(READ);
+  key = await server.key(READ);
 });
 afterAll(() => server.close());
 
@@ -87,7 +87,7 @@ describe("D4 one port, every protocol", () => {
   });
 
   it("D5 a streamed read (ReadValues) answers the same rows on gRPC, Connect, gRPC-Web and REST, past the same authentication", async () => {
-    const tsKey = server.key(TS_RW);
+    const tsKey = await server.key(TS_RW);
     const api = tsApi(server, tsKey);
     const datasetId = await api.dataset();
     const timeSeriesId = await api.series(datasetId);

@@ -15,8 +15,8 @@ const message = { type: "Warning", title: "Maintenance", body: "tonight", startD
 
 beforeAll(async () => {
   server = await startTestServer();
-  writer = server.key({ clientId: "writer", scopes: ["platform_iam_featurestatus_readwrite"], roles: ["BackOffice"] });
-  tsKey = server.key(TS_RW);
+  writer = await server.key({ clientId: "writer", scopes: ["platform_iam_featurestatus_readwrite"], roles: ["BackOffice"] });
+  tsKey = await server.key(TS_RW);
   ds = await tsApi(server, tsKey).dataset();
 });
 afterAll(() => server.close());

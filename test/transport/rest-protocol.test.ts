@@ -12,7 +12,7 @@ let headers: Record<string, string>;
 beforeAll(async () => {
   server = await startTestServer();
   headers = {
-    "svc-open-api-key": server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] }),
+    "svc-open-api-key": await server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] }),
   };
 });
 afterAll(() => server.close());
@@ -104,7 +104,7 @@ describe("D6 request bodies", () => {
   });
 
   it("D6 value uploads accept bodies above 1 MiB (their limit is 64 MiB)", async () => {
-    const ts = tsApi(server, server.key(TS_RW));
+    const ts = tsApi(server, await server.key(TS_RW));
     const dataset = await ts.dataset();
     const series = await ts.series(dataset);
     const rows = makeRows(60_000);

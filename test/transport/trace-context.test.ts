@@ -11,7 +11,7 @@ let server: TestServer;
 let key: string;
 beforeAll(async () => {
   server = await startTestServer({ MERIDIAN_CORS_ORIGINS: ORIGIN, MERIDIAN_CORS_HEADERS: "X-Request-Id, x-tenant" });
-  key = server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_read"] });
+  key = await server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_read"] });
 });
 afterAll(() => server.close());
 

@@ -57,6 +57,62 @@ export const PG_MIGRATIONS: readonly Migration[] = [
         FOR EACH STATEMENT EXECUTE FUNCTION meridian_notify_change();
     `,
   },
+  {
+    version: 2,
+    name: "time series: datasets, series, value blocks, staged imports",
+    sql: `
+      CREATE TABLE datasets (
+        id         text PRIMARY KEY,  -- GUID, lower case (D23)
+        project    text NOT NULL,
+        items      text NOT NULL,     -- JSON arrays and object, as the API shows them
+        properties text NOT NULL,
+        metadata   text NOT NULL
+      );
+      CREATE INDEX datasets_by_project ON datasets (project);
+      -- sid keys the blocks: an integer is cheaper there than a GUID.
+      CREATE TABLE time_series (
+        sid         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id          text NOT NULL UNIQUE,
+        dataset_id  text NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        item        text NOT NULL,
+        properties  text NOT NULL,
+        data_fields text NOT NULL
+      );
+      CREATE INDEX time_series_by_dataset ON time_series (dataset_id, id);
+      -- One row per block of up to 16,536 values; a series' blocks never overlap.
+      -- Payloads are compressed already: stored as they are, out of line.
+      CREATE TABLE blocks (
+        id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        sid      bigint NOT NULL REFERENCES time_series (sid) ON DELETE CASCADE,
+        first_ts bigint NOT NULL,     -- epoch seconds of the first and last row
+        last_ts  bigint NOT NULL,
+        rows     integer NOT NULL,
+        payload  bytea NOT NULL       -- native/src/block-codec.h
+      );
+      ALTER TABLE blocks ALTER COLUMN payload SET STORAGE EXTERNAL;
+      CREATE UNIQUE INDEX blocks_by_time ON blocks (sid, first_ts) INCLUDE (last_ts);
+      -- An import (D30) stages its blocks here (COPY), then moves them into
+      -- blocks in one short transaction. Its importer holds an advisory lock
+      -- on the import's id while it runs: an import whose lock is free is
+      -- abandoned, whichever host ran it.
+      CREATE TABLE imports (
+        id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        sid        bigint NOT NULL REFERENCES time_series (sid) ON DELETE CASCADE,
+        host       text NOT NULL,
+        started_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE import_blocks (
+        id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        import_id bigint NOT NULL REFERENCES imports (id) ON DELETE CASCADE,
+        first_ts  bigint NOT NULL,
+        last_ts   bigint NOT NULL,
+        rows      integer NOT NULL,
+        payload   bytea NOT NULL
+      );
+      ALTER TABLE import_blocks ALTER COLUMN payload SET STORAGE EXTERNAL;
+      CREATE UNIQUE INDEX import_blocks_by_time ON import_blocks (import_id, first_ts) INCLUDE (last_ts);
+    `,
+  },
 ];
 
 /** Applies the migrations above the database's version, all in one transaction (DDL is transactional here); returns how many. */

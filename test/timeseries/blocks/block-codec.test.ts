@@ -3,9 +3,9 @@
 // with a JS error (never a crash: a crash would take this test process down).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { BLOCK_ROWS, FieldKind, MAX_TIMESTAMP, MIN_TIMESTAMP, decodeBlock, encodeBlock, valuesArray, type Block } from "../../src/storage/block-codec.js";
-import { blockArb, decimalishArb, toBlock, withChecksum, withFirstTimestamp } from "../helpers/blocks.js";
-import { blockColumns, blockJson, crc32c } from "../../src/storage/native.js";
+import { BLOCK_ROWS, FieldKind, MAX_TIMESTAMP, MIN_TIMESTAMP, decodeBlock, encodeBlock, valuesArray, type Block } from "../../../src/timeseries/blocks/block-codec.js";
+import { blockArb, decimalishArb, toBlock, withChecksum, withFirstTimestamp } from "../../helpers/blocks.js";
+import { blockColumns, blockJson, crc32c } from "../../../src/timeseries/blocks/native.js";
 
 function expectSame(decoded: Block, original: Block) {
   expect(Array.from(decoded.timestamps)).toEqual(Array.from(original.timestamps));

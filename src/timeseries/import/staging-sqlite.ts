@@ -6,15 +6,15 @@
 // which nothing reads and the next start or import removes.
 import { hostname } from "node:os";
 import type { Statement } from "better-sqlite3";
-import { decodeBlock, type FieldKind } from "./block-codec.js";
-import { BlockStore } from "./block-store.js";
-import type { Db } from "./database.js";
-import { discardAbandonedImports, running } from "./import-registry.js";
-import type { RowSet } from "./row-set.js";
+import { decodeBlock, type FieldKind } from "../blocks/block-codec.js";
+import { SqliteBlockStore } from "../blocks/block-store-sqlite.js";
+import type { Db } from "../../storage/database.js";
+import { discardAbandonedImports, running } from "../../storage/import-registry.js";
+import type { RowSet } from "../blocks/row-set.js";
 
 
 export class StagedImport {
-  private readonly staged: BlockStore;
+  private readonly staged: SqliteBlockStore;
   private readonly stmts: {
     live: Statement<[number], number>;
     list: Statement<[number], { rowid: number; first_ts: number; last_ts: number }>;
@@ -29,7 +29,7 @@ export class StagedImport {
     readonly id: number,
     readonly sid: number,
   ) {
-    this.staged = new BlockStore(db, { table: "import_blocks", key: "import_id" });
+    this.staged = new SqliteBlockStore(db, { table: "import_blocks", key: "import_id" });
     this.stmts = {
       live: db.prepare<[number], number>("SELECT 1 FROM imports WHERE id = ? AND published = 0").pluck(),
       list: db.prepare("SELECT rowid, first_ts, last_ts FROM import_blocks WHERE import_id = ? ORDER BY first_ts"),
@@ -65,7 +65,7 @@ export class StagedImport {
    * over existing data costs a decode and an encode per block overlapped.
    */
   publish(kinds: readonly FieldKind[]): void {
-    const series = new BlockStore(this.db);
+    const series = new SqliteBlockStore(this.db);
     this.db
       .transaction(() => {
         if (this.stmts.live.get(this.id) === undefined) throw new Error("the time series was deleted during the import");

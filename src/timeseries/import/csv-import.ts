@@ -1,15 +1,15 @@
 // D30 `meridian import`: a CSV file (timestamp yyyy-MM-ddTHH:mm:ss[Z], then one
 // column per data field, empty for missing) streamed into a time series, all
 // or nothing: staged batch by batch in short transactions, then published in
-// one (import-staging.ts), so a failed or killed import leaves nothing behind
+// one (import/staging-sqlite.ts), so a failed or killed import leaves nothing behind
 // and a server on the same file is never locked out for long (D51).
 import { createReadStream, statSync } from "node:fs";
-import type { Db } from "../storage/database.js";
-import { BLOCK_ROWS } from "../storage/block-codec.js";
-import { StagedImport } from "../storage/import-staging.js";
-import { MetadataStore } from "./metadata-store.js";
-import { parseRowTimestamp } from "./timestamps.js";
-import { RowBuilder, cellProblem, kindsOf } from "./value-rows.js";
+import type { Db } from "../../storage/database.js";
+import { BLOCK_ROWS } from "../blocks/block-codec.js";
+import { StagedImport } from "./staging-sqlite.js";
+import { SqliteMetadataStore } from "../metadata-store-sqlite.js";
+import { parseRowTimestamp } from "../timestamps.js";
+import { RowBuilder, cellProblem, kindsOf } from "../value-rows.js";
 
 const BATCH_ROWS = BLOCK_ROWS * 16; // rows handed to the block store at once
 
@@ -31,7 +31,7 @@ export interface ImportOptions {
 }
 
 export async function importCsv(db: Db, opts: ImportOptions): Promise<{ rows: number }> {
-  const series = new MetadataStore(db).getSeries(opts.datasetId.toLowerCase(), opts.seriesId.toLowerCase());
+  const series = new SqliteMetadataStore(db).getSeries(opts.datasetId.toLowerCase(), opts.seriesId.toLowerCase());
   if (!series) throw new ImportError(0, `no time series ${opts.seriesId} in dataset ${opts.datasetId}`);
   const kinds = kindsOf(series.dataFields);
   const rows = new RowBuilder(kinds, BATCH_ROWS);

@@ -2,7 +2,7 @@
 // only guards memory safety, as better-sqlite3 does.
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
-import { loadAddon } from "../runtime/addons.js";
+import { loadAddon } from "../../runtime/addons.js";
 
 export interface NativeColumn {
   kind: number;
@@ -24,8 +24,8 @@ interface NativeAddon {
 // executable carries its own copy (runtime/addons.ts).
 export const addon = loadAddon<NativeAddon>(
   "meridian_native.node",
-  // Same depth from src/ (tests) and dist/ (built): two levels below the package root.
-  () => process.env.MERIDIAN_NATIVE_ADDON || join(dirname(fileURLToPath(import.meta.url)), "..", "..", "native", "build", "Release", "meridian_native.node"),
+  // Same depth from src/ (tests) and dist/ (built): three levels below the package root.
+  () => process.env.MERIDIAN_NATIVE_ADDON || join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "native", "build", "Release", "meridian_native.node"),
 );
 
 /** CRC-32C (Castagnoli) of the bytes. */

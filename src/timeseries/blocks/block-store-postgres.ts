@@ -1,0 +1,106 @@
+// Value blocks in PostgreSQL, shared by every replica (D40; the rules are in
+// block-store.ts). A write runs in one transaction that first locks its
+// series' row, so writers of one series, on any replica, take turns (and a
+// series deleted meanwhile is noticed), while readers never wait: each batch
+// of a read is one statement on its own snapshot, as on SQLite. New blocks go
+// in by COPY.
+import type { Sql, TransactionSql } from "postgres";
+import type { FieldKind } from "./block-codec.js";
+import { mayAppend, planDelete, planUpsert, type BlockStore, type BlockWrite, type StoredBlock } from "./block-store.js";
+import { normalizeRows, type RowSet } from "./row-set.js";
+
+/** Where blocks live: the table, and the column that keys a run of blocks (a series, or an import). */
+export interface PgBlockTable {
+  table: "blocks" | "import_blocks";
+  key: "sid" | "import_id";
+  /** The row that owns a run of blocks, locked by writes. */
+  owner: { table: "time_series" | "imports"; key: "sid" | "id" };
+}
+export const PG_SERIES_BLOCKS: PgBlockTable = { table: "blocks", key: "sid", owner: { table: "time_series", key: "sid" } };
+export const PG_IMPORT_BLOCKS: PgBlockTable = { table: "import_blocks", key: "import_id", owner: { table: "imports", key: "id" } };
+
+type Q = Sql | TransactionSql;
+
+/** The owning series or import is gone (deleted while the write was under way). */
+export class OwnerGoneError extends Error {}
+
+export class PostgresBlockStore implements BlockStore {
+  constructor(
+    private readonly sql: Sql,
+    private readonly where: PgBlockTable = PG_SERIES_BLOCKS,
+  ) {}
+
+  overlapping(sid: number, from: number, to: number, limit: number, q: Q = this.sql): Promise<StoredBlock[]> {
+    const { table, key } = this.where;
+    // The block holding `from` is the last to start at or before it; from there on, by the index.
+    return q<StoredBlock[]>`
+      SELECT id AS rowid, first_ts, last_ts, rows, payload FROM ${q(table)}
+       WHERE ${q(key)} = ${sid} AND first_ts <= ${to} AND last_ts >= ${from}
+         AND first_ts >= coalesce((SELECT first_ts FROM ${q(table)} WHERE ${q(key)} = ${sid} AND first_ts <= ${from} ORDER BY first_ts DESC LIMIT 1), ${from})
+       ORDER BY first_ts LIMIT ${Number.isFinite(limit) ? limit : null}`;
+  }
+
+  async startsWithin(sid: number, from: number, to: number): Promise<boolean> {
+    const { table, key } = this.where;
+    return (await this.sql`SELECT 1 FROM ${this.sql(table)} WHERE ${this.sql(key)} = ${sid} AND first_ts BETWEEN ${from} AND ${to} LIMIT 1`).length > 0;
+  }
+
+  async upsert(sid: number, kinds: readonly FieldKind[], input: RowSet): Promise<number> {
+    const rows = normalizeRows(input);
+    if (rows.timestamps.length === 0) return 0;
+    await this.sql.begin(async (tx) => {
+      await this.lockOwner(tx, sid);
+      await this.upsertIn(tx, sid, kinds, rows);
+    });
+    return input.timestamps.length;
+  }
+
+  /** Upserts normalised rows within the caller's transaction, which holds the owner's lock. */
+  async upsertIn(tx: TransactionSql, sid: number, kinds: readonly FieldKind[], rows: RowSet): Promise<void> {
+    const { table, key } = this.where;
+    const first = rows.timestamps[0];
+    const touched = await this.overlapping(sid, first, rows.timestamps[rows.timestamps.length - 1], Infinity, tx);
+    const [before] = mayAppend(touched, rows)
+      ? await tx<StoredBlock[]>`SELECT id AS rowid, first_ts, last_ts, rows, payload FROM ${tx(table)} WHERE ${tx(key)} = ${sid} AND first_ts < ${first} ORDER BY first_ts DESC LIMIT 1`
+      : [];
+    await this.write(tx, sid, planUpsert(touched, before, kinds, rows));
+  }
+
+  async deleteRange(sid: number, kinds: readonly FieldKind[], from: number, to: number): Promise<number> {
+    return this.sql.begin(async (tx) => {
+      await this.lockOwner(tx, sid);
+      const touched = await this.overlapping(sid, from, to, Infinity, tx);
+      if (touched.length === 0) return 0;
+      const write = planDelete(touched, kinds, from, to);
+      await this.write(tx, sid, write);
+      return write.removed;
+    });
+  }
+
+  async stats(sid: number): Promise<{ rows: number; blocks: number; bytes: number }> {
+    const { table, key } = this.where;
+    const [r] = await this.sql<{ rows: number | null; blocks: number; bytes: number | null }[]>`
+      SELECT sum(rows)::bigint AS rows, count(*) AS blocks, sum(length(payload))::bigint AS bytes FROM ${this.sql(table)} WHERE ${this.sql(key)} = ${sid}`;
+    return { rows: r.rows ?? 0, blocks: r.blocks, bytes: r.bytes ?? 0 };
+  }
+
+  /** Takes the owner's row lock for the transaction (writers of one run take turns; FK checks of inserts are not blocked). */
+  async lockOwner(tx: TransactionSql, sid: number): Promise<void> {
+    const { table, key } = this.where.owner;
+    const found = await tx`SELECT 1 FROM ${tx(table)} WHERE ${tx(key)} = ${sid} FOR NO KEY UPDATE`;
+    if (found.length === 0) throw new OwnerGoneError(`${table} ${sid} no longer exists`);
+  }
+
+  private async write(tx: TransactionSql, sid: number, { old, blocks }: BlockWrite): Promise<void> {
+    const { table, key } = this.where;
+    if (old.length > 0) await tx`DELETE FROM ${tx(table)} WHERE id = ANY(${old.map((b) => b.rowid)}::bigint[])`;
+    if (blocks.length === 0) return;
+    // COPY's text format: tab-separated, bytea as \x and hex (its backslash escaped).
+    const copy = await tx`COPY ${tx(table)} (${tx(key)}, first_ts, last_ts, rows, payload) FROM STDIN`.writable();
+    const text = blocks.map((b) => `${sid}\t${b.first}\t${b.last}\t${b.rows}\t\\\\x${b.payload.toString("hex")}\n`).join("");
+    await new Promise<void>((resolve, reject) => {
+      copy.on("error", reject);
+      copy.end(text, () => resolve());
+    });
+  }
+}

@@ -1,0 +1,124 @@
+// Value blocks of a series, whichever database holds them (D40): one row per
+// block of up to 16,536 rows of one series, never overlapping. The rules are
+// written once here; block-store-sqlite.ts and block-store-postgres.ts only
+// fetch and store rows. A write decodes only the blocks it touches (those it
+// overlaps, and the last one before it while that has room, so appends fill
+// it), merges, re-encodes and replaces them in one transaction (D30).
+import { BLOCK_ROWS, decodeBlock, encodeBlock, type FieldKind } from "./block-codec.js";
+import { concatRows, mergeRows, sliceRows, withoutRange, type RowSet } from "./row-set.js";
+
+export interface StoredBlock {
+  /** The block's row in its table, for replacing it. */
+  rowid: number;
+  first_ts: number;
+  last_ts: number;
+  rows: number;
+  payload: Buffer;
+}
+
+/** An encoded block to store. */
+export interface NewBlock {
+  first: number;
+  last: number;
+  rows: number;
+  payload: Buffer;
+}
+
+/** A write worked out: the blocks it replaces, and the encoded blocks that take their place. */
+export interface BlockWrite {
+  old: StoredBlock[];
+  blocks: NewBlock[];
+}
+
+/** SQLite answers at once, PostgreSQL later: callers await either. */
+export type Maybe<T> = T | Promise<T>;
+
+export interface BlockStore {
+  /**
+   * Up to `limit` blocks overlapping [from, to] in time order, from the one
+   * holding `from` (the last to start at or before it: blocks never
+   * overlap), found in the index, so a read deep into a long series does not
+   * walk every earlier block.
+   */
+  overlapping(sid: number, from: number, to: number, limit: number): Maybe<StoredBlock[]>;
+  /** Whether a block starts within [from, to]: since a block's first_ts is one of its rows, whether rows there exist beyond the block before. */
+  startsWithin(sid: number, from: number, to: number): Maybe<boolean>;
+  /** Upserts rows (any order; of equal timestamps the last wins); returns how many rows were given. */
+  upsert(sid: number, kinds: readonly FieldKind[], rows: RowSet): Maybe<number>;
+  /** Deletes the rows of [from, to]; returns how many there were. */
+  deleteRange(sid: number, kinds: readonly FieldKind[], from: number, to: number): Maybe<number>;
+  /** Row count, block count and payload bytes of a series. */
+  stats(sid: number): Maybe<{ rows: number; blocks: number; bytes: number }>;
+}
+
+/** Blocks fetched per query while reading: about 160 KB of W1 payloads. */
+const BATCH = 16;
+
+/**
+ * The stored blocks that hold rows of [from, to], in time order (payloads
+ * still encoded). Fetched a batch at a time, each batch picking up after the
+ * last block of the one before, so a reader may pause between blocks (a
+ * stream waiting on its client) without holding a connection or a read
+ * transaction; a write in between is seen from the next batch on, and never
+ * makes the walk repeat or skip a row that was already there. `rowsWanted`
+ * sizes the first batch for a reader that needs only so many rows (a page).
+ */
+export async function* blocksOf(store: BlockStore, sid: number, from: number, to: number, rowsWanted = Infinity): AsyncGenerator<StoredBlock> {
+  let batch = Math.min(BATCH, Math.ceil(rowsWanted / BLOCK_ROWS) + 1);
+  while (from <= to) {
+    const found = await store.overlapping(sid, from, to, batch);
+    yield* found;
+    if (found.length < batch) return;
+    from = found[found.length - 1].last_ts + 1;
+    batch = BATCH;
+  }
+}
+
+/** Whether the block before normalised rows matters to their write: when no block holds their first row, they may append to it. */
+export function mayAppend(touched: StoredBlock[], rows: RowSet): boolean {
+  return touched.length === 0 || touched[0].first_ts > rows.timestamps[0];
+}
+
+/**
+ * The write of normalised rows: `touched` are the stored blocks overlapping
+ * their range, `before` the last block to start before their first row,
+ * when mayAppend() asked for it. Rows append to it while it has room.
+ */
+export function planUpsert(touched: StoredBlock[], before: StoredBlock | undefined, kinds: readonly FieldKind[], rows: RowSet): BlockWrite {
+  const old = [...touched];
+  if (mayAppend(touched, rows) && before && before.rows < BLOCK_ROWS) old.unshift(before);
+  const merged = old.length > 0 ? mergeRows(decodeAll(old, kinds), rows) : rows;
+  return { old, blocks: encodeBlocks(merged) };
+}
+
+/** The write that removes [from, to] from the blocks overlapping it, and how many rows go. */
+export function planDelete(touched: StoredBlock[], kinds: readonly FieldKind[], from: number, to: number): BlockWrite & { removed: number } {
+  const before = touched.reduce((a, b) => a + b.rows, 0);
+  const kept = withoutRange(decodeAll(touched, kinds), from, to);
+  return { old: touched, blocks: encodeBlocks(kept), removed: before - kept.timestamps.length };
+}
+
+/** The rows of one or more blocks, which must hold the series' columns. */
+export function decodeAll(blocks: StoredBlock[], kinds: readonly FieldKind[]): RowSet {
+  return concatRows(
+    ...blocks.map((b) => {
+      const decoded = decodeBlock(b.payload);
+      if (decoded.columns.length !== kinds.length || decoded.columns.some((c, i) => c.kind !== kinds[i])) {
+        throw new Error(`block ${b.rowid} does not match the series' data fields`);
+      }
+      return decoded;
+    }),
+  );
+}
+
+/** Normalised rows cut into blocks of BLOCK_ROWS and encoded. */
+export function encodeBlocks(rows: RowSet): NewBlock[] {
+  const out: NewBlock[] = [];
+  const n = rows.timestamps.length;
+  for (let start = 0; start < n; start += BLOCK_ROWS) {
+    const part = sliceRows(rows, start, Math.min(n, start + BLOCK_ROWS));
+    const count = part.timestamps.length;
+    out.push({ first: part.timestamps[0], last: part.timestamps[count - 1], rows: count, payload: encodeBlock(part) });
+  }
+  return out;
+}
