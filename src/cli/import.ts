@@ -1,7 +1,7 @@
 // meridian import (D30): a CSV file into a time series, all or nothing.
 import { ImportError, importCsv } from "../timeseries/import/csv-import.js";
 import { parseCommand, UsageError } from "./args.js";
-import { openCliSqlite } from "./cli-database.js";
+import { openCliBackend } from "./cli-database.js";
 import { progressBar } from "./progress.js";
 
 export const IMPORT_USAGE = `usage: meridian import --dataset ID --series ID FILE.csv
@@ -16,11 +16,11 @@ export async function importCommand(argv: string[]): Promise<number> {
   const { values, positionals } = args;
   if (!values.dataset || !values.series) throw new UsageError("--dataset and --series are required", IMPORT_USAGE);
   if (positionals.length !== 1) throw new UsageError("expected one FILE.csv", IMPORT_USAGE);
-  const { db, close } = await openCliSqlite("import", "imports into PostgreSQL are not built yet; import into a SQLite file");
+  const backend = await openCliBackend("import", "existing");
   const bar = process.stderr.isTTY ? progressBar(process.stderr) : undefined;
   const started = performance.now();
   try {
-    const { rows } = await importCsv(db, { datasetId: values.dataset, seriesId: values.series, file: positionals[0], onProgress: bar?.update });
+    const { rows } = await importCsv(backend, { datasetId: values.dataset, seriesId: values.series, file: positionals[0], onProgress: bar?.update });
     bar?.done();
     const seconds = (performance.now() - started) / 1000;
     process.stdout.write(`imported ${rows} rows into time series ${values.series} in ${seconds.toFixed(2)} s (${Math.round(rows / seconds)} rows/s)\n`);
@@ -33,6 +33,6 @@ export async function importCommand(argv: string[]): Promise<number> {
     }
     throw e;
   } finally {
-    await close();
+    await backend.close();
   }
 }

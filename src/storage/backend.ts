@@ -15,6 +15,9 @@ import { PostgresBlockStore } from "../timeseries/blocks/block-store-postgres.js
 import type { MetadataStore } from "../timeseries/metadata-store.js";
 import { SqliteMetadataStore } from "../timeseries/metadata-store-sqlite.js";
 import { PostgresMetadataStore } from "../timeseries/metadata-store-postgres.js";
+import type { Imports } from "../timeseries/import/staging.js";
+import { SqliteImports } from "../timeseries/import/staging-sqlite.js";
+import { PostgresImports, discardAbandonedPgImports } from "../timeseries/import/staging-postgres.js";
 import { startCheckpoints } from "./checkpoint.js";
 import { neverWaitForLocks, openDatabase, type Db } from "./database.js";
 import { ChangeFeed } from "./postgres/changes.js";
@@ -35,6 +38,8 @@ export interface Backend {
   metadata: MetadataStore;
   /** The series' value blocks. */
   blocks: BlockStore;
+  /** Staged imports (meridian import). */
+  imports: Imports;
   /** The key that seals cursors, the same in every process on the database. */
   cursorKey: Buffer;
   /** The SQLite connection (for tests and the CLI); absent on PostgreSQL. */
@@ -67,6 +72,7 @@ function openSqlite(path: string): Backend {
     apiKeys: new SqliteApiKeyStore(db),
     metadata: new SqliteMetadataStore(db),
     blocks: new SqliteBlockStore(db),
+    imports: new SqliteImports(db),
     cursorKey: serverSecret(db, "cursor-key"),
     sqlite: db,
     oncePerInterval: (_name, _intervalS, fn) => fn(),
@@ -91,6 +97,7 @@ async function openPostgres(settings: Settings): Promise<Backend> {
   });
   try {
     await migratePostgres(sql);
+    await discardAbandonedPgImports(sql); // as SQLite's open does
     const changes = await ChangeFeed.listen(sql);
     return {
       kind: "postgres",
@@ -99,6 +106,7 @@ async function openPostgres(settings: Settings): Promise<Backend> {
       apiKeys: new PostgresApiKeyStore(sql, changes),
       metadata: new PostgresMetadataStore(sql),
       blocks: new PostgresBlockStore(sql),
+      imports: new PostgresImports(sql),
       postgres: sql,
       cursorKey: await pgServerSecret(sql, "cursor-key"),
       oncePerInterval: (name, intervalS, fn) => oncePerInterval(sql, name, intervalS, fn),

@@ -3,9 +3,8 @@
 // that moves a message between the D19 windows, is seen by the next listing.
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SqliteMessageStore } from "../../src/featurestatus/message-store-sqlite.js";
 import { ListingCache } from "../../src/featurestatus/listing-cache.js";
-import { openDatabase } from "../../src/storage/database.js";
+import { queryElsewhere } from "../helpers/server.js";
 import { draft, iso, useMessageServer, type ApiMessage } from "../helpers/messages.js";
 
 const t = useMessageServer();
@@ -24,13 +23,13 @@ describe("D19 listings served from the cache stay current", () => {
 
   it("D19 a write by another connection to the same database shows in the next listing", async () => {
     expect(await titles("cache-b")).toEqual([]);
-    const other = openDatabase(join(t.server.dir, "meridian.db"));
-    try {
-      const now = Math.floor(Date.now() / 1000);
-      await new SqliteMessageStore(other).insert({ feature_id: "cache-b", type: "Warning", title: "from elsewhere", body: "", start_date: now - 60, expiring_date: now + 3600 });
-    } finally {
-      other.close();
-    }
+    const now = Math.floor(Date.now() / 1000);
+    await queryElsewhere(
+      t.server,
+      "INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date) VALUES ('cache-b', 'Warning', 'from elsewhere', '', $1, $2)",
+      now - 60,
+      now + 3600,
+    );
     expect(await titles("cache-b")).toEqual(["from elsewhere"]);
   });
 

@@ -206,7 +206,10 @@ describe("D21 limit and cursor", () => {
   });
 
   it("D21 limit above 1000 is clamped", async () => {
-    for (let i = 0; i < 1001; i++) t.server.app.db.prepare("INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date) VALUES ('clamp', 'Warning', 't', '', 0, 1)").run();
+    await t.server.query(
+      `INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date)
+       SELECT 'clamp', 'Warning', 't', '', 0, 1 FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1001) SELECT i FROM n) AS rows`,
+    );
     const r = await t.a.list("clamp", "expiry=Expired&limit=5000");
     expect(r.status).toBe(200);
     expect(r.json.data.length).toBe(1000);

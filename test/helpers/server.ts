@@ -11,6 +11,9 @@ import { SignJWT } from "jose";
 import { startMeridian, type Meridian } from "../../src/app.js";
 import type { ApiKeyGrant } from "../../src/auth/api-keys.js";
 import { loadSettings } from "../../src/config/settings.js";
+import { openDatabase, type Db } from "../../src/storage/database.js";
+import { isPostgresUrl, type Sql } from "../../src/storage/postgres/connect.js";
+import postgres from "postgres";
 import { freshPgDatabase } from "./postgres.js";
 
 /** The backend the suite runs on. */
@@ -23,12 +26,14 @@ export const JWT_SECRET = "test-secret-of-thirty-two-bytes!!";
 export interface TestServer {
   app: Meridian;
   url: string;
+  /** MERIDIAN_DB: the SQLite file or the PostgreSQL URL. */
+  db: string;
   dir: string;
   logs: Record<string, unknown>[];
   /** A fresh API key with this grant. */
   key(grant: Partial<ApiKeyGrant>): Promise<string>;
-  /** Runs SQL on the server's database, parameters as $1, $2... (either backend). */
-  query<T = Record<string, unknown>>(text: string, ...params: (string | number | null)[]): Promise<T[]>;
+  /** Runs SQL on the server's database, parameters as $1, $2... in order, each once (either backend). */
+  query<T = Record<string, unknown>>(text: string, ...params: Param[]): Promise<T[]>;
   close(): Promise<void>;
 }
 
@@ -54,20 +59,43 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   return {
     app,
     url: app.url,
+    db: settings.db,
     dir,
     logs,
     key: async (grant) => (await app.backend.apiKeys.create({ clientId: "client", roles: [], scopes: [], projects: [], ...grant })).key,
-    async query<T>(text: string, ...params: (string | number | null)[]) {
-      if (postgres) return (await postgres.unsafe(text, params)) as unknown as T[];
-      const stmt = sqlite!.prepare(text.replace(/\$(\d+)/g, "?$1"));
-      return (stmt.reader ? stmt.all(...params) : (stmt.run(...params), [])) as T[];
-    },
+    query: (text, ...params) => runQuery(postgres ?? sqlite!, text, params),
     async close() {
       await app.close(1000);
       await pg?.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+type Param = string | number | null;
+
+async function runQuery<T>(on: Sql | Db, text: string, params: Param[]): Promise<T[]> {
+  if (!("prepare" in on)) return (await on.unsafe(text, params)) as unknown as T[];
+  const stmt = on.prepare(text.replace(/\$\d+/g, "?"));
+  return (stmt.reader ? stmt.all(...params) : (stmt.run(...params), [])) as T[];
+}
+
+/** Runs SQL on the server's database through a connection of its own, as another process would. */
+export async function queryElsewhere<T = Record<string, unknown>>(server: TestServer, text: string, ...params: Param[]): Promise<T[]> {
+  if (isPostgresUrl(server.db)) {
+    const sql = postgres(server.db, { max: 1, onnotice: () => {} });
+    try {
+      return await runQuery<T>(sql, text, params);
+    } finally {
+      await sql.end();
+    }
+  }
+  const db = openDatabase(server.db);
+  try {
+    return await runQuery<T>(db, text, params);
+  } finally {
+    db.close();
+  }
 }
 
 /** An HS256 token signed with the test secret; claims override the defaults. */

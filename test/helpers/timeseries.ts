@@ -1,6 +1,7 @@
 // REST helpers for the time series routes: D14 headers and a key that may write.
-import { decodeBlock } from "../../src/timeseries/blocks/block-codec.js";
-import type { Db } from "../../src/storage/database.js";
+import { MAX_TIMESTAMP, MIN_TIMESTAMP, decodeBlock } from "../../src/timeseries/blocks/block-codec.js";
+import { blocksOf } from "../../src/timeseries/blocks/block-store.js";
+import type { Backend } from "../../src/storage/backend.js";
 import type { TestServer } from "./server.js";
 
 export const PROJECT = "proj-a";
@@ -65,10 +66,22 @@ export function tsApi(server: TestServer, key: string, project = PROJECT) {
 }
 
 /** A series' stored rows, read straight from its blocks: [epoch seconds, cell or null...]. */
-export function storedRows(db: Db, seriesId: string): (number | null)[][] {
-  const { sid } = db.prepare("SELECT sid FROM time_series WHERE id = ?").get(seriesId) as { sid: number };
+export async function storedRows(server: TestServer, seriesId: string): Promise<(number | null)[][]> {
+  return rowsOfPayloads(await server.query<{ payload: Buffer }>("SELECT payload FROM blocks JOIN time_series USING (sid) WHERE time_series.id = $1 ORDER BY first_ts", seriesId));
+}
+
+/** The same through a backend's stores (a database without a server). */
+export async function storedRowsIn(backend: Backend, datasetId: string, seriesId: string): Promise<(number | null)[][]> {
+  const s = await backend.metadata.getSeries(datasetId, seriesId);
+  if (!s) throw new Error(`no series ${seriesId}`);
+  const blocks = [];
+  for await (const b of blocksOf(backend.blocks, s.sid, MIN_TIMESTAMP, MAX_TIMESTAMP)) blocks.push(b);
+  return rowsOfPayloads(blocks);
+}
+
+function rowsOfPayloads(blocks: { payload: Buffer }[]): (number | null)[][] {
   const out: (number | null)[][] = [];
-  for (const b of db.prepare("SELECT payload FROM blocks WHERE sid = ? ORDER BY first_ts").all(sid) as { payload: Buffer }[]) {
+  for (const b of blocks) {
     const d = decodeBlock(b.payload);
     d.timestamps.forEach((t, i) => out.push([t, ...d.columns.map((c) => (c.missing?.[i] ? null : c.values[i]))]));
   }

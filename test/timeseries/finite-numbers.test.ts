@@ -18,35 +18,35 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const count = (table: string) => (server.app.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+const count = async (table: string) => (await server.query<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))[0].n;
 const dataFields = [{ name: "value", dataType: "Single" }];
 
 describe("D52 non-finite numbers are refused", () => {
   it("D52 a NaN or ±Infinity property is a 400 naming it and nothing is stored (REST JSON)", async () => {
     const d = await api.dataset();
-    const before = count("time_series");
+    const before = await count("time_series");
     for (const depth of ["NaN", "Infinity", "-Infinity"]) {
       const r = await api.call("POST", `/api/ts/dataset/${d}/timeseries`, { item: { name: "x" }, properties: { depth }, dataFields });
       expect([r.status, Object.keys(r.json.errors)], depth).toEqual([400, ["properties.depth"]]);
       expect(r.json.errors["properties.depth"][0]).toMatch(/finite/);
     }
-    expect(count("time_series")).toBe(before);
+    expect(await count("time_series")).toBe(before);
     expect((await api.call("GET", `/api/ts/dataset/${d}/timeseries/list`)).json).toEqual({ data: [] });
   });
 
   it("D52 a NaN or ±Infinity property is INVALID_ARGUMENT and nothing is stored (protobuf binary)", async () => {
     const d = await api.dataset();
-    const before = count("time_series");
+    const before = await count("time_series");
     for (const depth of [NaN, Infinity, -Infinity]) {
       const r = await grpcUnary(hostPort(server.url), TimeSeriesService.method.createTimeSeries, { datasetId: d, timeSeries: { item: { name: "x" }, properties: { depth }, dataFields } }, tsHeaders(key, d));
       expect(r.error?.code, String(depth)).toBe(grpc.status.INVALID_ARGUMENT);
       expect(r.error?.details).toContain("properties.depth");
     }
-    expect(count("time_series")).toBe(before);
+    expect(await count("time_series")).toBe(before);
   });
 
   it("D52 NaN or ±Infinity anywhere in a dataset's metadata is INVALID_ARGUMENT naming its path and nothing is stored (protobuf binary)", async () => {
-    const before = count("datasets");
+    const before = await count("datasets");
     const cases: [Record<string, unknown>, string][] = [
       [{ depth: NaN }, "metadata.depth"],
       [{ a: { b: Infinity } }, "metadata.a.b"],
@@ -57,7 +57,7 @@ describe("D52 non-finite numbers are refused", () => {
       expect(r.error?.code, path).toBe(grpc.status.INVALID_ARGUMENT);
       expect(r.error?.details).toContain(path);
     }
-    expect(count("datasets")).toBe(before);
+    expect(await count("datasets")).toBe(before);
     // Finite numbers pass the same way.
     const ok = await grpcUnary(hostPort(server.url), TimeSeriesService.method.createDataset, { dataset: { metadata: { depth: 1.5, a: { b: [2] } } } }, tsHeaders(key));
     expect(ok.error).toBeUndefined();
@@ -71,7 +71,7 @@ describe("D52 reading never fails on a stored row", () => {
     const good = await api.series(d, { item: { name: "good" }, properties: { depth: 1 } });
     const bad = await api.series(d, { item: { name: "bad" }, properties: { depth: 2 } });
     // What the server stored before D52 for {"depth":"NaN"}: JSON.stringify writes NaN as null.
-    server.app.db.prepare("UPDATE time_series SET properties = ? WHERE id = ?").run(JSON.stringify({ depth: NaN }), bad);
+    await server.query("UPDATE time_series SET properties = $1 WHERE id = $2", JSON.stringify({ depth: NaN }), bad);
     const one = await api.call("GET", `/api/ts/dataset/${d}/timeseries/${bad}`);
     expect([one.status, one.json.id, one.json.properties]).toEqual([200, bad, {}]);
     const list = await api.call("GET", `/api/ts/dataset/${d}/timeseries/list`);

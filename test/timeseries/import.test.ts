@@ -1,24 +1,26 @@
-// D30 `meridian import` through the real CLI: header rule, empty cells as
-// missing, the summary line, the line of the first bad row with nothing kept,
-// a SIGKILL in the middle of an import that loses no acknowledged write, and
-// (D51) a server on the same file that keeps answering while an import runs.
+// D30 `meridian import` through the real CLI, on the backend the suite runs
+// on (D40; into PostgreSQL by COPY): header rule, empty cells as missing, the
+// summary line, the line of the first bad row with nothing kept, a SIGKILL in
+// the middle of an import that loses no acknowledged write, and (D51) a
+// server on the same database that keeps answering while an import runs.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
-import { SqliteBlockStore } from "../../src/timeseries/blocks/block-store-sqlite.js";
-import { openDatabase } from "../../src/storage/database.js";
-import { SqliteMetadataStore } from "../../src/timeseries/metadata-store-sqlite.js";
 import { RowBuilder, kindsOf } from "../../src/timeseries/value-rows.js";
 import { BIN, exited, meridian } from "../helpers/cli.js";
+import { countIn, dropDatabases, freshDatabase, shownAs, withBackend } from "../helpers/databases.js";
 import { RW, api as messageApi, draft } from "../helpers/messages.js";
 import { startTestServer } from "../helpers/server.js";
-import { TS_RW, storedRows, tsApi } from "../helpers/timeseries.js";
+import { TS_RW, storedRows, storedRowsIn, tsApi } from "../helpers/timeseries.js";
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-import-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  await dropDatabases();
+  rmSync(dir, { recursive: true, force: true });
+});
 const DATASET = "aaaaaaaa-0000-0000-0000-000000000001";
 const FIELDS = [
   { name: "value", dataType: "Single" },
@@ -26,16 +28,19 @@ const FIELDS = [
 ];
 
 let n = 0;
-function setup(): { db: string; series: string } {
-  const db = join(dir, `i${++n}.db`);
-  const series = `bbbbbbbb-0000-0000-0000-00000000000${n}`;
-  const conn = openDatabase(db);
-  const meta = new SqliteMetadataStore(conn);
-  meta.createDataset({ id: DATASET, project: "p", items: [], properties: [], metadata: {} });
-  meta.createSeries({ id: series, datasetId: DATASET, item: {}, properties: {}, dataFields: FIELDS });
-  conn.close();
+/** A database with one dataset and one series of FIELDS, and `rows` stored in it first when given. */
+async function setup(rows?: RowBuilder): Promise<{ db: string; series: string }> {
+  const db = await freshDatabase(dir);
+  const series = `bbbbbbbb-0000-0000-0000-00000000000${++n}`;
+  await withBackend(db, async ({ metadata, blocks }) => {
+    await metadata.createDataset({ id: DATASET, project: "p", items: [], properties: [], metadata: {} });
+    const s = (await metadata.createSeries({ id: series, datasetId: DATASET, item: {}, properties: {}, dataFields: FIELDS }))!;
+    if (rows) await blocks.upsert(s.sid, kindsOf(FIELDS), rows.take());
+  });
   return { db, series };
 }
+
+const rowsIn = (db: string, series: string) => withBackend(db, (b) => storedRowsIn(b, DATASET, series));
 
 const iso = (t: number) => new Date(t * 1000).toISOString().slice(0, 19);
 
@@ -48,36 +53,24 @@ function bigCsv(name: string, n: number): string {
   return file;
 }
 
-/** Rows of a table, read by a plain connection (openDatabase would tidy up abandoned imports). */
-function countIn(db: string, table: string): number {
-  const conn = new Database(db, { readonly: true });
-  try {
-    return (conn.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-  } finally {
-    conn.close();
-  }
-}
-
 describe("D30 meridian import", () => {
-  it("D30 skips a header line, reads empty cells as missing, prints one summary line on stdout", () => {
-    const { db, series } = setup();
+  it("D30 skips a header line, reads empty cells as missing, prints one summary line on stdout", async () => {
+    const { db, series } = await setup();
     const file = join(dir, "ok.csv");
     writeFileSync(file, "time,value,flag\r\n2000-01-01T00:00:00,12.289,0\r\n2000-01-01T00:01:00Z,,2\n2000-01-01T00:02:00,12.5,\n");
     const r = meridian(["import", "--dataset", DATASET.toUpperCase(), "--series", series, file], { MERIDIAN_DB: db });
-    expect(r.stderr).toBe(`meridian import: database ${db}\n`); // D33 the database is named, nothing else
+    expect(r.stderr).toBe(`meridian import: database ${shownAs(db)}\n`); // D33 the database is named, nothing else
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^imported 3 rows into time series ${series} in [0-9.]+ s \\([0-9]+ rows/s\\)\\n$`));
-    const conn = openDatabase(db);
-    expect(storedRows(conn, series)).toEqual([
+    expect(await rowsIn(db, series)).toEqual([
       [946684800, Math.fround(12.289), 0],
       [946684860, null, 2],
       [946684920, 12.5, null],
     ]);
-    conn.close();
   });
 
-  it("D30 names the line of the first bad row and keeps nothing of the file", () => {
-    const { db, series } = setup();
+  it("D30 names the line of the first bad row and keeps nothing of the file", async () => {
+    const { db, series } = await setup();
     const file = join(dir, "bad.csv");
     const lines = Array.from({ length: 40_000 }, (_, i) => `${iso(946684800 + 60 * i)},${i % 100},0`);
     lines[39_000] = "2000-01-01T00:00:00,not-a-number,0";
@@ -86,9 +79,7 @@ describe("D30 meridian import", () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/line 39001: column 2 must be a finite number; nothing was imported/);
     expect(r.stdout).toBe("");
-    const conn = openDatabase(db);
-    expect(storedRows(conn, series)).toEqual([]);
-    conn.close();
+    expect(await rowsIn(db, series)).toEqual([]);
     for (const [content, line] of [
       ["2000-01-01T00:00:00,1,0\n2000-01-01T00:01:00,1\n", 2],
       ["2000-01-01T00:00:00,1,0\n2000-02-30T00:00:00,1,0\n", 2],
@@ -103,40 +94,28 @@ describe("D30 meridian import", () => {
   });
 
   it("D30 an import over stored rows upserts like an upload: its rows win, rows it does not name stay, in any line order", async () => {
-    const { db, series } = setup();
-    const conn = openDatabase(db);
-    const s = new SqliteMetadataStore(conn).getSeries(DATASET, series)!;
     const stored = new RowBuilder(kindsOf(FIELDS));
     for (let i = 0; i < 50_000; i++) stored.set(stored.push(946684800 + 60 * i), 0, 1);
-    new SqliteBlockStore(conn).upsert(s.sid, kindsOf(FIELDS), stored.take());
-    conn.close();
+    const { db, series } = await setup(stored);
     // Every third row of the stored range and 30,000 past its end, written backwards.
     const lines: string[] = [];
     for (let i = 0; i < 80_000; i++) if (i >= 50_000 || i % 3 === 0) lines.push(`${iso(946684800 + 60 * i)},2,${i % 5}`);
     const file = join(dir, "over.csv");
     writeFileSync(file, lines.reverse().join("\n"));
     const r = meridian(["import", "--dataset", DATASET, "--series", series, file], { MERIDIAN_DB: db });
-    expect([r.status, r.stderr]).toEqual([0, `meridian import: database ${db}\n`]);
-    const after = openDatabase(db);
-    try {
-      const expected = Array.from({ length: 80_000 }, (_, i) => (i >= 50_000 || i % 3 === 0 ? [946684800 + 60 * i, 2, i % 5] : [946684800 + 60 * i, 1, null]));
-      expect(storedRows(after, series)).toEqual(expected);
-      expect([countIn(db, "imports"), countIn(db, "import_blocks")]).toEqual([0, 0]);
-    } finally {
-      after.close();
-    }
+    expect([r.status, r.stderr]).toEqual([0, `meridian import: database ${shownAs(db)}\n`]);
+    const expected = Array.from({ length: 80_000 }, (_, i) => (i >= 50_000 || i % 3 === 0 ? [946684800 + 60 * i, 2, i % 5] : [946684800 + 60 * i, 1, null]));
+    expect(await rowsIn(db, series)).toEqual(expected);
+    expect([await countIn(db, "imports"), await countIn(db, "import_blocks")]).toEqual([0, 0]);
   }, 60_000);
 
   it("D30 SIGKILL in the middle of an import: the database is consistent, acknowledged writes are all there, the import is not", async () => {
-    const { db, series } = setup();
     // An acknowledged write before the import.
-    const conn = openDatabase(db);
-    const s = new SqliteMetadataStore(conn).getSeries(DATASET, series)!;
     const acked = new RowBuilder(kindsOf(FIELDS));
     for (let i = 0; i < 20_000; i++) acked.set(acked.push(-1_000_000 + i), 0, i);
-    new SqliteBlockStore(conn).upsert(s.sid, kindsOf(FIELDS), acked.take());
-    const before = storedRows(conn, series);
-    conn.close();
+    const { db, series } = await setup(acked);
+    const before = await rowsIn(db, series);
+    expect(before).toHaveLength(20_000);
 
     const file = bigCsv("big.csv", 3_000_000);
     const child = spawn(process.execPath, [BIN, "import", "--dataset", DATASET, "--series", series, file], { env: { ...process.env, MERIDIAN_DB: db }, stdio: "ignore" });
@@ -144,37 +123,37 @@ describe("D30 meridian import", () => {
     child.kill("SIGKILL");
     const code = await exited(child);
 
-    const after = openDatabase(db);
-    try {
-      expect(after.pragma("integrity_check", { simple: true })).toBe("ok");
-      const got = storedRows(after, series);
-      expect(code).toBeNull(); // killed by the signal, mid-import
-      expect(got).toEqual(before); // none of the import, and every acknowledged row
-      // The database takes writes again: the dead importer left no lock behind.
-      new SqliteBlockStore(after).upsert(s.sid, kindsOf(FIELDS), new RowBuilder(kindsOf(FIELDS)).take());
+    if (!db.includes("://")) {
+      const conn = new Database(db, { readonly: true });
+      expect(conn.pragma("integrity_check", { simple: true })).toBe("ok");
+      conn.close();
+    }
+    expect(code).toBeNull(); // killed by the signal, mid-import
+    expect(await rowsIn(db, series)).toEqual(before); // none of the import, and every acknowledged row
+    // The database takes writes again: the dead importer left no lock behind.
+    await withBackend(db, async ({ metadata, blocks }) => {
+      const s = (await metadata.getSeries(DATASET, series))!;
       const more = new RowBuilder(kindsOf(FIELDS));
       more.push(0);
-      expect(new SqliteBlockStore(after).upsert(s.sid, kindsOf(FIELDS), more.take())).toBe(1);
-    } finally {
-      after.close();
-    }
+      expect(await blocks.upsert(s.sid, kindsOf(FIELDS), more.take())).toBe(1);
+    });
   }, 60_000);
 
   it("D30 D51 SIGKILL while staging: the series is untouched, the staged blocks are invisible, and the next start removes them", async () => {
-    const { db, series } = setup();
+    const { db, series } = await setup();
     const file = bigCsv("staging.csv", 3_000_000);
     const child = spawn(process.execPath, [BIN, "import", "--dataset", DATASET, "--series", series, file], { env: { ...process.env, MERIDIAN_DB: db }, stdio: "ignore" });
     // Kill it once some batches are staged, before it can publish.
-    while (countIn(db, "import_blocks") < 16 && child.exitCode === null) await new Promise((r) => setTimeout(r, 5));
+    while ((await countIn(db, "import_blocks")) < 16 && child.exitCode === null) await new Promise((r) => setTimeout(r, 5));
     child.kill("SIGKILL");
     expect(await exited(child)).toBeNull();
-    expect(countIn(db, "import_blocks")).toBeGreaterThanOrEqual(16);
-    expect(countIn(db, "blocks")).toBe(0);
-    expect(countIn(db, "imports")).toBe(1);
+    expect(await countIn(db, "import_blocks")).toBeGreaterThanOrEqual(16);
+    expect(await countIn(db, "blocks")).toBe(0);
+    expect(await countIn(db, "imports")).toBe(1);
 
     const server = await startTestServer({ MERIDIAN_DB: db }); // the next start
     try {
-      expect([countIn(db, "import_blocks"), countIn(db, "imports")]).toEqual([0, 0]);
+      expect([await countIn(db, "import_blocks"), await countIn(db, "imports")]).toEqual([0, 0]);
       const r = await tsApi(server, await server.key({ scopes: ["platform_timeseries_read"], projects: ["p"] }), "p").read(DATASET, series);
       expect(r).toEqual({ status: 200, json: { data: [] } });
     } finally {
@@ -193,7 +172,7 @@ describe("D51 the server while an import runs", () => {
       const [imported, uploaded] = [await ts.series(d), await ts.series(d)];
       const rows = 3_000_000;
       const file = bigCsv("concurrent.csv", rows);
-      const child = spawn(process.execPath, [BIN, "import", "--dataset", d, "--series", imported, file], { env: { ...process.env, MERIDIAN_DB: join(server.dir, "meridian.db") }, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, [BIN, "import", "--dataset", d, "--series", imported, file], { env: { ...process.env, MERIDIAN_DB: server.db }, stdio: ["ignore", "pipe", "pipe"] });
       let out = "";
       child.stdout!.on("data", (c) => (out += c));
       child.stderr!.on("data", (c) => (out += c));
@@ -225,7 +204,7 @@ describe("D51 the server while an import runs", () => {
       expect(statuses.filter((s) => s !== 200 && s !== 201)).toEqual([]);
       expect(slowestHealthz).toBeLessThan(1000); // generous; before: as long as the import (seconds), in SQLite's busy wait
       expect(server.logs.filter((l) => JSON.stringify(l).includes("database is locked"))).toEqual([]);
-      expect(server.app.db.prepare("SELECT sum(rows) AS n FROM blocks JOIN time_series USING (sid) WHERE id = ?").get(imported)).toEqual({ n: rows });
+      expect(await server.query("SELECT sum(rows) AS n FROM blocks JOIN time_series USING (sid) WHERE time_series.id = $1", imported)).toEqual([{ n: rows }]);
       expect((await ts.read(d, uploaded)).json.data.length).toBe(statuses.length / 2);
     } finally {
       await server.close();

@@ -13,8 +13,8 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** The stored rows of a series, with ISO timestamps. */
-function storedRows(seriesId: string): unknown[][] {
-  return rowsInBlocks(server.app.db, seriesId).map(([t, ...cells]) => [new Date(t! * 1000).toISOString().slice(0, 19), ...cells]);
+async function storedRows(seriesId: string): Promise<unknown[][]> {
+  return (await rowsInBlocks(server, seriesId)).map(([t, ...cells]) => [new Date(t! * 1000).toISOString().slice(0, 19), ...cells]);
 }
 
 describe("D30 datasets and time series", () => {
@@ -29,7 +29,7 @@ describe("D30 datasets and time series", () => {
     expect((await api.call("GET", `/api/ts/dataset/${id}/timeseries/list`)).json.data.map((s: { id: string }) => s.id)).toEqual([ts]);
     expect((await api.call("DELETE", `/api/ts/dataset/${id}`)).status).toBe(204);
     expect((await api.call("GET", `/api/ts/dataset/${id}`)).status).toBe(404);
-    expect(server.app.db.prepare("SELECT count(*) AS n FROM time_series WHERE id = ?").get(ts)).toEqual({ n: 0 });
+    expect(await server.query("SELECT count(*) AS n FROM time_series WHERE id = $1", ts)).toEqual([{ n: 0 }]);
   });
 
   it("D23 a given id is accepted in any case and returned lower case; a malformed one is a 400; a taken one a 409", async () => {
@@ -70,7 +70,7 @@ describe("D30 values", () => {
     const first = await api.call("POST", path, { data: [["2000-01-01T00:00:00", 12.345, 0], ["2000-01-01T00:01:00", 12.5, null], ["2000-01-01T00:02:00", null, 3]] });
     expect(first).toEqual({ status: 200, json: { count: 3 } });
     await api.call("POST", path, { data: [["2000-01-01T00:01:00", 1.25, 1], ["2000-01-01T00:01:00", 2.5, 2], ["1999-12-31T23:59:00", 0.5, 0]] });
-    expect(storedRows(ts)).toEqual([
+    expect(await storedRows(ts)).toEqual([
       ["1999-12-31T23:59:00", 0.5, 0],
       ["2000-01-01T00:00:00", Math.fround(12.345), 0],
       ["2000-01-01T00:01:00", 2.5, 2],
@@ -94,7 +94,7 @@ describe("D30 values", () => {
       expect(r.status, JSON.stringify(row)).toBe(400);
       expect(Object.keys(r.json.errors)).toContain(field);
     }
-    expect(storedRows(ts)).toEqual([]);
+    expect(await storedRows(ts)).toEqual([]);
   });
 
   it("D30 DELETE .../values?from=&to= removes the range, both ends inclusive (204); from after to is a 400", async () => {
@@ -103,7 +103,7 @@ describe("D30 values", () => {
     const path = `/api/ts/dataset/${d}/timeseries/${ts}/values`;
     await api.call("POST", path, { data: [0, 1, 2, 3, 4].map((m) => [`2000-01-01T00:0${m}:00`, m, 0]) });
     expect((await api.call("DELETE", `${path}?from=2000-01-01T000100&to=2000-01-01T00:03:00Z`)).status).toBe(204);
-    expect(storedRows(ts).map((r) => r[1])).toEqual([0, 4]);
+    expect((await storedRows(ts)).map((r) => r[1])).toEqual([0, 4]);
     expect((await api.call("DELETE", `${path}?from=2000-01-02T000000&to=2000-01-01T000000`)).status).toBe(400);
     expect((await api.call("DELETE", `${path}?from=yesterday`)).status).toBe(400);
   });

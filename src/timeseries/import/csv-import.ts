@@ -4,10 +4,9 @@
 // one (import/staging-sqlite.ts), so a failed or killed import leaves nothing behind
 // and a server on the same file is never locked out for long (D51).
 import { createReadStream, statSync } from "node:fs";
-import type { Db } from "../../storage/database.js";
 import { BLOCK_ROWS } from "../blocks/block-codec.js";
-import { StagedImport } from "./staging-sqlite.js";
-import { SqliteMetadataStore } from "../metadata-store-sqlite.js";
+import type { MetadataStore } from "../metadata-store.js";
+import type { Imports } from "./staging.js";
 import { parseRowTimestamp } from "../timestamps.js";
 import { RowBuilder, cellProblem, kindsOf } from "../value-rows.js";
 
@@ -30,8 +29,8 @@ export interface ImportOptions {
   onProgress?: (bytesRead: number, totalBytes: number, rows: number) => void;
 }
 
-export async function importCsv(db: Db, opts: ImportOptions): Promise<{ rows: number }> {
-  const series = new SqliteMetadataStore(db).getSeries(opts.datasetId.toLowerCase(), opts.seriesId.toLowerCase());
+export async function importCsv(into: { metadata: MetadataStore; imports: Imports }, opts: ImportOptions): Promise<{ rows: number }> {
+  const series = await into.metadata.getSeries(opts.datasetId.toLowerCase(), opts.seriesId.toLowerCase());
   if (!series) throw new ImportError(0, `no time series ${opts.seriesId} in dataset ${opts.datasetId}`);
   const kinds = kindsOf(series.dataFields);
   const rows = new RowBuilder(kinds, BATCH_ROWS);
@@ -75,13 +74,13 @@ export async function importCsv(db: Db, opts: ImportOptions): Promise<{ rows: nu
     throw new ImportError(line, problem);
   };
 
-  const flush = (): void => {
+  const flush = async (): Promise<void> => {
     if (rows.size === 0) return;
     count += rows.size;
-    staging.stage(kinds, rows.take());
+    await staging.stage(kinds, rows.take());
   };
 
-  const staging = StagedImport.begin(db, series.sid);
+  const staging = await into.imports.begin(series.sid);
   try {
     let rest = "";
     for await (const chunk of createReadStream(opts.file, { encoding: "latin1", highWaterMark: 1 << 20 })) {
@@ -96,19 +95,19 @@ export async function importCsv(db: Db, opts: ImportOptions): Promise<{ rows: nu
         handle(l);
       }
       rest = text.slice(pos);
-      if (rows.size >= BATCH_ROWS) flush();
+      if (rows.size >= BATCH_ROWS) await flush();
       opts.onProgress?.(bytes, total, count + rows.size);
     }
     if (rest !== "") {
       line++;
       handle(rest);
     }
-    flush();
-    staging.publish(kinds);
+    await flush();
+    await staging.publish(kinds);
     return { rows: count };
   } catch (e) {
     try {
-      staging.discard();
+      await staging.discard();
     } catch {
       // Left as staged rows, which nothing reads; the next start or import removes them.
     }

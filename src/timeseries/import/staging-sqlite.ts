@@ -1,9 +1,8 @@
-// An import's blocks, staged where no reader looks and then published at once
-// (D30 all or nothing, D51 never holding the write lock for long). Staging is
-// a run of short transactions into import_blocks, each merged and encoded
-// before it takes the lock; publishing is one short transaction that moves
-// the staged blocks into the series. A killed import leaves only staged rows,
-// which nothing reads and the next start or import removes.
+// An import into SQLite (staging.ts): staging is a run of short transactions
+// into import_blocks, each merged and encoded before it takes the write lock;
+// publishing is one short transaction that moves the staged blocks into the
+// series. A killed import leaves only staged rows, which nothing reads and the
+// next start or import removes.
 import { hostname } from "node:os";
 import type { Statement } from "better-sqlite3";
 import { decodeBlock, type FieldKind } from "../blocks/block-codec.js";
@@ -11,9 +10,18 @@ import { SqliteBlockStore } from "../blocks/block-store-sqlite.js";
 import type { Db } from "../../storage/database.js";
 import { discardAbandonedImports, running } from "../../storage/import-registry.js";
 import type { RowSet } from "../blocks/row-set.js";
+import type { Imports, Staging } from "./staging.js";
+
+export class SqliteImports implements Imports {
+  constructor(private readonly db: Db) {}
+
+  async begin(sid: number): Promise<Staging> {
+    return StagedImport.begin(this.db, sid);
+  }
+}
 
 
-export class StagedImport {
+export class StagedImport implements Staging {
   private readonly staged: SqliteBlockStore;
   private readonly stmts: {
     live: Statement<[number], number>;
@@ -51,7 +59,6 @@ export class StagedImport {
     return new StagedImport(db, id, sid);
   }
 
-  /** Stages rows (any order; later rows win, as in an upload): invisible until publish(). */
   stage(kinds: readonly FieldKind[], rows: RowSet): void {
     this.staged.upsertOwned(this.id, kinds, rows);
   }
