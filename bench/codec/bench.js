@@ -12,7 +12,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BLOCK_ROWS, FieldKind, decodeBlock, encodeBlock } from "../../dist/timeseries/blocks/block-codec.js";
 import { openDatabase } from "../../dist/storage/database.js";
-import { MetadataStore } from "../../dist/timeseries/metadata-store.js";
+import { SqliteMetadataStore as MetadataStore } from "../../dist/timeseries/metadata-store-sqlite.js";
 import { W1_FIELDS, checkW1, columns, text } from "../w1.js";
 import { reporter } from "../report.js";
 import * as baseline from "./ts-codec.js";

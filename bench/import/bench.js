@@ -24,7 +24,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openDatabase } from "../../dist/storage/database.js";
 import { SqliteApiKeyStore } from "../../dist/auth/api-keys-sqlite.js";
-import { MetadataStore } from "../../dist/timeseries/metadata-store.js";
+import { SqliteMetadataStore as MetadataStore } from "../../dist/timeseries/metadata-store-sqlite.js";
 import { reporter } from "../report.js";
 import { startMeridian } from "../server.js";
 import { text, W1_FIELDS } from "../w1.js";

@@ -12,19 +12,19 @@
 import Database from "better-sqlite3";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openDatabase } from "../../dist/storage/database.js";
 import { SqliteApiKeyStore } from "../../dist/auth/api-keys-sqlite.js";
-import { MetadataStore } from "../../dist/timeseries/metadata-store.js";
+import { SqliteMetadataStore as MetadataStore } from "../../dist/timeseries/metadata-store-sqlite.js";
 import { SqliteBlockStore } from "../../dist/timeseries/blocks/block-store-sqlite.js";
 import { BLOCK_ROWS, FieldKind } from "../../dist/timeseries/blocks/block-codec.js";
 import { ReadValuesRequestSchema } from "../../dist/gen/meridian/timeseries/v1/time_series_pb.js";
 import { W1_FIELDS, checkW1, columns, rows } from "../w1.js";
 import { reporter } from "../report.js";
+import { clientRounds as clientRoundsOf, roundRatio } from "../client-rounds.js";
 import { startMeridian, startProcess } from "../server.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -85,31 +85,8 @@ const headers = (paged) => ({ "svc-open-api-key": key, "svc-service-id": "timese
 
 const valuesPath = (n) => `/api/ts/dataset/${datasetId}/timeseries/${series.get(n)}/values`;
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-/**
- * Runs the client process on reads taken in rounds (client.js), without
- * blocking this one, which may be watching the server. Per read: the median
- * time, and each round's time, for ratios taken within a round.
- */
-async function clientRounds(reads, reps = REPS) {
-  const p = spawn(process.execPath, [join(here, "client.js"), JSON.stringify({ reps, reads })], { stdio: ["ignore", "pipe", "inherit"] });
-  let stdout = "";
-  p.stdout.on("data", (d) => (stdout += d));
-  const code = await new Promise((resolve) => p.once("exit", resolve));
-  if (code !== 0) throw new Error(`client exited ${code}`);
-  const runs = stdout.trim().split("\n").map((l) => JSON.parse(l));
-  return reads.map((_, i) => {
-    const mine = runs.filter((x) => x.read === i);
-    const rounds = mine.map((x) => x.seconds);
-    return { seconds: median(rounds), rounds, bytes: mine[0].bytes, pages: mine[0].pages };
-  });
-}
-
+const clientRounds = (reads, reps = REPS) => clientRoundsOf(reads, reps);
 const client = async (spec, reps) => (await clientRounds([spec], reps))[0];
-
-/** The median over rounds of a read's time over the baseline's time in the same round. */
-const roundRatio = (read, base) => median(read.rounds.map((s, i) => s / base.rounds[i]));
 
 function rssKiB(pid) {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));

@@ -74,10 +74,16 @@ export async function importCsv(into: { metadata: MetadataStore; imports: Import
     throw new ImportError(line, problem);
   };
 
+  // One batch is staged while the next is parsed (PostgreSQL works on its own
+  // core meanwhile); batches are staged in file order, so later rows still win.
+  let staged: Promise<void> = Promise.resolve();
   const flush = async (): Promise<void> => {
     if (rows.size === 0) return;
     count += rows.size;
-    await staging.stage(kinds, rows.take());
+    const batch = rows.take();
+    await staged;
+    staged = Promise.resolve(staging.stage(kinds, batch));
+    staged.catch(() => {}); // seen by the next await of it
   };
 
   const staging = await into.imports.begin(series.sid);
@@ -103,10 +109,12 @@ export async function importCsv(into: { metadata: MetadataStore; imports: Import
       handle(rest);
     }
     await flush();
+    await staged;
     await staging.publish(kinds);
     return { rows: count };
   } catch (e) {
     try {
+      await staged.catch(() => {});
       await staging.discard();
     } catch {
       // Left as staged rows, which nothing reads; the next start or import removes them.
