@@ -14,6 +14,7 @@ import { meridian } from "../helpers/cli.js";
 import { PG_SKIP_REASON, PG_URL, freshPgDatabase } from "../helpers/postgres.js";
 
 const RW = { clientId: "ops", roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"], projects: [] };
+const TS = { clientId: "ts", roles: [], scopes: ["platform_timeseries_readwrite"], projects: ["p"] };
 
 interface Replica {
   app: Meridian;
@@ -32,10 +33,12 @@ async function replica(url: string, env: Record<string, string> = {}): Promise<R
   return { app: await startMeridian(settings, pino({ level: "info" }, sink)), logs };
 }
 
-function call(r: Replica, key: string, method: string, path: string, body?: unknown) {
+function call(r: Replica, key: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const dataset = /^\/api\/ts\/dataset\/([^/?]+)/.exec(path)?.[1];
+  const ts = path.startsWith("/api/ts/") ? { "svc-service-id": "timeseries", "svc-project-id": "p", ...(dataset ? { "svc-dataset-id": dataset } : {}) } : {};
   return fetch(r.app.url + path, {
     method,
-    headers: { "svc-open-api-key": key, "content-type": "application/json" },
+    headers: { "svc-open-api-key": key, "content-type": "application/json", ...ts, ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   }).then(async (res) => ({ status: res.status, json: (await res.text().then((t) => (t ? JSON.parse(t) : undefined))) as Record<string, unknown> }));
 }
@@ -85,6 +88,21 @@ describe.skipIf(!PG_URL)("D40 two replicas on one PostgreSQL", () => {
     expect((second.json.data as { title: string }[]).map((m) => m.title)).toEqual(["p2"]);
   });
 
+  it("D27 D30 D40 values uploaded through one replica are read by the other, and a values cursor issued by one is accepted by the other", async () => {
+    const tsKey = (await a.app.backend.apiKeys.create(TS)).key;
+    const d = (await call(a, tsKey, "POST", "/api/ts/dataset", {})).json.id as string;
+    const s = (await call(b, tsKey, "POST", `/api/ts/dataset/${d}/timeseries`, { item: { name: "level" }, dataFields: [{ name: "v", dataType: "Double" }] })).json.id as string;
+    const rows = Array.from({ length: 40_000 }, (_, i) => [new Date(Date.UTC(2020, 0, 1) + i * 60_000).toISOString().slice(0, 19), i / 4]);
+    expect((await call(b, tsKey, "POST", `/api/ts/dataset/${d}/timeseries/${s}/values`, { data: rows })).json).toEqual({ count: 40_000 });
+    const values = `/api/ts/dataset/${d}/timeseries/${s}/values`;
+    expect((await call(a, tsKey, "GET", values)).json.data).toEqual(rows);
+    const first = await call(a, tsKey, "GET", `${values}?limit=16536`, undefined, { "api-version": "3" });
+    const second = await call(b, tsKey, "GET", `${values}?limit=30000&cursor=${encodeURIComponent(first.json.cursor as string)}`, undefined, { "api-version": "3" });
+    expect(second.status).toBe(200);
+    expect([...(first.json.data as unknown[]), ...(second.json.data as unknown[])]).toEqual(rows);
+    expect(second.json.cursor).toBeUndefined();
+  });
+
   it("D11 D40 a key revoked through one replica is refused by the other at once", async () => {
     const { id, key: k } = await b.app.backend.apiKeys.create(RW);
     expect((await call(b, k, "GET", "/api/admin/feature/message")).status).toBe(200); // now cached on b
@@ -128,19 +146,31 @@ describe.skipIf(!PG_URL || !process.env.MERIDIAN_TEST_PG_CTL)("D40 PostgreSQL re
     const db = await freshPgDatabase();
     const r = await replica(db.url);
     const key = (await r.app.backend.apiKeys.create(RW)).key;
+    const tsKey = (await r.app.backend.apiKeys.create(TS)).key;
+    const d = (await call(r, tsKey, "POST", "/api/ts/dataset", {})).json.id as string;
+    const s = (await call(r, tsKey, "POST", `/api/ts/dataset/${d}/timeseries`, { item: { name: "level" }, dataFields: [{ name: "v", dataType: "Double" }] })).json.id as string;
+    const values = `/api/ts/dataset/${d}/timeseries/${s}/values`;
+    const ackedRows: string[] = [];
     const acked: number[] = [];
     const statuses = new Map<number, number>();
     let slowest = 0;
     let writing = true;
-    const writers = Array.from({ length: 4 }, async (_, w) => {
+    // Four message writers and two value writers (one row per upload, each at its own second).
+    let second = Date.UTC(2020, 0, 1) / 1000;
+    const writers = Array.from({ length: 6 }, async (_, w) => {
       for (let i = 0; writing; i++) {
         const t0 = performance.now();
-        const res = await call(r, key, "POST", "/api/admin/feature/restart/message", draft({ title: `w${w} ${i}` }));
+        const at = new Date(++second * 1000).toISOString().slice(0, 19);
+        const res =
+          w < 4
+            ? await call(r, key, "POST", "/api/admin/feature/restart/message", draft({ title: `w${w} ${i}` }))
+            : await call(r, tsKey, "POST", values, { data: [[at, w]] });
         slowest = Math.max(slowest, performance.now() - t0);
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
         if (res.status === 201) acked.push(res.json.id as number);
+        else if (res.status === 200) ackedRows.push(at);
         else expect(res.status).toBe(503);
-        if (res.status !== 201) await new Promise((z) => setTimeout(z, 50));
+        if (res.status >= 300) await new Promise((z) => setTimeout(z, 50));
       }
     });
     try {
@@ -150,6 +180,7 @@ describe.skipIf(!PG_URL || !process.env.MERIDIAN_TEST_PG_CTL)("D40 PostgreSQL re
       writing = false;
       await Promise.all(writers);
       expect(statuses.get(201)).toBeGreaterThan(10);
+      expect(statuses.get(200)).toBeGreaterThan(5);
       expect(slowest).toBeLessThan(5_000); // statement (2 s) and connect (2 s) timeouts, never a hang
       // Resumed: a write now succeeds, and every acknowledged one is there.
       expect((await call(r, key, "POST", "/api/admin/feature/restart/message", draft({ title: "after" }))).status).toBe(201);
@@ -161,7 +192,10 @@ describe.skipIf(!PG_URL || !process.env.MERIDIAN_TEST_PG_CTL)("D40 PostgreSQL re
         cursor = (page.json.cursor as string | null) ?? undefined;
       } while (cursor);
       expect(acked.filter((id) => !ids.has(id))).toEqual([]);
-      console.info(`PostgreSQL restart under 4 writers: ${JSON.stringify(Object.fromEntries(statuses))}, slowest answer ${slowest.toFixed(0)} ms`);
+      const stored = new Set(((await call(r, tsKey, "GET", values)).json.data as [string][]).map((row) => row[0]));
+      expect(ackedRows.length).toBeGreaterThan(5);
+      expect(ackedRows.filter((t) => !stored.has(t))).toEqual([]);
+      console.info(`PostgreSQL restart under 4 message and 2 value writers: ${JSON.stringify(Object.fromEntries(statuses))}, slowest answer ${slowest.toFixed(0)} ms`);
     } finally {
       writing = false;
       await r.app.close(500);

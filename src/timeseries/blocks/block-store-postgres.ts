@@ -2,8 +2,8 @@
 // block-store.ts). A write runs in one transaction that first locks its
 // series' row, so writers of one series, on any replica, take turns (and a
 // series deleted meanwhile is noticed), while readers never wait: each batch
-// of a read is one statement on its own snapshot, as on SQLite. New blocks go
-// in by COPY.
+// of a read is one statement on its own snapshot, as on SQLite. An import's
+// staged blocks go in by COPY.
 import type { Sql, TransactionSql } from "postgres";
 import type { FieldKind } from "./block-codec.js";
 import { mayAppend, planDelete, planUpsert, type BlockStore, type BlockWrite, type StoredBlock } from "./block-store.js";
@@ -25,9 +25,15 @@ type Q = Sql | TransactionSql;
 export class OwnerGoneError extends Error {}
 
 export class PostgresBlockStore implements BlockStore {
+  /**
+   * `bulk`: new blocks go in by COPY (an import's staging, many blocks at a
+   * time); otherwise by one INSERT (an upload's block or two, where COPY's
+   * extra round trips cost more than its speed saves).
+   */
   constructor(
     private readonly sql: Sql,
     private readonly where: PgBlockTable = PG_SERIES_BLOCKS,
+    private readonly bulk = false,
   ) {}
 
   overlapping(sid: number, from: number, to: number, limit: number, q: Q = this.sql): Promise<StoredBlock[]> {
@@ -95,6 +101,10 @@ export class PostgresBlockStore implements BlockStore {
     const { table, key } = this.where;
     if (old.length > 0) await tx`DELETE FROM ${tx(table)} WHERE id = ANY(${old.map((b) => b.rowid)}::bigint[])`;
     if (blocks.length === 0) return;
+    if (!this.bulk) {
+      await tx`INSERT INTO ${tx(table)} ${tx(blocks.map((b) => ({ [key]: sid, first_ts: b.first, last_ts: b.last, rows: b.rows, payload: b.payload })))}`;
+      return;
+    }
     // COPY's text format: tab-separated, bytea as \x and hex (its backslash escaped).
     const copy = await tx`COPY ${tx(table)} (${tx(key)}, first_ts, last_ts, rows, payload) FROM STDIN`.writable();
     const text = blocks.map((b) => `${sid}\t${b.first}\t${b.last}\t${b.rows}\t\\\\x${b.payload.toString("hex")}\n`).join("");

@@ -54,7 +54,7 @@ class PgStaging implements Staging {
     private readonly id: number,
     private readonly sid: number,
   ) {
-    this.staged = new PostgresBlockStore(sql, PG_IMPORT_BLOCKS);
+    this.staged = new PostgresBlockStore(sql, PG_IMPORT_BLOCKS, true);
     this.series = new PostgresBlockStore(sql, PG_SERIES_BLOCKS);
   }
 
