@@ -28,10 +28,14 @@ import { addReflection } from "./transport/reflection.js";
 import { Metrics } from "./metrics/metrics.js";
 import { listenForMetrics } from "./metrics/metrics-listener.js";
 import { timeSeriesService } from "./timeseries/time-series-service.js";
+import { documentTimeSeriesRest } from "./timeseries/rest-docs.js";
 import { addTimeSeriesJsonShapes } from "./timeseries/json-shape-rules.js";
 
 export const VERSION = "0.1.0";
 const DRAIN_MS = 10_000; // D32
+const API_DESCRIPTION =
+  "Feature status messages and time series, over REST (these paths), gRPC, gRPC-Web and Connect on the same port. " +
+  "Errors are RFC 9457 problem details. The same schema is served by gRPC reflection.";
 
 export interface Meridian {
   /** Where /metrics is served (D43), if anywhere. */
@@ -93,6 +97,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   );
   registry.add(TimeSeriesService, timeSeriesService({ metadata: backend.metadata, blocks: backend.blocks, cursors, onRows: metrics && ((n) => metrics.valueRows.inc(n)) }));
   addTimeSeriesJsonShapes(registry);
+  documentTimeSeriesRest(registry);
   addReflection(registry, [Health, ...services]);
 
   const authenticate = createAuthenticator(backend.apiKeys, createJwtVerifier(jwtSettings(settings)));
@@ -105,6 +110,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     authenticate,
     metrics,
     publicMetrics: settings.metrics.kind === "public",
+    apiInfo: { title: "Meridian", version: VERSION, description: API_DESCRIPTION },
   });
   let listener: Listener;
   try {

@@ -11,6 +11,35 @@ export const jsonRows: BlockEncoder<Buffer> = (payload, from, to, maxRows, first
   return { out: r.text, rows: r.rows, last: r.last, more: r.more };
 };
 
+/** JSON Schema of one row: the timestamp, then one value per data field (null: missing). */
+const ROW = {
+  type: "array",
+  prefixItems: [{ type: "string", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$" }],
+  minItems: 2,
+  items: { type: ["number", "null"] },
+};
+const ROWS = { type: "array", items: ROW };
+const CURSOR = { type: "string", description: "api-version 3: where the next page starts; absent on the last page" };
+
+/** The four shapes below as JSON Schemas (for the OpenAPI document, D41): a series' rows, or one entry per series. */
+export const VALUE_JSON_SCHEMAS = {
+  single: { type: "object", required: ["data"], properties: { data: ROWS, cursor: CURSOR }, additionalProperties: false },
+  multi: {
+    type: "object",
+    required: ["data"],
+    properties: {
+      data: {
+        type: "array",
+        items: {
+          anyOf: [ROWS, { type: "object", required: ["timeSeriesId", "values"], properties: { timeSeriesId: { type: "string" }, values: ROWS }, additionalProperties: false }],
+        },
+      },
+      cursor: CURSOR,
+    },
+    additionalProperties: false,
+  },
+};
+
 export interface JsonShape {
   multi: boolean;
   paged: boolean;

@@ -23,6 +23,8 @@ import type { ServiceRegistry } from "./service-registry.js";
 import { traceOf } from "./trace-context.js";
 import { binaryResponseToText, isGrpcWebText, textRequestToBinary } from "./grpc-web-text.js";
 import type { Metrics, Protocol } from "../metrics/metrics.js";
+import { ApiDocs } from "./api-docs.js";
+import { openApiDocument, type DocumentInfo } from "./rest/openapi.js";
 
 export interface HandlerParts {
   services: ServiceRegistry;
@@ -32,6 +34,8 @@ export interface HandlerParts {
   logger: Logger;
   /** Resolves credentials; absent, every method but the public ones is refused. */
   authenticate?: Authenticator;
+  /** The OpenAPI document's title and version (D41). */
+  apiInfo?: DocumentInfo;
   /** Counts requests (D43); `publicMetrics` also answers GET /metrics on this port. */
   metrics?: Metrics;
   publicMetrics?: boolean;
@@ -39,9 +43,10 @@ export interface HandlerParts {
 
 const noCredentials: Authenticator = () => Promise.reject(unauthenticated("credentials required"));
 
-export function createNodeHandler({ services, shutdownSignal, health, cors, logger, authenticate = noCredentials, metrics, publicMetrics = false }: HandlerParts): NodeHandler {
+export function createNodeHandler({ services, shutdownSignal, health, cors, logger, authenticate = noCredentials, metrics, publicMetrics = false, apiInfo = { title: "Meridian", version: "0", description: "" } }: HandlerParts): NodeHandler {
   const rpcPaths = new Map(services.router.handlers.map((h) => [h.requestPath, h]));
   const transcoder = new Transcoder(services.methods, { interceptors: services.interceptors, shutdownSignal, jsonShapes: services.jsonShapes });
+  const docs = new ApiDocs(openApiDocument(transcoder.routes, services.restDocs, apiInfo));
 
   return (req, res) => {
     const started = process.hrtime.bigint();
@@ -67,6 +72,7 @@ export function createNodeHandler({ services, shutdownSignal, health, cors, logg
       );
       return;
     }
+    if (docs.handle(req, res, path)) return;
     if (path === "/healthz" && (req.method === "GET" || req.method === "HEAD")) {
       const ok = health.state === "serving";
       sendJson(res, ok ? 200 : 503, { status: ok ? "ok" : health.state });

@@ -6,12 +6,15 @@ import type { DescMessage, DescService } from "@bufbuild/protobuf";
 import { createServiceImplSpec, type ConnectRouter, type Interceptor, type MethodImplSpec, type ServiceImpl } from "@connectrpc/connect";
 import { checkedJsonDecoder } from "./json-input.js";
 import type { ShapeRule } from "./rest/json-shape.js";
+import type { RestDocs } from "./rest/openapi.js";
 import { maxBodyBytes } from "./rest/rest-routes.js";
 
 export class ServiceRegistry {
   readonly methods: MethodImplSpec[] = [];
   /** Rules the REST JSON of a message type follows beyond proto3 JSON (D52), by message type. */
   readonly jsonShapes = new Map<DescMessage, ShapeRule>();
+  /** What the OpenAPI document says of a service's routes beyond its descriptors (D41), by service type name. */
+  readonly restDocs = new Map<string, RestDocs>();
 
   constructor(
     readonly router: ConnectRouter,
@@ -30,6 +33,12 @@ export class ServiceRegistry {
       });
       this.methods.push(spec);
     }
+    return this;
+  }
+
+  /** Documents a service's REST headers and streamed answers (D41). */
+  documentRest(service: DescService, docs: RestDocs): this {
+    this.restDocs.set(service.typeName, docs);
     return this;
   }
 

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll } from "vitest";
 import { startTestServer, type TestServer } from "./server.js";
+import { checkAnswer } from "./openapi.js";
 
 export const RW = { roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] };
 
@@ -29,6 +30,7 @@ export function api(server: TestServer, key: string) {
   const call = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(server.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await r.text();
+    await checkAnswer(server.url, method, path, r.status, r.headers.get("content-type"), text); // D41
     return { status: r.status, json: text ? JSON.parse(text) : undefined, headers: r.headers };
   };
   return {

@@ -2,6 +2,7 @@
 import { MAX_TIMESTAMP, MIN_TIMESTAMP, decodeBlock } from "../../src/timeseries/blocks/block-codec.js";
 import { blocksOf } from "../../src/timeseries/blocks/block-store.js";
 import type { Backend } from "../../src/storage/backend.js";
+import { checkAnswer } from "./openapi.js";
 import type { TestServer } from "./server.js";
 
 export const PROJECT = "proj-a";
@@ -21,6 +22,7 @@ export function tsApi(server: TestServer, key: string, project = PROJECT) {
   const call = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
     const r = await send(method, path, body, extra);
     const text = await r.text();
+    await checkAnswer(server.url, method, path, r.status, r.headers.get("content-type"), text); // D41
     return { status: r.status, json: text ? JSON.parse(text) : undefined };
   };
   return {

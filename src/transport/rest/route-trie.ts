@@ -20,6 +20,8 @@ export class DuplicateRouteError extends Error {}
 
 export class RouteTrie<T> {
   private readonly root: Node<T> = newNode();
+  /** Every route, in the order added. */
+  readonly all: T[] = [];
 
   add(method: string, template: PathTemplate, route: T): void {
     let node = this.root;
@@ -36,6 +38,7 @@ export class RouteTrie<T> {
       }
     }
     insert((node.routes ??= new Map()), method, template, route);
+    this.all.push(route);
   }
 
   /** `segments` are the raw (still percent-encoded) path segments. */

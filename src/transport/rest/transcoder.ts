@@ -75,6 +75,11 @@ export class Transcoder {
     this.shaper = new JsonShaper(options.jsonShapes);
   }
 
+  /** Every REST route served (the OpenAPI document describes them). */
+  get routes(): readonly RestRoute[] {
+    return this.trie.all;
+  }
+
   /** Matches a request; exported for the route table test. */
   match(method: string, pathname: string) {
     return this.trie.match(method, splitPath(pathname));
