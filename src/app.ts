@@ -127,6 +127,9 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     gate: (run) => backend.oncePerInterval("message-cleanup", settings.cleanupIntervalS, run),
     unavailable: backend.isUnavailable,
   });
+  // The run at start is over before start-up is (on PostgreSQL it is a round trip or two):
+  // what it removes is never seen by a first request, whichever the backend.
+  await cleanup.first;
   backend.serving(logger);
   const metricsListener = await metricsListenerFor(metrics, settings, logger);
   health.set("serving");
