@@ -7,7 +7,8 @@
 //      its symbols: 150 MB of binary becomes about 116.
 //   3. node --build-sea writes that binary with the bundle, the server's
 //      node flags, and both native addons (ours and better-sqlite3's) as
-//      assets, which src/runtime/addons.ts loads through a private cache.
+//      assets, which src/runtime/addons.ts loads through a private cache,
+//      and the files of the /docs page (src/runtime/assets.ts serves them).
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -15,6 +16,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { SERVE_NODE_FLAGS } from "../dist/cli/node-flags.js";
+import { docsAssetFiles } from "../dist/transport/api-docs.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
@@ -65,7 +67,7 @@ writeFileSync(
       output,
       disableExperimentalSEAWarning: true,
       execArgv: [...SERVE_NODE_FLAGS],
-      assets: addons,
+      assets: { ...addons, ...docsAssetFiles() },
     },
     null,
     2,

@@ -65,9 +65,9 @@ export class ApiDocs {
     if (path === "/docs" || path === "/docs/") return this.file(res, "html", Buffer.from(PAGE));
     if (path === "/docs/docs.js") return this.file(res, "js", Buffer.from(START));
     const name = path.startsWith("/docs/") ? path.slice(6) : "";
-    const files = name in DOCS_ASSETS ? docsAssetFiles() : undefined;
-    if (!files) return false;
-    return this.file(res, name.endsWith(".css") ? "css" : "js", assetFile(name, () => files[name]));
+    if (!Object.hasOwn(DOCS_ASSETS, name)) return false;
+    // The package's path is asked only when run by node: the single executable has no package to resolve.
+    return this.file(res, name.endsWith(".css") ? "css" : "js", assetFile(name, () => docsAssetFiles()[name]));
   }
 
   private file(res: NodeResponse, type: string, body: Buffer): true {

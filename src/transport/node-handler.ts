@@ -49,6 +49,26 @@ export function createNodeHandler({ services, shutdownSignal, health, cors, logg
   const docs = new ApiDocs(openApiDocument(transcoder.routes, services.restDocs, apiInfo));
 
   return (req, res) => {
+    try {
+      dispatch(req, res);
+    } catch (e) {
+      // A defect met before the first await would otherwise escape the server's
+      // request event and end the process: it is one request's 500 instead.
+      failed(e, res);
+    }
+  };
+
+  function failed(e: unknown, res: NodeResponse): void {
+    logger.error({ err: e }, "request failed");
+    try {
+      if (!res.headersSent) sendProblem(res, new ConnectError("internal error", Code.Internal));
+      else res.destroy();
+    } catch {
+      res.destroy();
+    }
+  }
+
+  function dispatch(req: NodeRequest, res: NodeResponse): void {
     const started = process.hrtime.bigint();
     const trace = traceOf(req.headers.traceparent);
     const info: RequestInfo = { traceId: trace.traceId, spanId: trace.spanId };
@@ -101,16 +121,8 @@ export function createNodeHandler({ services, shutdownSignal, health, cors, logg
         if (refusal) return sendProblem(res, refusal);
         return transcoder.serve(req, res, contextValues, rest);
       })
-      .catch((e) => {
-        logger.error({ err: e }, "request failed");
-        try {
-          if (!res.headersSent) sendProblem(res, new ConnectError("internal error", Code.Internal));
-          else res.destroy();
-        } catch {
-          res.destroy();
-        }
-      });
-  };
+      .catch((e) => failed(e, res));
+  }
 }
 
 /**

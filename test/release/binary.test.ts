@@ -77,6 +77,16 @@ describe.skipIf(SKIP)("D38 the single executable, alone, with no node on PATH", 
     expect((await fetch(`${server.url}/api/admin/feature/orders/message/${m.id}`, { method: "DELETE", headers: h })).status).toBe(204);
   });
 
+  it("D38 D41 /openapi.json and every file of /docs are served from the binary's own assets", async () => {
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { openapi: string; paths: object };
+    expect([doc.openapi, Object.keys(doc.paths).length > 10]).toEqual(["3.1.0", true]);
+    const html = await (await fetch(`${server.url}/docs`)).text();
+    for (const src of [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1])) {
+      const r = await fetch(server.url + src);
+      expect([src, r.status, (await r.arrayBuffer()).byteLength > 100]).toEqual([src, 200, true]);
+    }
+  });
+
   it("D38 a gRPC call with grpc-js", async () => {
     const r = await grpcUnary(hostPort(server.url), FeatureStatusService.method.listGlobalMessages, {}, { "svc-open-api-key": writer });
     expect(r.error).toBeUndefined();
