@@ -29,6 +29,7 @@ import { Metrics } from "./metrics/metrics.js";
 import { listenForMetrics } from "./metrics/metrics-listener.js";
 import { timeSeriesService } from "./timeseries/time-series-service.js";
 import { documentTimeSeriesRest } from "./timeseries/rest-docs.js";
+import { documentFeatureStatusRest } from "./featurestatus/rest-docs.js";
 import { addTimeSeriesJsonShapes } from "./timeseries/json-shape-rules.js";
 
 export const VERSION = "0.1.0";
@@ -98,6 +99,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   registry.add(TimeSeriesService, timeSeriesService({ metadata: backend.metadata, blocks: backend.blocks, cursors, onRows: metrics && ((n) => metrics.valueRows.inc(n)) }));
   addTimeSeriesJsonShapes(registry);
   documentTimeSeriesRest(registry);
+  documentFeatureStatusRest(registry);
   addReflection(registry, [Health, ...services]);
 
   const authenticate = createAuthenticator(backend.apiKeys, createJwtVerifier(jwtSettings(settings)));

@@ -1,7 +1,7 @@
 // The eight RPCs of part A. Per-feature and global routes share every rule;
 // they differ only in scope (a feature, or global) and in what a 404 means.
-import { create } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import {
   FeatureStatusService,
   ListMessagesResponseSchema,
@@ -18,6 +18,7 @@ import { BODY_MAX, TITLE_MAX, formatDate, withinLength, nowSeconds, parseMessage
 import { sortKeyOf, type Expiry, type MessageData, type MessageRow, type MessageStore, type SortBy, type SortOrder } from "./message-store.js";
 import type { Sanitizer } from "./sanitize.js";
 import { ListingCache } from "./listing-cache.js";
+import { ifMatch, listingEtag, messageEtag, stale } from "./etags.js";
 
 const READ_SCOPES = [SCOPES.featureStatusRead, SCOPES.featureStatusReadWrite];
 const WRITE_SCOPE = SCOPES.featureStatusReadWrite;
@@ -26,6 +27,7 @@ const BACK_OFFICE = ROLES.backOffice;
 const DEFAULT_LIMIT = 100; // D21
 const LISTING_CACHE_BYTES = 32 * 1024 * 1024;
 const MAX_LIMIT = 1000;
+const MERGE_ATTEMPTS = 5; // an unconditional update merged again when others keep writing the message
 
 export interface FeatureStatusDeps {
   store: MessageStore;
@@ -66,7 +68,10 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
   const now = deps.now ?? nowSeconds;
   const listings = new ListingCache<ListMessagesResponse>(deps.store, deps.listingCacheBytes ?? LISTING_CACHE_BYTES, pageBytes, deps.onCacheEvent);
 
-  const list = (ctx: HandlerContext, scope: Scope, p: ListParams): Promise<ListMessagesResponse> => {
+  /** Listing pages' ETags (D47), made once per page the cache holds. */
+  const pageEtags = new WeakMap<ListMessagesResponse, string>();
+
+  const list = async (ctx: HandlerContext, scope: Scope, p: ListParams): Promise<ListMessagesResponse> => {
     const principal = principalOf(ctx);
     if (!hasScope(principal, ...READ_SCOPES)) throw permissionDenied(`listing messages needs scope ${READ_SCOPES[0]}`);
     checkScope(scope);
@@ -88,7 +93,11 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     // The cursor is bound to the listing it came from (D21).
     const binding = JSON.stringify(["messages", scope, expiry, sortBy, sortOrder]);
     const at = now();
-    return listings.get(`${binding}|${limit}|${p.cursor ?? ""}`, at, () => page({ binding, scope, expiry, sortBy, sortOrder, limit, cursor: p.cursor, at }));
+    const response = await listings.get(`${binding}|${limit}|${p.cursor ?? ""}`, at, () => page({ binding, scope, expiry, sortBy, sortOrder, limit, cursor: p.cursor, at }));
+    let etag = pageEtags.get(response);
+    if (etag === undefined) pageEtags.set(response, (etag = listingEtag(toBinary(ListMessagesResponseSchema, response))));
+    ctx.responseHeader.set("etag", etag); // REST answers If-None-Match with 304 (transcoder.ts)
+    return response;
   };
 
   const page = async ({ binding, scope, expiry, sortBy, sortOrder, limit, cursor, at }: PageQuery): Promise<ListMessagesResponse> => {
@@ -116,22 +125,43 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     const v = new ViolationList();
     for (const name of ["type", "title", "startDate", "expiringDate"] as const) if (f[name] === undefined) v.add(name, "is required");
     const data = validated({ feature_id: scope, type: "", title: "", body: "", start_date: 0, expiring_date: 0 }, f, deps.sanitizer, v);
-    return toMessage(await deps.store.insert(data));
+    return answer(ctx, await deps.store.insert(data));
   };
 
-  const updateIn = async (ctx: HandlerContext, scope: Scope, messageId: number, fields: MessageFields | undefined): Promise<Message> => {
+  const updateIn = async (ctx: HandlerContext, scope: Scope, messageId: number, fields: MessageFields | undefined, etag: string | undefined): Promise<Message> => {
     requireWriter(principalOf(ctx));
+    const condition = ifMatch(etag ?? ctx.requestHeader.get("if-match"));
+    // The write applies to the version it was merged from (D47): when another writer came
+    // between, an unconditional update merges again from the new version; a conditional one is a 412.
+    for (let attempt = 0; attempt < MERGE_ATTEMPTS; attempt++) {
+      const existing = await findIn(scope, messageId);
+      if (condition && !condition(existing)) throw stale(existing);
+      // D16: absent fields keep their value; the merge is validated as on create. featureId never changes.
+      const merged = validated(existing, fields ?? ({} as MessageFields), deps.sanitizer);
+      const written = await deps.store.update({ ...merged, id: existing.id, version: existing.version });
+      if (written) return answer(ctx, written);
+    }
+    throw new ConnectError(`message ${messageId} kept changing while it was being updated; retry`, Code.Aborted);
+  };
+
+  const deleteIn = async (ctx: HandlerContext, scope: Scope, messageId: number, etag: string | undefined) => {
+    requireWriter(principalOf(ctx));
+    const condition = ifMatch(etag ?? ctx.requestHeader.get("if-match"));
     const existing = await findIn(scope, messageId);
-    // D16: absent fields keep their value; the merge is validated as on create. featureId never changes.
-    const merged = validated(existing, fields ?? ({} as MessageFields), deps.sanitizer);
-    return toMessage(await deps.store.update({ ...merged, id: existing.id }));
+    if (!condition) {
+      await deps.store.delete(messageId);
+      return {};
+    }
+    if (!condition(existing)) throw stale(existing);
+    // Deleted only at the version just checked; if it moved on meanwhile, say how it is now.
+    if (!(await deps.store.delete(messageId, existing.version))) throw stale(await findIn(scope, messageId));
+    return {};
   };
 
-  const deleteIn = async (ctx: HandlerContext, scope: Scope, messageId: number) => {
-    requireWriter(principalOf(ctx));
-    await findIn(scope, messageId);
-    await deps.store.delete(messageId);
-    return {};
+  /** A message as answered, with its ETag (D47). */
+  const answer = (ctx: HandlerContext, row: MessageRow): Message => {
+    ctx.responseHeader.set("etag", messageEtag(row));
+    return toMessage(row);
   };
 
   /** The message, if it belongs to this scope; a message of another feature, or of the other kind, is a 404. */
@@ -149,10 +179,10 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     listGlobalMessages: (req, ctx) => list(ctx, null, req),
     createFeatureMessage: (req, ctx) => createIn(ctx, req.featureId, req.message),
     createGlobalMessage: (req, ctx) => createIn(ctx, null, req.message),
-    updateFeatureMessage: (req, ctx) => updateIn(ctx, req.featureId, req.messageId, req.message),
-    updateGlobalMessage: (req, ctx) => updateIn(ctx, null, req.messageId, req.message),
-    deleteFeatureMessage: (req, ctx) => deleteIn(ctx, req.featureId, req.messageId),
-    deleteGlobalMessage: (req, ctx) => deleteIn(ctx, null, req.messageId),
+    updateFeatureMessage: (req, ctx) => updateIn(ctx, req.featureId, req.messageId, req.message, req.etag),
+    updateGlobalMessage: (req, ctx) => updateIn(ctx, null, req.messageId, req.message, req.etag),
+    deleteFeatureMessage: (req, ctx) => deleteIn(ctx, req.featureId, req.messageId, req.etag),
+    deleteGlobalMessage: (req, ctx) => deleteIn(ctx, null, req.messageId, req.etag),
   };
 }
 

@@ -52,21 +52,22 @@ export class PostgresMessageStore implements MessageStore {
     return row;
   }
 
-  async update(row: MessageRow): Promise<MessageRow> {
+  async update(row: MessageRow): Promise<MessageRow | undefined> {
     try {
       const [out] = await this.sql<MessageRow[]>`
         UPDATE messages SET type = ${row.type}, title = ${row.title}, body = ${row.body},
-          start_date = ${row.start_date}, expiring_date = ${row.expiring_date}
-        WHERE id = ${row.id} RETURNING *`;
+          start_date = ${row.start_date}, expiring_date = ${row.expiring_date}, version = version + 1
+        WHERE id = ${row.id} AND version = ${row.version} RETURNING *`;
       return out;
     } finally {
       this.changes.changed(TABLE);
     }
   }
 
-  async delete(id: number): Promise<boolean> {
+  async delete(id: number, version?: number): Promise<boolean> {
     try {
-      return (await this.sql`DELETE FROM messages WHERE id = ${id}`).count > 0;
+      const at = version ?? null;
+      return (await this.sql`DELETE FROM messages WHERE id = ${id} AND (${at}::integer IS NULL OR version = ${at}::integer)`).count > 0;
     } finally {
       this.changes.changed(TABLE);
     }

@@ -23,9 +23,9 @@ export class SqliteMessageStore implements MessageStore {
     );
     this.getStmt = db.prepare<[number], MessageRow>("SELECT * FROM messages WHERE id = ?");
     this.updateStmt = db.prepare<MessageRow, MessageRow>(
-      "UPDATE messages SET type = @type, title = @title, body = @body, start_date = @start_date, expiring_date = @expiring_date WHERE id = @id RETURNING *",
+      "UPDATE messages SET type = @type, title = @title, body = @body, start_date = @start_date, expiring_date = @expiring_date, version = version + 1 WHERE id = @id AND version = @version RETURNING *",
     );
-    this.deleteStmt = db.prepare<[number]>("DELETE FROM messages WHERE id = ?");
+    this.deleteStmt = db.prepare<{ id: number; version: number | null }>("DELETE FROM messages WHERE id = @id AND (@version IS NULL OR version = @version)");
     this.purgeStmt = db.prepare<[number]>("DELETE FROM messages WHERE expiring_date < ?");
     this.dataVersionStmt = db.prepare("PRAGMA data_version").pluck();
     this.nextChangeStmt = db
@@ -59,14 +59,14 @@ export class SqliteMessageStore implements MessageStore {
     return this.getStmt.get(id);
   }
 
-  async update(row: MessageRow): Promise<MessageRow> {
+  async update(row: MessageRow): Promise<MessageRow | undefined> {
     this.writes++;
-    return this.updateStmt.get(row)!;
+    return this.updateStmt.get(row);
   }
 
-  async delete(id: number): Promise<boolean> {
+  async delete(id: number, version?: number): Promise<boolean> {
     this.writes++;
-    return this.deleteStmt.run(id).changes > 0;
+    return this.deleteStmt.run({ id, version: version ?? null }).changes > 0;
   }
 
   async purgeExpiredBefore(cutoff: number): Promise<number> {

@@ -12,9 +12,11 @@ export interface MessageRow {
   body: string;
   start_date: number;
   expiring_date: number;
+  /** 1 when created, one more at each update (D47: the ETag). */
+  version: number;
 }
 
-export type MessageData = Omit<MessageRow, "id">;
+export type MessageData = Omit<MessageRow, "id" | "version">;
 
 export type Expiry = "All" | "NonExpired" | "Expired" | "Pending";
 export type SortBy = "StartDate" | "ExpiringDate";
@@ -38,8 +40,10 @@ export interface MessageStore extends ChangeSource {
   /** Inserts and returns the row; refuses (and stores nothing) once ids pass the API's int32. */
   insert(data: MessageData): Promise<MessageRow>;
   get(id: number): Promise<MessageRow | undefined>;
-  update(row: MessageRow): Promise<MessageRow>;
-  delete(id: number): Promise<boolean>;
+  /** Writes the row if its stored version is still `row.version` (and counts one more); undefined when it is not, or the row is gone. */
+  update(row: MessageRow): Promise<MessageRow | undefined>;
+  /** Deletes the row (only at `version`, when given); false when there was no such row. */
+  delete(id: number, version?: number): Promise<boolean>;
   /** Deletes messages that expired before the cutoff (epoch seconds); returns how many. */
   purgeExpiredBefore(cutoff: number): Promise<number>;
   list(q: ListQuery): Promise<MessageRow[]>;

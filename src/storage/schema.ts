@@ -115,4 +115,11 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX import_blocks_by_time ON import_blocks (import_id, first_ts);
     `,
   },
+  {
+    version: 6,
+    name: "message versions, for ETags and conditional writes (D47)",
+    sql: `
+      ALTER TABLE messages ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+    `,
+  },
 ];

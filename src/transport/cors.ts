@@ -15,9 +15,12 @@ const HEADERS = [
   "traceparent",
   "tracestate",
   "baggage",
+  // Conditional requests (D47).
+  "if-match",
+  "if-none-match",
   ...connectCors.allowedHeaders.map((h) => h.toLowerCase()),
 ];
-const EXPOSED = ["www-authenticate", "traceresponse", ...connectCors.exposedHeaders.map((h) => h.toLowerCase())];
+const EXPOSED = ["www-authenticate", "traceresponse", "etag", ...connectCors.exposedHeaders.map((h) => h.toLowerCase())];
 
 export class Cors {
   private readonly origins: Set<string>;

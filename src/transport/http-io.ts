@@ -131,7 +131,7 @@ export function sendJsonText(res: NodeResponse, status: number, text: string, he
 export function sendProblem(res: NodeResponse, err: ConnectError): void {
   const problem = problemOf(err);
   const headers: Record<string, string> = {};
-  for (const name of ["www-authenticate", "allow", "retry-after", "accept-encoding"]) {
+  for (const name of ["www-authenticate", "allow", "retry-after", "accept-encoding", "etag"]) {
     const v = err.metadata.get(name);
     if (v) headers[name] = v;
   }

@@ -68,14 +68,30 @@ describe.each(backends)("message store on $name", ({ name, open }) => {
   const skip = name === "PostgreSQL" && !PG_URL;
   if (skip) it.skip(PG_SKIP_REASON, () => {});
   describe.skipIf(skip)("cases", () => {
+    it("D47 an update or delete at a version that is no longer stored changes nothing", async () => {
+      const p = await open();
+      try {
+        const row = await p.store.insert(msg());
+        const v2 = (await p.other.update({ ...row, title: "by the other" }))!;
+        expect(v2.version).toBe(2);
+        expect(await p.store.update({ ...row, title: "stale" })).toBeUndefined();
+        expect(await p.store.delete(row.id, 1)).toBe(false);
+        expect(await p.store.get(row.id)).toEqual(v2);
+        expect(await p.store.delete(row.id, 2)).toBe(true);
+        expect(await p.store.update({ ...v2, title: "gone" })).toBeUndefined();
+      } finally {
+        await p.close();
+      }
+    });
+
     it("D40 insert, get, update and delete round-trip every field", async () => {
       const p = await open();
       try {
         const row = await p.store.insert(msg({ feature_id: null, title: "a <b>", body: "<p>x</p>" }));
-        expect(row).toEqual({ id: row.id, ...msg({ feature_id: null, title: "a <b>", body: "<p>x</p>" }) });
+        expect(row).toEqual({ id: row.id, version: 1, ...msg({ feature_id: null, title: "a <b>", body: "<p>x</p>" }) });
         expect(await p.other.get(row.id)).toEqual(row);
         const updated = await p.store.update({ ...row, title: "b", start_date: NOW - 1 });
-        expect(updated).toEqual({ ...row, title: "b", start_date: NOW - 1 });
+        expect(updated).toEqual({ ...row, title: "b", start_date: NOW - 1, version: 2 });
         expect(await p.store.delete(row.id)).toBe(true);
         expect(await p.store.delete(row.id)).toBe(false);
         expect(await p.store.get(row.id)).toBeUndefined();

@@ -43,11 +43,12 @@ export function api(server: TestServer, key: string) {
 }
 
 /** A server for the file's tests and a BackOffice writer's client of it, filled in by beforeAll. */
-export function useMessageServer(env: Record<string, string> = {}): { server: TestServer; a: ReturnType<typeof api> } {
-  const ctx = {} as { server: TestServer; a: ReturnType<typeof api> };
+export function useMessageServer(env: Record<string, string> = {}): { server: TestServer; a: ReturnType<typeof api>; key: string } {
+  const ctx = {} as { server: TestServer; a: ReturnType<typeof api>; key: string };
   beforeAll(async () => {
     ctx.server = await startTestServer(env);
-    ctx.a = api(ctx.server, await ctx.server.key(RW));
+    ctx.key = await ctx.server.key(RW);
+    ctx.a = api(ctx.server, ctx.key);
   });
   afterAll(() => ctx.server.close());
   return ctx;

@@ -113,6 +113,13 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX import_blocks_by_time ON import_blocks (import_id, first_ts) INCLUDE (last_ts);
     `,
   },
+  {
+    version: 3,
+    name: "message versions, for ETags and conditional writes (D47)",
+    sql: `
+      ALTER TABLE messages ADD COLUMN version integer NOT NULL DEFAULT 1;
+    `,
+  },
 ];
 
 /** Applies the migrations above the database's version, all in one transaction (DDL is transactional here); returns how many. */

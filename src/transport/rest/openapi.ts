@@ -24,6 +24,8 @@ export interface Parameter {
 export interface RestDocs {
   /** Request headers a route of the service takes. */
   headers?(route: RestRoute): Parameter[];
+  /** Answers a route may give beyond its success and the shared errors: `problem` ones are problem+json, others have no body. */
+  responses?(route: RestRoute): Record<string, { description: string; problem?: boolean }>;
   /** The JSON of a method's streamed google.api.HttpBody answer, by method name. */
   streamedJson?: Record<string, { schema: Schema; description: string }>;
 }
@@ -129,6 +131,9 @@ function responses(route: RestRoute, schemas: SchemaSet, docs: RestDocs): Schema
     if ((status === 413 || status === 415) && route.body === "none") continue;
     if (status === 409 && route.successStatus !== 201) continue;
     out[String(status)] = { $ref: `#/components/responses/${status}` };
+  }
+  for (const [status, r] of Object.entries(docs.responses?.(route) ?? {})) {
+    out[status] = r.problem ? { description: r.description, content: { "application/problem+json": { schema: ref("Problem") } } } : { description: r.description };
   }
   return out;
 }

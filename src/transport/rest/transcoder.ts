@@ -199,6 +199,12 @@ export class Transcoder {
       if (route.spec.kind !== "unary") return await this.writeStream(route, ctx, input, res, codingFor(req));
       const output = await invokeUnaryImplementation(route.spec, ctx, input, this.interceptors);
       const headers = passHeaders(ctx.responseHeader);
+      if (req.method === "GET" && notModified(req.headers["if-none-match"], ctx.responseHeader.get("etag"))) {
+        // D47: the caller has this answer already (RFC 9110, 13.1.2: weak comparison).
+        writeHead(res, 304, headers);
+        res.end();
+        return;
+      }
       if (route.successStatus === 204) {
         writeHead(res, 204, headers);
         res.end();
@@ -274,6 +280,13 @@ export class Transcoder {
     if (!started) start(JSON_CONTENT_TYPE);
     out.end();
   }
+}
+
+/** Whether If-None-Match names the answer's ETag (or is "*"), compared weakly. */
+function notModified(ifNoneMatch: string | undefined, etag: string | null): boolean {
+  if (!ifNoneMatch || !etag) return false;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, "");
+  return ifNoneMatch.split(",").some((t) => t.trim() === "*" || opaque(t) === opaque(etag));
 }
 
 /** Resolves when `out` can take more, or the response is gone. */

@@ -1,0 +1,30 @@
+// D47 entity tags of messages and listings. A message's ETag names its id and
+// version (strong: the stored message changes exactly when its version does);
+// a listing's is a digest of the page as sent (weak: another encoding of the
+// same page would do). If-Match compares strongly (RFC 9110, 13.1.1).
+import { createHash } from "node:crypto";
+import { Code } from "@connectrpc/connect";
+import { HttpError } from "../transport/problem.js";
+import type { MessageRow } from "./message-store.js";
+
+export function messageEtag(row: MessageRow): string {
+  return `"${row.id}.${row.version}"`;
+}
+
+export function listingEtag(page: Uint8Array): string {
+  return `W/"${createHash("sha256").update(page).digest("base64url").slice(0, 22)}"`;
+}
+
+/** The condition an If-Match value (or a request's etag field) sets; undefined when none was sent. */
+export function ifMatch(value: string | null | undefined): ((row: MessageRow) => boolean) | undefined {
+  if (value === undefined || value === null) return undefined;
+  const tags = value.split(",").map((t) => t.trim());
+  if (tags.includes("*")) return () => true;
+  return (row) => tags.includes(messageEtag(row)); // a weak tag (W/...) never matches, as strong comparison asks
+}
+
+/** 412 (gRPC FAILED_PRECONDITION): the message changed since the caller's ETag; its current one goes along. */
+export function stale(current: MessageRow): HttpError {
+  const etag = messageEtag(current);
+  return new HttpError(412, `message ${current.id} has changed: its ETag is now ${etag}; read it again and retry`, Code.FailedPrecondition, { etag });
+}
