@@ -94,6 +94,8 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
       listingCacheBytes: settings.listingCacheMb * 1024 * 1024,
       onCacheEvent: metrics && ((event) => metrics.cache.inc({ event })),
       cursors,
+      maxWatchers: settings.maxWatchers,
+      heartbeatMs: settings.sseHeartbeatS * 1000,
     }),
   );
   registry.add(TimeSeriesService, timeSeriesService({ metadata: backend.metadata, blocks: backend.blocks, cursors, onRows: metrics && ((n) => metrics.valueRows.inc(n)) }));

@@ -18,6 +18,8 @@ export interface Settings {
   messageRetentionDays: number;
   allowHttpLinks: boolean;
   listingCacheMb: number;
+  maxWatchers: number;
+  sseHeartbeatS: number;
   idleTimeoutS: number;
   headersTimeoutS: number;
   requestTimeoutS: number;
@@ -73,6 +75,8 @@ export const SETTINGS: readonly AnySpec[] = [
   { key: "messageRetentionDays", env: "MERIDIAN_MESSAGE_RETENTION_DAYS", default: "30", help: "days an expired message is kept", parse: int(0, 36_500) },
   { key: "allowHttpLinks", env: "MERIDIAN_ALLOW_HTTP_LINKS", default: "false", help: "keep http: links in message bodies", parse: bool },
   { key: "listingCacheMb", env: "MERIDIAN_LISTING_CACHE_MB", default: "32", help: "megabytes of message listings kept in memory (0 keeps none)", parse: int(0, 4096) },
+  { key: "maxWatchers", env: "MERIDIAN_MAX_WATCHERS", default: "10000", help: "message watchers (SSE and WatchMessages streams) one process serves at once; beyond, 503", parse: int(0, 1_000_000) },
+  { key: "sseHeartbeatS", env: "MERIDIAN_SSE_HEARTBEAT_S", default: "15", help: "seconds between heartbeat comments on a quiet message stream", parse: int(1, 3600) },
   { key: "idleTimeoutS", env: "MERIDIAN_IDLE_TIMEOUT_S", default: "65", help: "seconds a connection may stay open with no request in progress", parse: int(1, 86_400) },
   { key: "headersTimeoutS", env: "MERIDIAN_HEADERS_TIMEOUT_S", default: "20", help: "seconds a client has to connect fully and send a request's headers", parse: int(1, 3600) },
   { key: "requestTimeoutS", env: "MERIDIAN_REQUEST_TIMEOUT_S", default: "300", help: "seconds a client has to send a whole request, body included", parse: int(1, 86_400) },

@@ -11,8 +11,13 @@ export function messageEtag(row: MessageRow): string {
   return `"${row.id}.${row.version}"`;
 }
 
+/** A short name of some bytes (128 bits of SHA-256). */
+export function digest(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("base64url").slice(0, 22);
+}
+
 export function listingEtag(page: Uint8Array): string {
-  return `W/"${createHash("sha256").update(page).digest("base64url").slice(0, 22)}"`;
+  return `W/"${digest(page)}"`;
 }
 
 /** The condition an If-Match value (or a request's etag field) sets; undefined when none was sent. */

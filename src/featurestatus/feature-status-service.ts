@@ -1,11 +1,14 @@
 // The eight RPCs of part A. Per-feature and global routes share every rule;
 // they differ only in scope (a feature, or global) and in what a 404 means.
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, toBinary, toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import {
+  ActiveMessagesSchema,
   FeatureStatusService,
   ListMessagesResponseSchema,
   MessageSchema,
+  type ActiveMessages,
+  type WatchMessagesRequest,
   type ListMessagesResponse,
   type Message,
   type MessageFields,
@@ -18,7 +21,11 @@ import { BODY_MAX, TITLE_MAX, formatDate, withinLength, nowSeconds, parseMessage
 import { sortKeyOf, type Expiry, type MessageData, type MessageRow, type MessageStore, type SortBy, type SortOrder } from "./message-store.js";
 import type { Sanitizer } from "./sanitize.js";
 import { ListingCache } from "./listing-cache.js";
-import { ifMatch, listingEtag, messageEtag, stale } from "./etags.js";
+import { digest, ifMatch, listingEtag, messageEtag, stale } from "./etags.js";
+import { MessageWatch } from "./message-watch.js";
+import { HttpBodySchema, type HttpBody } from "../gen/google/api/httpbody_pb.js";
+import { JsonShaper } from "../transport/rest/json-shape.js";
+import { SSE_CONTENT_TYPE, sseComment, sseEvent, sseRetry } from "../transport/sse.js";
 
 const READ_SCOPES = [SCOPES.featureStatusRead, SCOPES.featureStatusReadWrite];
 const WRITE_SCOPE = SCOPES.featureStatusReadWrite;
@@ -27,6 +34,7 @@ const BACK_OFFICE = ROLES.backOffice;
 const DEFAULT_LIMIT = 100; // D21
 const LISTING_CACHE_BYTES = 32 * 1024 * 1024;
 const MAX_LIMIT = 1000;
+const SSE_RETRY_MS = 2_000; // how soon a browser reconnects after a drop
 const MERGE_ATTEMPTS = 5; // an unconditional update merged again when others keep writing the message
 
 export interface FeatureStatusDeps {
@@ -39,6 +47,10 @@ export interface FeatureStatusDeps {
   listingCacheBytes?: number;
   /** Told of the listing cache's hits, misses and evictions (D43). */
   onCacheEvent?: (event: "hit" | "miss" | "eviction") => void;
+  /** D46: watchers (streams of WatchMessages and SSE) this process serves at once. */
+  maxWatchers?: number;
+  /** D46: a quiet SSE stream gets a comment this often. */
+  heartbeatMs?: number;
 }
 
 /** Where a message lives: one feature, or global (null). */
@@ -68,10 +80,14 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
   const now = deps.now ?? nowSeconds;
   const listings = new ListingCache<ListMessagesResponse>(deps.store, deps.listingCacheBytes ?? LISTING_CACHE_BYTES, pageBytes, deps.onCacheEvent);
 
+  const watch = new MessageWatch(deps.store, deps.maxWatchers ?? 10_000, now);
+  const heartbeatMs = deps.heartbeatMs ?? 15_000;
+  const shaper = new JsonShaper(); // REST's message JSON: featureId null when unset
   /** Listing pages' ETags (D47), made once per page the cache holds. */
   const pageEtags = new WeakMap<ListMessagesResponse, string>();
 
-  const list = async (ctx: HandlerContext, scope: Scope, p: ListParams): Promise<ListMessagesResponse> => {
+  /** D13: who may list (and watch) a scope's messages. */
+  const authorizeList = (ctx: HandlerContext, scope: Scope): void => {
     const principal = principalOf(ctx);
     if (!hasScope(principal, ...READ_SCOPES)) throw permissionDenied(`listing messages needs scope ${READ_SCOPES[0]}`);
     checkScope(scope);
@@ -81,6 +97,10 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
         throw permissionDenied(`client ${principal.clientId} may not list the messages of feature ${scope}`);
       }
     }
+  };
+
+  /** A listing page, from the cache when it is current. */
+  const pageOf = (scope: Scope, p: ListParams): Promise<ListMessagesResponse> => {
     const v = new ViolationList();
     const expiry = oneOf<Expiry>(p.expiry, ["All", "NonExpired", "Expired", "Pending"], "NonExpired", "expiry", v);
     const sortBy = oneOf<SortBy>(p.sortBy, ["StartDate", "ExpiringDate"], "StartDate", "sortBy", v);
@@ -93,12 +113,77 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     // The cursor is bound to the listing it came from (D21).
     const binding = JSON.stringify(["messages", scope, expiry, sortBy, sortOrder]);
     const at = now();
-    const response = await listings.get(`${binding}|${limit}|${p.cursor ?? ""}`, at, () => page({ binding, scope, expiry, sortBy, sortOrder, limit, cursor: p.cursor, at }));
+    return listings.get(`${binding}|${limit}|${p.cursor ?? ""}`, at, () => page({ binding, scope, expiry, sortBy, sortOrder, limit, cursor: p.cursor, at }));
+  };
+
+  const list = async (ctx: HandlerContext, scope: Scope, p: ListParams): Promise<ListMessagesResponse> => {
+    authorizeList(ctx, scope);
+    const response = await pageOf(scope, p);
     let etag = pageEtags.get(response);
     if (etag === undefined) pageEtags.set(response, (etag = listingEtag(toBinary(ListMessagesResponseSchema, response))));
     ctx.responseHeader.set("etag", etag); // REST answers If-None-Match with 304 (transcoder.ts)
     return response;
   };
+
+  /** The active messages of a scope (D19 NonExpired, every page), named by a digest (D46). */
+  const activeSet = async (scope: Scope): Promise<ActiveMessages> => {
+    const data: Message[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await pageOf(scope, { expiry: "NonExpired", limit: MAX_LIMIT, cursor });
+      data.push(...page.data);
+      cursor = page.cursor;
+    } while (cursor);
+    const set = create(ActiveMessagesSchema, { data });
+    set.eventId = digest(toBinary(ActiveMessagesSchema, set));
+    return set;
+  };
+
+  /** D46: checks the caller (D13) and counts it among the watchers, before any byte is sent; returns the release. */
+  const openWatch = (ctx: HandlerContext, scope: Scope): (() => void) => {
+    authorizeList(ctx, scope);
+    return watch.enter();
+  };
+
+  /**
+   * D46: the active set at once (unless the caller's last event is still it),
+   * then again after every change that alters it; a heartbeat when nothing
+   * happened for a while. Ends when the caller goes away or the server stops.
+   */
+  async function* watchSets(ctx: HandlerContext, scope: Scope, lastEventId: string | undefined, release: () => void): AsyncGenerator<ActiveMessages | "heartbeat"> {
+    try {
+      let sent = lastEventId;
+      while (!ctx.signal.aborted) {
+        const set = await activeSet(scope);
+        if (set.eventId !== sent) {
+          sent = set.eventId;
+          yield set;
+        }
+        if (!(await watch.next(heartbeatMs, ctx.signal)) && !ctx.signal.aborted) yield "heartbeat";
+      }
+    } finally {
+      release();
+    }
+  }
+
+  /** The same as Server-Sent Events, in the message JSON of REST answers. */
+  async function* watchSse(ctx: HandlerContext, scope: Scope, req: WatchMessagesRequest): AsyncGenerator<HttpBody> {
+    const release = openWatch(ctx, scope);
+    try {
+      ctx.responseHeader.set("cache-control", "no-cache");
+      ctx.responseHeader.set("x-accel-buffering", "no"); // proxies: pass each event on at once
+      const body = (text: string) => create(HttpBodySchema, { contentType: SSE_CONTENT_TYPE, data: Buffer.from(text) });
+      yield body(sseRetry(SSE_RETRY_MS));
+      const lastEventId = req.lastEventId ?? ctx.requestHeader.get("last-event-id") ?? undefined;
+      for await (const set of watchSets(ctx, scope, lastEventId, release)) {
+        if (set === "heartbeat") yield body(sseComment("heartbeat"));
+        else yield body(sseEvent(set.eventId, "messages", JSON.stringify({ data: set.data.map((m) => shaper.shape(MessageSchema, toJson(MessageSchema, m, { alwaysEmitImplicit: true }))) })));
+      }
+    } finally {
+      release(); // also when the caller left before the first set
+    }
+  }
+
 
   const page = async ({ binding, scope, expiry, sortBy, sortOrder, limit, cursor, at }: PageQuery): Promise<ListMessagesResponse> => {
     let after: { key: number; id: number } | undefined;
@@ -179,6 +264,13 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     listGlobalMessages: (req, ctx) => list(ctx, null, req),
     createFeatureMessage: (req, ctx) => createIn(ctx, req.featureId, req.message),
     createGlobalMessage: (req, ctx) => createIn(ctx, null, req.message),
+    watchMessages: async function* (req, ctx) {
+      const scope = req.featureId ?? null;
+      const release = openWatch(ctx, scope);
+      for await (const set of watchSets(ctx, scope, req.lastEventId, release)) if (set !== "heartbeat") yield set;
+    },
+    watchFeatureMessagesSse: (req, ctx) => watchSse(ctx, req.featureId ?? null, req),
+    watchGlobalMessagesSse: (req, ctx) => watchSse(ctx, null, req),
     updateFeatureMessage: (req, ctx) => updateIn(ctx, req.featureId, req.messageId, req.message, req.etag),
     updateGlobalMessage: (req, ctx) => updateIn(ctx, null, req.messageId, req.message, req.etag),
     deleteFeatureMessage: (req, ctx) => deleteIn(ctx, req.featureId, req.messageId, req.etag),

@@ -24,6 +24,11 @@ export class PostgresMessageStore implements MessageStore {
     return this.changes.mark(TABLE);
   }
 
+  watch(fn: () => void): () => void {
+    // "*": the listening connection was lost and is back; anything may have changed.
+    return this.changes.watch((table) => (table === TABLE || table === "*") && fn());
+  }
+
   async nextChangeAfter(now: number): Promise<number> {
     const [row] = await this.sql<{ next: number | null }[]>`
       SELECT least((SELECT min(start_date) FROM messages WHERE start_date > ${now}),

@@ -9,6 +9,7 @@ export class SqliteMessageStore implements MessageStore {
   private readonly listStatements = new Map<string, Statement>();
   /** Writes through this store; SQLite's data_version counts only other connections' commits. */
   private writes = 0;
+  private readonly watchers = new Set<() => void>();
   private readonly dataVersionStmt;
   private readonly nextChangeStmt;
   private readonly insertStmt;
@@ -48,11 +49,13 @@ export class SqliteMessageStore implements MessageStore {
 
   async insert(data: MessageData): Promise<MessageRow> {
     this.writes++;
-    return this.db.transaction(() => {
+    const row = this.db.transaction(() => {
       const row = this.insertStmt.get(data)!;
       if (row.id > MAX_MESSAGE_ID) throw new Error("message ids are exhausted");
       return row;
     })();
+    this.changed();
+    return row;
   }
 
   async get(id: number): Promise<MessageRow | undefined> {
@@ -61,17 +64,32 @@ export class SqliteMessageStore implements MessageStore {
 
   async update(row: MessageRow): Promise<MessageRow | undefined> {
     this.writes++;
-    return this.updateStmt.get(row);
+    const out = this.updateStmt.get(row);
+    if (out) this.changed();
+    return out;
   }
 
   async delete(id: number, version?: number): Promise<boolean> {
     this.writes++;
-    return this.deleteStmt.run({ id, version: version ?? null }).changes > 0;
+    const deleted = this.deleteStmt.run({ id, version: version ?? null }).changes > 0;
+    if (deleted) this.changed();
+    return deleted;
   }
 
   async purgeExpiredBefore(cutoff: number): Promise<number> {
     this.writes++;
-    return this.purgeStmt.run(cutoff).changes;
+    const n = this.purgeStmt.run(cutoff).changes;
+    if (n > 0) this.changed();
+    return n;
+  }
+
+  watch(fn: () => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
+  }
+
+  private changed(): void {
+    for (const w of this.watchers) w();
   }
 
   async list(q: ListQuery): Promise<MessageRow[]> {

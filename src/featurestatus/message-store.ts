@@ -47,6 +47,11 @@ export interface MessageStore extends ChangeSource {
   /** Deletes messages that expired before the cutoff (epoch seconds); returns how many. */
   purgeExpiredBefore(cutoff: number): Promise<number>;
   list(q: ListQuery): Promise<MessageRow[]>;
+  /**
+   * Calls fn after each write that may have changed the messages: this
+   * process's, and on PostgreSQL every replica's (D46). Returns the unsubscribe.
+   */
+  watch(fn: () => void): () => void;
 }
 
 export function sortKeyOf(row: MessageRow, sortBy: SortBy): number {

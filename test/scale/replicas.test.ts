@@ -10,6 +10,7 @@ import { Writable } from "node:stream";
 import { startMeridian, type Meridian } from "../../src/app.js";
 import { loadSettings } from "../../src/config/settings.js";
 import { draft } from "../helpers/messages.js";
+import { nextEvent, openSse } from "../helpers/sse.js";
 import { meridian } from "../helpers/cli.js";
 import { PG_SKIP_REASON, PG_URL, freshPgDatabase } from "../helpers/postgres.js";
 
@@ -101,6 +102,19 @@ describe.skipIf(!PG_URL)("D40 two replicas on one PostgreSQL", () => {
     expect(second.status).toBe(200);
     expect([...(first.json.data as unknown[]), ...(second.json.data as unknown[])]).toEqual(rows);
     expect(second.json.cursor).toBeUndefined();
+  });
+
+  it("D40 D46 a message written through one replica reaches a watcher on the other at once", async () => {
+    const s = await openSse(`${b.app.url}/api/admin/feature/pushed/message/stream`, { "svc-open-api-key": key });
+    try {
+      expect((await nextEvent(s)).messages).toEqual([]);
+      const t0 = performance.now();
+      expect((await call(a, key, "POST", "/api/admin/feature/pushed/message", draft({ title: "from a" }))).status).toBe(201);
+      expect((await nextEvent(s)).messages.map((m) => m.title)).toEqual(["from a"]);
+      expect(performance.now() - t0).toBeLessThan(500);
+    } finally {
+      s.close();
+    }
   });
 
   it("D11 D40 a key revoked through one replica is refused by the other at once", async () => {

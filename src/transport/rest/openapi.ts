@@ -27,7 +27,7 @@ export interface RestDocs {
   /** Answers a route may give beyond its success and the shared errors: `problem` ones are problem+json, others have no body. */
   responses?(route: RestRoute): Record<string, { description: string; problem?: boolean }>;
   /** The JSON of a method's streamed google.api.HttpBody answer, by method name. */
-  streamedJson?: Record<string, { schema: Schema; description: string }>;
+  streamedJson?: Record<string, { schema: Schema; description: string; mediaType?: string }>;
 }
 
 export interface DocumentInfo {
@@ -120,7 +120,7 @@ function responses(route: RestRoute, schemas: SchemaSet, docs: RestDocs): Schema
   const ok = String(route.successStatus);
   if (route.streamsHttpBody) {
     const streamed = docs.streamedJson?.[method.name];
-    out[ok] = { description: streamed?.description ?? "streamed", content: { "application/json": { schema: streamed?.schema ?? {} } } };
+    out[ok] = { description: streamed?.description ?? "streamed", content: { [streamed?.mediaType ?? "application/json"]: { schema: streamed?.schema ?? {} } } };
   } else if (route.successStatus === 204) {
     out[ok] = { description: "done" };
   } else {

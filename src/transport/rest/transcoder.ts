@@ -249,6 +249,8 @@ export class Transcoder {
     // the socket at the socket's pace, so memory still does not grow with the answer (D28).
     let out: NodeJS.WritableStream = res as NodeJS.WritableStream;
     const start = (contentType: string) => {
+      // Server-Sent Events are sent as they come: a compressor would hold them back (D46).
+      if (contentType.startsWith("text/event-stream")) coding = undefined;
       const encoding: Record<string, string> = coding ? { "content-encoding": coding } : {};
       writeHead(res, route.successStatus, { ...passHeaders(ctx.responseHeader), vary: "accept-encoding", ...encoding, "content-type": contentType || JSON_CONTENT_TYPE });
       if (coding) {

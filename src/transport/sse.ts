@@ -1,0 +1,19 @@
+// Server-Sent Events framing (WHATWG HTML, 9.2): what a streamed
+// text/event-stream answer is made of.
+export const SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8";
+
+/** One event; `data` is written as one data line (JSON has no raw newline). */
+export function sseEvent(id: string, event: string, data: string): string {
+  if (/[\r\n]/.test(id + event + data)) throw new Error("an SSE field may not hold a line break");
+  return `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`;
+}
+
+/** A comment line: ignored by the reader, keeps the connection and its proxies awake. */
+export function sseComment(text: string): string {
+  return `: ${text}\n\n`;
+}
+
+/** How long a reader waits before reconnecting after a drop. */
+export function sseRetry(ms: number): string {
+  return `retry: ${ms}\n\n`;
+}
