@@ -53,6 +53,12 @@ export interface FeatureStatusDeps {
   heartbeatMs?: number;
 }
 
+/** An active set (D46), and its SSE event text, made when first asked. */
+interface WatchedSet {
+  set: ActiveMessages;
+  sse(): string;
+}
+
 /** Where a message lives: one feature, or global (null). */
 type Scope = string | null;
 
@@ -125,18 +131,30 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     return response;
   };
 
+  /** Active sets made from one cached listing page: every watcher of a scope shares one (D46). */
+  const setsOfPage = new WeakMap<ListMessagesResponse, WatchedSet>();
+
   /** The active messages of a scope (D19 NonExpired, every page), named by a digest (D46). */
-  const activeSet = async (scope: Scope): Promise<ActiveMessages> => {
-    const data: Message[] = [];
+  const activeSet = async (scope: Scope): Promise<WatchedSet> => {
+    const pages: ListMessagesResponse[] = [];
     let cursor: string | undefined;
     do {
       const page = await pageOf(scope, { expiry: "NonExpired", limit: MAX_LIMIT, cursor });
-      data.push(...page.data);
+      pages.push(page);
       cursor = page.cursor;
     } while (cursor);
-    const set = create(ActiveMessagesSchema, { data });
+    const memo = pages.length === 1 ? setsOfPage.get(pages[0]) : undefined;
+    if (memo) return memo;
+    const set = create(ActiveMessagesSchema, { data: pages.flatMap((p) => p.data) });
     set.eventId = digest(toBinary(ActiveMessagesSchema, set));
-    return set;
+    let sse: string | undefined;
+    const watched: WatchedSet = {
+      set,
+      // The SSE event as REST writes messages (featureId null when unset), made once.
+      sse: () => (sse ??= sseEvent(set.eventId, "messages", JSON.stringify({ data: set.data.map((m) => shaper.shape(MessageSchema, toJson(MessageSchema, m, { alwaysEmitImplicit: true }))) }))),
+    };
+    if (pages.length === 1) setsOfPage.set(pages[0], watched);
+    return watched;
   };
 
   /** D46: checks the caller (D13) and counts it among the watchers, before any byte is sent; returns the release. */
@@ -150,14 +168,14 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
    * then again after every change that alters it; a heartbeat when nothing
    * happened for a while. Ends when the caller goes away or the server stops.
    */
-  async function* watchSets(ctx: HandlerContext, scope: Scope, lastEventId: string | undefined, release: () => void): AsyncGenerator<ActiveMessages | "heartbeat"> {
+  async function* watchSets(ctx: HandlerContext, scope: Scope, lastEventId: string | undefined, release: () => void): AsyncGenerator<WatchedSet | "heartbeat"> {
     try {
       let sent = lastEventId;
       while (!ctx.signal.aborted) {
-        const set = await activeSet(scope);
-        if (set.eventId !== sent) {
-          sent = set.eventId;
-          yield set;
+        const watched = await activeSet(scope);
+        if (watched.set.eventId !== sent) {
+          sent = watched.set.eventId;
+          yield watched;
         }
         if (!(await watch.next(heartbeatMs, ctx.signal)) && !ctx.signal.aborted) yield "heartbeat";
       }
@@ -177,7 +195,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
       const lastEventId = req.lastEventId ?? ctx.requestHeader.get("last-event-id") ?? undefined;
       for await (const set of watchSets(ctx, scope, lastEventId, release)) {
         if (set === "heartbeat") yield body(sseComment("heartbeat"));
-        else yield body(sseEvent(set.eventId, "messages", JSON.stringify({ data: set.data.map((m) => shaper.shape(MessageSchema, toJson(MessageSchema, m, { alwaysEmitImplicit: true }))) })));
+        else yield body(set.sse());
       }
     } finally {
       release(); // also when the caller left before the first set
@@ -267,7 +285,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     watchMessages: async function* (req, ctx) {
       const scope = req.featureId ?? null;
       const release = openWatch(ctx, scope);
-      for await (const set of watchSets(ctx, scope, req.lastEventId, release)) if (set !== "heartbeat") yield set;
+      for await (const watched of watchSets(ctx, scope, req.lastEventId, release)) if (watched !== "heartbeat") yield watched.set;
     },
     watchFeatureMessagesSse: (req, ctx) => watchSse(ctx, req.featureId ?? null, req),
     watchGlobalMessagesSse: (req, ctx) => watchSse(ctx, null, req),

@@ -23,6 +23,9 @@ export class ListingCache<V> {
   private mark = "";
   private validFrom = Infinity;
   private validUntil = -Infinity;
+  /** Computations under way, by key, with the mark they started at. */
+  private readonly loading = new Map<string, { mark: string; value: Promise<V> }>();
+  private renewing: { mark: string; now: number; done: Promise<boolean> } | undefined;
 
   /**
    * @param maxBytes the bound; a value larger than it alone is computed each time, never kept
@@ -43,13 +46,7 @@ export class ListingCache<V> {
     const mark = this.source.changeMark();
     // A clock set back is as much a change as one that moved forward past a boundary.
     if (mark !== this.mark || now < this.validFrom || now >= this.validUntil) {
-      const validUntil = await this.source.nextChangeAfter(now);
-      if (mark !== this.source.changeMark()) return compute(); // changed meanwhile: serve, keep nothing
-      this.entries.clear();
-      this.bytes = 0;
-      this.mark = mark;
-      this.validFrom = now;
-      this.validUntil = validUntil;
+      if (!(await this.renew(mark, now))) return compute(); // changed meanwhile: serve, keep nothing
     }
     const hit = this.entries.get(key);
     if (hit !== undefined) {
@@ -58,8 +55,21 @@ export class ListingCache<V> {
       this.onEvent("hit");
       return hit.value;
     }
+    // Callers that miss the same key at once (watchers woken by one write, D46) share one computation.
+    const loading = this.loading.get(key);
+    if (loading !== undefined && loading.mark === mark) {
+      this.onEvent("hit");
+      return loading.value;
+    }
     this.onEvent("miss");
-    const value = await compute();
+    const pending = compute();
+    this.loading.set(key, { mark, value: pending });
+    let value: V;
+    try {
+      value = await pending;
+    } finally {
+      if (this.loading.get(key)?.value === pending) this.loading.delete(key);
+    }
     const bytes = 2 * key.length + this.sizeOf(value);
     // Kept only if nothing changed (and no other get reset the window) while it was computed.
     if (bytes <= this.maxBytes && this.mark === mark && this.source.changeMark() === mark && now >= this.validFrom && now < this.validUntil) {
@@ -78,6 +88,25 @@ export class ListingCache<V> {
       }
     }
     return value;
+  }
+
+  /** Starts a new window at `mark` and `now` (one query, shared by the callers that need it at once); false if the data changed meanwhile. */
+  private renew(mark: string, now: number): Promise<boolean> {
+    if (this.renewing?.mark === mark && this.renewing.now === now) return this.renewing.done;
+    const done = (async () => {
+      const validUntil = await this.source.nextChangeAfter(now);
+      if (mark !== this.source.changeMark()) return false;
+      this.entries.clear();
+      this.bytes = 0;
+      this.mark = mark;
+      this.validFrom = now;
+      this.validUntil = validUntil;
+      return true;
+    })();
+    const renewing = { mark, now, done };
+    this.renewing = renewing;
+    void done.finally(() => this.renewing === renewing && (this.renewing = undefined)).catch(() => {});
+    return done;
   }
 
   /** Bytes held, as estimated by sizeOf. */

@@ -1,0 +1,124 @@
+#!/usr/bin/env node
+// Live push (issue 17, D46): BENCH_WATCHERS (1,000) Server-Sent Events
+// streams of one feature on one Meridian process (SQLite), held by this
+// process over HTTP/1.1 (fetch opens a connection per open stream). BENCH_WRITES (20) messages are
+// then created one after another through the REST API; for each, the time
+// from sending the POST to the new set's arrival on every stream. Baseline,
+// same run: the same writes seen by a single stream. Also the server's RSS
+// with no stream and with all of them open (memory per watcher).
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase } from "../../dist/storage/database.js";
+import { SqliteApiKeyStore } from "../../dist/auth/api-keys-sqlite.js";
+import { median } from "../client-rounds.js";
+import { reporter } from "../report.js";
+import { startMeridian } from "../server.js";
+
+const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 1000);
+const WRITES = Number(process.env.BENCH_WRITES ?? 20);
+const emit = reporter("live");
+const dir = mkdtempSync(join(tmpdir(), "meridian-bench-live-"));
+const dbPath = join(dir, "m.db");
+const db = openDatabase(dbPath);
+const key = new SqliteApiKeyStore(db).createNow({ clientId: "bench", roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"], projects: [] }).key;
+db.close();
+
+const server = await startMeridian(dbPath);
+const url = server.address;
+const headers = { "svc-open-api-key": key };
+const rssMiB = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${server.process.pid}/status`, "utf8"))[1]) / 1024;
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+
+/** A stream that calls onSet(number of messages) at each event. */
+async function watcher(onSet) {
+  const abort = new AbortController();
+  const r = await fetch(`${url}/api/admin/feature/live/message/stream`, { headers, signal: abort.signal });
+  if (r.status !== 200) throw new Error(`stream: ${r.status}`);
+  void (async () => {
+    const decoder = new TextDecoder();
+    let text = "";
+    try {
+      for await (const chunk of r.body) {
+        text += decoder.decode(chunk, { stream: true });
+        let end;
+        while ((end = text.indexOf("\n\n")) !== -1) {
+          const block = text.slice(0, end);
+          text = text.slice(end + 2);
+          const data = /^data: (.*)$/m.exec(block);
+          if (data) onSet(JSON.parse(data[1]).data.length);
+        }
+      }
+    } catch {}
+  })();
+  return () => abort.abort();
+}
+
+/** Opens n streams; runs WRITES writes; per write, the time until every stream saw it. Returns all delivery times. */
+async function measure(n, firstTitle) {
+  let target = 0; // the set size the current write makes
+  let pending = 0;
+  let sent = 0;
+  let allSeen;
+  const deliveries = [];
+  const seen = new Array(n).fill(-1);
+  const closers = [];
+  let ready = 0;
+  let allReady;
+  const readyP = new Promise((r) => (allReady = r));
+  for (let i = 0; i < n; i++) {
+    closers.push(
+      await watcher((size) => {
+        if (seen[i] === -1) {
+          seen[i] = size;
+          if (++ready === n) allReady();
+          return;
+        }
+        if (size === target && seen[i] !== size) {
+          seen[i] = size;
+          deliveries.push(performance.now() - sent);
+          if (--pending === 0) allSeen();
+        }
+      }),
+    );
+  }
+  await readyP;
+  const rss = rssMiB();
+  let size = seen[0];
+  for (let w = 0; w < WRITES; w++) {
+    target = ++size;
+    pending = n;
+    const done = new Promise((r) => (allSeen = r));
+    sent = performance.now();
+    const now = Date.now();
+    const r = await fetch(`${url}/api/admin/feature/live/message`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ type: "Warning", title: `${firstTitle} ${w}`, body: "", startDate: new Date(now - 60_000).toISOString(), expiringDate: new Date(now + 3_600_000).toISOString() }),
+    });
+    if (r.status !== 201) throw new Error(`write: ${r.status}`);
+    await r.text();
+    await done;
+  }
+  closers.forEach((c) => c());
+  return { deliveries, rss };
+}
+
+try {
+  await new Promise((r) => setTimeout(r, 300));
+  const idle = rssMiB();
+  const one = await measure(1, "one");
+  await new Promise((r) => setTimeout(r, 500));
+  const many = await measure(WATCHERS, "many");
+  const base99 = pct(one.deliveries, 99);
+  emit(`1 watcher, ${WRITES} writes`, "delivery p50", median(one.deliveries), "ms");
+  emit(`1 watcher, ${WRITES} writes`, "delivery p99", base99, "ms");
+  emit(`${WATCHERS} watchers, ${WRITES} writes`, "delivery p50", median(many.deliveries), "ms", median(one.deliveries));
+  emit(`${WATCHERS} watchers, ${WRITES} writes`, "delivery p99", pct(many.deliveries, 99), "ms", base99);
+  emit(`${WATCHERS} watchers, ${WRITES} writes`, "delivery max", Math.max(...many.deliveries), "ms");
+  emit(`${WATCHERS} watchers`, "server RSS per watcher", ((many.rss - idle) * 1024) / WATCHERS, "KiB");
+  emit(`${WATCHERS} watchers`, "server RSS", many.rss, "MiB", idle);
+} finally {
+  server.process.kill();
+  rmSync(dir, { recursive: true, force: true });
+}
