@@ -70,7 +70,7 @@ export function parseKey(key: string): { id: string; secret: string } | undefine
 /** The principal a live row grants to `secret`, or undefined when the secret is not this key's. */
 export function principalIfMatches(row: ApiKeyRow | undefined, secret: string): Principal | undefined {
   if (!row || !timingSafeEqual(row.secret_hash, hash(secret))) return undefined;
-  return { ...grantOf(row), via: "api-key" };
+  return { ...grantOf(row), via: "api-key", keyId: row.id };
 }
 
 export function infoOf(row: ApiKeyRow): ApiKeyInfo {

@@ -45,5 +45,6 @@ function principalOf(claims: JWTPayload): Principal {
   const list = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === "string") : typeof v === "string" ? [v] : []);
   const scopes = typeof claims.scope === "string" ? claims.scope.split(" ").filter(Boolean) : list(claims.scp);
   const clientId = typeof claims.client_id === "string" ? claims.client_id : typeof claims.sub === "string" ? claims.sub : "";
-  return { clientId, roles: [...list(claims.role), ...list(claims.roles)], scopes, projects: list(claims.projects), via: "jwt" };
+  const text = (v: unknown) => (typeof v === "string" ? v : undefined);
+  return { clientId, roles: [...list(claims.role), ...list(claims.roles)], scopes, projects: list(claims.projects), via: "jwt", issuer: text(claims.iss), subject: text(claims.sub) };
 }

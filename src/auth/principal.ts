@@ -10,6 +10,11 @@ export interface Principal {
   /** Project ids; "*" means every project. */
   projects: string[];
   via: "api-key" | "jwt";
+  /** The API key's id (via api-key), for the audit trail (D48). */
+  keyId?: string;
+  /** The token's iss and sub claims (via jwt), for the audit trail (D48). */
+  issuer?: string;
+  subject?: string;
 }
 
 /** Every scope Meridian grants something for (D13, D14); a credential may carry others, which grant nothing here. */

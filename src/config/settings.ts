@@ -19,6 +19,7 @@ export interface Settings {
   allowHttpLinks: boolean;
   listingCacheMb: number;
   maxWatchers: number;
+  auditRetentionDays: number;
   sseHeartbeatS: number;
   idleTimeoutS: number;
   headersTimeoutS: number;
@@ -75,6 +76,7 @@ export const SETTINGS: readonly AnySpec[] = [
   { key: "messageRetentionDays", env: "MERIDIAN_MESSAGE_RETENTION_DAYS", default: "30", help: "days an expired message is kept", parse: int(0, 36_500) },
   { key: "allowHttpLinks", env: "MERIDIAN_ALLOW_HTTP_LINKS", default: "false", help: "keep http: links in message bodies", parse: bool },
   { key: "listingCacheMb", env: "MERIDIAN_LISTING_CACHE_MB", default: "32", help: "megabytes of message listings kept in memory (0 keeps none)", parse: int(0, 4096) },
+  { key: "auditRetentionDays", env: "MERIDIAN_AUDIT_RETENTION_DAYS", default: "365", help: "days an entry of the messages' audit trail is kept", parse: int(0, 36_500) },
   { key: "maxWatchers", env: "MERIDIAN_MAX_WATCHERS", default: "10000", help: "message watchers (SSE and WatchMessages streams) one process serves at once; beyond, 503", parse: int(0, 1_000_000) },
   { key: "sseHeartbeatS", env: "MERIDIAN_SSE_HEARTBEAT_S", default: "15", help: "seconds between heartbeat comments on a quiet message stream", parse: int(1, 3600) },
   { key: "idleTimeoutS", env: "MERIDIAN_IDLE_TIMEOUT_S", default: "65", help: "seconds a connection may stay open with no request in progress", parse: int(1, 86_400) },

@@ -1,5 +1,6 @@
 // D22: deletes messages that expired longer ago than the retention period,
-// global ones too, at start and then every interval; logs how many.
+// global ones too, at start and then every interval; logs how many. The same
+// run removes audit entries older than theirs (D48).
 import type { Logger } from "../log/logger.js";
 import type { MessageStore } from "./message-store.js";
 import { nowSeconds } from "./message-fields.js";
@@ -8,6 +9,8 @@ import { isBusy } from "../storage/busy-retry.js";
 export interface CleanupOptions {
   intervalS: number;
   retentionDays: number;
+  /** D48: days an audit entry is kept (default 365). */
+  auditRetentionDays?: number;
   logger: Logger;
   /** Seconds since the epoch. */
   now?: () => number;
@@ -29,7 +32,12 @@ export function startCleanup(store: MessageStore, opts: CleanupOptions): Cleanup
   const now = opts.now ?? nowSeconds;
   const gate = opts.gate ?? ((run) => run());
   const runOnce = async (): Promise<number | undefined> => {
-    const deleted = await gate(() => store.purgeExpiredBefore(now() - opts.retentionDays * 86_400));
+    const auditDays = opts.auditRetentionDays ?? 365;
+    const deleted = await gate(async () => {
+      const n = await store.purgeExpiredBefore(now() - opts.retentionDays * 86_400);
+      await store.purgeAuditBefore((now() - auditDays * 86_400) * 1000);
+      return n;
+    });
     if (deleted === undefined) opts.logger.debug("message cleanup skipped: another process on the database ran it this interval");
     else opts.logger.info({ deleted, retentionDays: opts.retentionDays }, `message cleanup deleted ${deleted} expired message(s)`);
     return deleted;

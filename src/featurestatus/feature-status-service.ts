@@ -4,6 +4,9 @@ import { create, toBinary, toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import {
   ActiveMessagesSchema,
+  AuditEntrySchema,
+  ListMessageAuditResponseSchema,
+  type AuditEntry,
   FeatureStatusService,
   ListMessagesResponseSchema,
   MessageSchema,
@@ -22,6 +25,7 @@ import { sortKeyOf, type Expiry, type MessageData, type MessageRow, type Message
 import type { Sanitizer } from "./sanitize.js";
 import { ListingCache } from "./listing-cache.js";
 import { digest, ifMatch, listingEtag, messageEtag, stale } from "./etags.js";
+import type { Actor, AuditQuery, AuditRow } from "./audit.js";
 import { MessageWatch } from "./message-watch.js";
 import { HttpBodySchema, type HttpBody } from "../gen/google/api/httpbody_pb.js";
 import { JsonShaper } from "../transport/rest/json-shape.js";
@@ -228,7 +232,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     const v = new ViolationList();
     for (const name of ["type", "title", "startDate", "expiringDate"] as const) if (f[name] === undefined) v.add(name, "is required");
     const data = validated({ feature_id: scope, type: "", title: "", body: "", start_date: 0, expiring_date: 0 }, f, deps.sanitizer, v);
-    return answer(ctx, await deps.store.insert(data));
+    return answer(ctx, await deps.store.insert(data, actorOf(principalOf(ctx))));
   };
 
   const updateIn = async (ctx: HandlerContext, scope: Scope, messageId: number, fields: MessageFields | undefined, etag: string | undefined): Promise<Message> => {
@@ -241,7 +245,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
       if (condition && !condition(existing)) throw stale(existing);
       // D16: absent fields keep their value; the merge is validated as on create. featureId never changes.
       const merged = validated(existing, fields ?? ({} as MessageFields), deps.sanitizer);
-      const written = await deps.store.update({ ...merged, id: existing.id, version: existing.version });
+      const written = await deps.store.update({ ...merged, id: existing.id, version: existing.version }, actorOf(principalOf(ctx)));
       if (written) return answer(ctx, written);
     }
     throw new ConnectError(`message ${messageId} kept changing while it was being updated; retry`, Code.Aborted);
@@ -252,12 +256,12 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     const condition = ifMatch(etag ?? ctx.requestHeader.get("if-match"));
     const existing = await findIn(scope, messageId);
     if (!condition) {
-      await deps.store.delete(messageId);
+      await deps.store.delete(messageId, undefined, actorOf(principalOf(ctx)));
       return {};
     }
     if (!condition(existing)) throw stale(existing);
     // Deleted only at the version just checked; if it moved on meanwhile, say how it is now.
-    if (!(await deps.store.delete(messageId, existing.version))) throw stale(await findIn(scope, messageId));
+    if (!(await deps.store.delete(messageId, existing.version, actorOf(principalOf(ctx))))) throw stale(await findIn(scope, messageId));
     return {};
   };
 
@@ -282,6 +286,35 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     listGlobalMessages: (req, ctx) => list(ctx, null, req),
     createFeatureMessage: (req, ctx) => createIn(ctx, req.featureId, req.message),
     createGlobalMessage: (req, ctx) => createIn(ctx, null, req.message),
+    listMessageAudit: async (req, ctx) => {
+      const principal = principalOf(ctx);
+      if (!hasScope(principal, ...READ_SCOPES) || !hasRole(principal, BACK_OFFICE)) {
+        throw permissionDenied(`the audit trail is for the ${BACK_OFFICE} role with scope ${READ_SCOPES[0]} or ${READ_SCOPES[1]}`);
+      }
+      const v = new ViolationList();
+      const from = req.from === undefined ? undefined : parseZonedDate(req.from, "from", v);
+      const to = req.to === undefined ? undefined : parseZonedDate(req.to, "to", v);
+      let limit = req.limit ?? DEFAULT_LIMIT;
+      if (limit < 1) v.add("limit", "must be an integer of at least 1");
+      limit = Math.min(limit, MAX_LIMIT);
+      v.throwIfAny();
+      const query: AuditQuery = { messageId: req.messageId, featureId: req.featureId, clientId: req.clientId, limit: limit + 1 };
+      if (from !== undefined) query.from = from * 1000;
+      if (to !== undefined) query.to = to * 1000 + 999; // the whole last second
+      // The cursor is bound to the filters it came from (D21).
+      const binding = JSON.stringify(["audit", req.messageId ?? null, req.featureId ?? null, req.clientId ?? null, req.from ?? null, req.to ?? null]);
+      if (req.cursor !== undefined && req.cursor !== "") {
+        const opened = deps.cursors.open(binding, req.cursor);
+        if (!Array.isArray(opened) || opened.length !== 1 || !Number.isSafeInteger(opened[0])) throw invalidField("cursor", "malformed, or issued for another listing");
+        query.beforeId = opened[0] as number;
+      }
+      const rows = await deps.store.listAudit(query);
+      const page = rows.slice(0, limit);
+      return create(ListMessageAuditResponseSchema, {
+        data: page.map(toAuditEntry),
+        cursor: rows.length > limit ? deps.cursors.seal(binding, [page[page.length - 1].id]) : undefined,
+      });
+    },
     watchMessages: async function* (req, ctx) {
       const scope = req.featureId ?? null;
       const release = openWatch(ctx, scope);
@@ -362,6 +395,28 @@ function pageBytes(p: ListMessagesResponse): number {
   let chars = p.cursor?.length ?? 0;
   for (const m of p.data) chars += m.title.length + m.body.length + (m.featureId?.length ?? 0) + 140;
   return 4 * chars + 256 * p.data.length;
+}
+
+/** Who a caller is, for the audit trail (D48). */
+function actorOf(p: Principal): Actor {
+  return { clientId: p.clientId, keyId: p.keyId, issuer: p.issuer, subject: p.subject };
+}
+
+function toAuditEntry(r: AuditRow): AuditEntry {
+  const message = (json: string | null) => (json === null ? undefined : toMessage(JSON.parse(json) as MessageRow));
+  return create(AuditEntrySchema, {
+    id: BigInt(r.id),
+    at: new Date(r.at).toISOString(),
+    action: r.action,
+    messageId: r.message_id,
+    featureId: r.feature_id ?? undefined,
+    clientId: r.client_id ?? undefined,
+    keyId: r.key_id ?? undefined,
+    issuer: r.issuer ?? undefined,
+    subject: r.subject ?? undefined,
+    before: message(r.before),
+    after: message(r.after),
+  });
 }
 
 function toMessage(row: MessageRow): Message {

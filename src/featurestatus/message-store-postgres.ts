@@ -5,6 +5,7 @@ import type { Sql } from "../storage/postgres/connect.js";
 import type { ChangeFeed } from "../storage/postgres/changes.js";
 import { MAX_MESSAGE_ID, type ListQuery, type MessageData, type MessageRow, type MessageStore } from "./message-store.js";
 import { listingParams, listingShape, listingSql, type ListParam } from "./listing-sql.js";
+import { AUDIT_COLUMNS, auditListingSql, auditRecord, type Actor, type AuditQuery, type AuditRow } from "./audit.js";
 
 // Typed, so that PostgreSQL knows every parameter's type, used or not.
 const PG_TYPES: Record<ListParam, string> = { now: "bigint", limit: "bigint", feature: "text", afterKey: "bigint", afterId: "integer" };
@@ -36,13 +37,16 @@ export class PostgresMessageStore implements MessageStore {
     return row.next ?? Infinity;
   }
 
-  async insert(data: MessageData): Promise<MessageRow> {
+  async insert(data: MessageData, by?: Actor): Promise<MessageRow> {
     try {
-      const [row] = await this.sql<MessageRow[]>`
-        INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date)
-        VALUES (${data.feature_id}, ${data.type}, ${data.title}, ${data.body}, ${data.start_date}, ${data.expiring_date}) RETURNING *`;
-      if (row.id > MAX_MESSAGE_ID) throw new Error("message ids are exhausted");
-      return row;
+      return await this.sql.begin(async (tx) => {
+        const [row] = await tx<MessageRow[]>`
+          INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date)
+          VALUES (${data.feature_id}, ${data.type}, ${data.title}, ${data.body}, ${data.start_date}, ${data.expiring_date}) RETURNING *`;
+        if (row.id > MAX_MESSAGE_ID) throw new Error("message ids are exhausted");
+        await tx`INSERT INTO message_audit ${tx(auditRecord("create", undefined, row, by), ...AUDIT_COLUMNS)}`;
+        return row;
+      });
     } catch (e) {
       // The identity is an integer: past 2^31-1 the database refuses nextval (SQLSTATE 2200H).
       if ((e as { code?: string }).code === "2200H") throw new Error("message ids are exhausted");
@@ -57,22 +61,30 @@ export class PostgresMessageStore implements MessageStore {
     return row;
   }
 
-  async update(row: MessageRow): Promise<MessageRow | undefined> {
+  async update(row: MessageRow, by?: Actor): Promise<MessageRow | undefined> {
     try {
-      const [out] = await this.sql<MessageRow[]>`
-        UPDATE messages SET type = ${row.type}, title = ${row.title}, body = ${row.body},
-          start_date = ${row.start_date}, expiring_date = ${row.expiring_date}, version = version + 1
-        WHERE id = ${row.id} AND version = ${row.version} RETURNING *`;
-      return out;
+      return await this.sql.begin(async (tx) => {
+        const [before] = await tx<MessageRow[]>`SELECT * FROM messages WHERE id = ${row.id} FOR UPDATE`;
+        const [out] = await tx<MessageRow[]>`
+          UPDATE messages SET type = ${row.type}, title = ${row.title}, body = ${row.body},
+            start_date = ${row.start_date}, expiring_date = ${row.expiring_date}, version = version + 1
+          WHERE id = ${row.id} AND version = ${row.version} RETURNING *`;
+        if (out) await tx`INSERT INTO message_audit ${tx(auditRecord("update", before, out, by), ...AUDIT_COLUMNS)}`;
+        return out;
+      });
     } finally {
       this.changes.changed(TABLE);
     }
   }
 
-  async delete(id: number, version?: number): Promise<boolean> {
+  async delete(id: number, version?: number, by?: Actor): Promise<boolean> {
     try {
       const at = version ?? null;
-      return (await this.sql`DELETE FROM messages WHERE id = ${id} AND (${at}::integer IS NULL OR version = ${at}::integer)`).count > 0;
+      return await this.sql.begin(async (tx) => {
+        const [before] = await tx<MessageRow[]>`DELETE FROM messages WHERE id = ${id} AND (${at}::integer IS NULL OR version = ${at}::integer) RETURNING *`;
+        if (before) await tx`INSERT INTO message_audit ${tx(auditRecord("delete", before, undefined, by), ...AUDIT_COLUMNS)}`;
+        return before !== undefined;
+      });
     } finally {
       this.changes.changed(TABLE);
     }
@@ -80,10 +92,29 @@ export class PostgresMessageStore implements MessageStore {
 
   async purgeExpiredBefore(cutoff: number): Promise<number> {
     try {
-      return (await this.sql`DELETE FROM messages WHERE expiring_date < ${cutoff}`).count;
+      return await this.sql.begin(async (tx) => {
+        const rows = await tx<MessageRow[]>`DELETE FROM messages WHERE expiring_date < ${cutoff} RETURNING *`;
+        const at = Date.now();
+        // In slices: a statement's parameters are bounded (65,535).
+        for (let i = 0; i < rows.length; i += 1000) {
+          const records = rows.slice(i, i + 1000).map((r) => auditRecord("cleanup", r, undefined, undefined, at));
+          await tx`INSERT INTO message_audit ${tx(records, ...AUDIT_COLUMNS)}`;
+        }
+        return rows.length;
+      });
     } finally {
       this.changes.changed(TABLE);
     }
+  }
+
+  async listAudit(q: AuditQuery): Promise<AuditRow[]> {
+    const names: (keyof AuditQuery)[] = [];
+    const text = auditListingSql(q, (name) => (names.push(name), `$${names.length}::${name === "featureId" || name === "clientId" ? "text" : "bigint"}`));
+    return (await this.sql.unsafe(text, names.map((n) => q[n] as string | number))) as unknown as AuditRow[];
+  }
+
+  async purgeAuditBefore(cutoffMs: number): Promise<number> {
+    return (await this.sql`DELETE FROM message_audit WHERE at < ${cutoffMs}`).count;
   }
 
   async list(q: ListQuery): Promise<MessageRow[]> {

@@ -4,6 +4,7 @@ import type { Statement } from "better-sqlite3";
 import type { Db } from "../storage/database.js";
 import { MAX_MESSAGE_ID, type ListQuery, type MessageData, type MessageRow, type MessageStore } from "./message-store.js";
 import { listingParams, listingShape, listingSql } from "./listing-sql.js";
+import { AUDIT_COLUMNS, auditListingSql, auditRecord, type Actor, type AuditQuery, type AuditRow } from "./audit.js";
 
 export class SqliteMessageStore implements MessageStore {
   private readonly listStatements = new Map<string, Statement>();
@@ -17,6 +18,9 @@ export class SqliteMessageStore implements MessageStore {
   private readonly updateStmt;
   private readonly deleteStmt;
   private readonly purgeStmt;
+  private readonly auditStmt;
+  private readonly purgeAuditStmt;
+  private readonly auditListings = new Map<string, Statement>();
 
   constructor(private readonly db: Db) {
     this.insertStmt = db.prepare<MessageData, MessageRow>(
@@ -26,8 +30,10 @@ export class SqliteMessageStore implements MessageStore {
     this.updateStmt = db.prepare<MessageRow, MessageRow>(
       "UPDATE messages SET type = @type, title = @title, body = @body, start_date = @start_date, expiring_date = @expiring_date, version = version + 1 WHERE id = @id AND version = @version RETURNING *",
     );
-    this.deleteStmt = db.prepare<{ id: number; version: number | null }>("DELETE FROM messages WHERE id = @id AND (@version IS NULL OR version = @version)");
-    this.purgeStmt = db.prepare<[number]>("DELETE FROM messages WHERE expiring_date < ?");
+    this.deleteStmt = db.prepare<{ id: number; version: number | null }, MessageRow>("DELETE FROM messages WHERE id = @id AND (@version IS NULL OR version = @version) RETURNING *");
+    this.purgeStmt = db.prepare<[number], MessageRow>("DELETE FROM messages WHERE expiring_date < ? RETURNING *");
+    this.auditStmt = db.prepare(`INSERT INTO message_audit (${AUDIT_COLUMNS.join(", ")}) VALUES (${AUDIT_COLUMNS.map((c) => "@" + c).join(", ")})`);
+    this.purgeAuditStmt = db.prepare<[number]>("DELETE FROM message_audit WHERE at < ?");
     this.dataVersionStmt = db.prepare("PRAGMA data_version").pluck();
     this.nextChangeStmt = db
       .prepare<{ now: number }>(
@@ -47,11 +53,12 @@ export class SqliteMessageStore implements MessageStore {
     return (this.nextChangeStmt.get({ now }) as number | null) ?? Infinity;
   }
 
-  async insert(data: MessageData): Promise<MessageRow> {
+  async insert(data: MessageData, by?: Actor): Promise<MessageRow> {
     this.writes++;
     const row = this.db.transaction(() => {
       const row = this.insertStmt.get(data)!;
       if (row.id > MAX_MESSAGE_ID) throw new Error("message ids are exhausted");
+      this.auditStmt.run(auditRecord("create", undefined, row, by));
       return row;
     })();
     this.changed();
@@ -62,25 +69,51 @@ export class SqliteMessageStore implements MessageStore {
     return this.getStmt.get(id);
   }
 
-  async update(row: MessageRow): Promise<MessageRow | undefined> {
+  async update(row: MessageRow, by?: Actor): Promise<MessageRow | undefined> {
     this.writes++;
-    const out = this.updateStmt.get(row);
+    const out = this.db.transaction(() => {
+      const before = this.getStmt.get(row.id);
+      const after = this.updateStmt.get(row);
+      if (after) this.auditStmt.run(auditRecord("update", before, after, by));
+      return after;
+    })();
     if (out) this.changed();
     return out;
   }
 
-  async delete(id: number, version?: number): Promise<boolean> {
+  async delete(id: number, version?: number, by?: Actor): Promise<boolean> {
     this.writes++;
-    const deleted = this.deleteStmt.run({ id, version: version ?? null }).changes > 0;
-    if (deleted) this.changed();
-    return deleted;
+    const before = this.db.transaction(() => {
+      const before = this.deleteStmt.get({ id, version: version ?? null });
+      if (before) this.auditStmt.run(auditRecord("delete", before, undefined, by));
+      return before;
+    })();
+    if (before) this.changed();
+    return before !== undefined;
   }
 
   async purgeExpiredBefore(cutoff: number): Promise<number> {
     this.writes++;
-    const n = this.purgeStmt.run(cutoff).changes;
-    if (n > 0) this.changed();
-    return n;
+    const gone = this.db.transaction(() => {
+      const rows = this.purgeStmt.all(cutoff);
+      const at = Date.now();
+      for (const r of rows) this.auditStmt.run(auditRecord("cleanup", r, undefined, undefined, at));
+      return rows.length;
+    })();
+    if (gone > 0) this.changed();
+    return gone;
+  }
+
+  async listAudit(q: AuditQuery): Promise<AuditRow[]> {
+    const names: (keyof AuditQuery)[] = [];
+    const text = auditListingSql(q, (name) => (names.push(name), `@${name}`));
+    let stmt = this.auditListings.get(text);
+    if (!stmt) this.auditListings.set(text, (stmt = this.db.prepare(text)));
+    return stmt.all(Object.fromEntries(names.map((n) => [n, q[n]]))) as AuditRow[];
+  }
+
+  async purgeAuditBefore(cutoffMs: number): Promise<number> {
+    return this.purgeAuditStmt.run(cutoffMs).changes;
   }
 
   watch(fn: () => void): () => void {

@@ -2,6 +2,7 @@
 // whichever database holds the messages. Listings are keyset-paged on
 // (sort key, id), so rows inserted or deleted between pages neither repeat
 // nor vanish (D21).
+import type { Actor, AuditQuery, AuditRow } from "./audit.js";
 import type { ChangeSource } from "./listing-cache.js";
 
 export interface MessageRow {
@@ -37,15 +38,20 @@ export interface ListQuery {
 export const MAX_MESSAGE_ID = 2 ** 31 - 1; // the API's id is an int32
 
 export interface MessageStore extends ChangeSource {
+  // Every write is recorded in the audit trail with it (D48), `by` whom (absent: unknown).
   /** Inserts and returns the row; refuses (and stores nothing) once ids pass the API's int32. */
-  insert(data: MessageData): Promise<MessageRow>;
+  insert(data: MessageData, by?: Actor): Promise<MessageRow>;
   get(id: number): Promise<MessageRow | undefined>;
   /** Writes the row if its stored version is still `row.version` (and counts one more); undefined when it is not, or the row is gone. */
-  update(row: MessageRow): Promise<MessageRow | undefined>;
+  update(row: MessageRow, by?: Actor): Promise<MessageRow | undefined>;
   /** Deletes the row (only at `version`, when given); false when there was no such row. */
-  delete(id: number, version?: number): Promise<boolean>;
-  /** Deletes messages that expired before the cutoff (epoch seconds); returns how many. */
+  delete(id: number, version?: number, by?: Actor): Promise<boolean>;
+  /** Deletes messages that expired before the cutoff (epoch seconds), recorded as the cleanup's; returns how many. */
   purgeExpiredBefore(cutoff: number): Promise<number>;
+  /** Audit entries, newest first. */
+  listAudit(q: AuditQuery): Promise<AuditRow[]>;
+  /** Deletes audit entries older than the cutoff (epoch milliseconds); returns how many. */
+  purgeAuditBefore(cutoffMs: number): Promise<number>;
   list(q: ListQuery): Promise<MessageRow[]>;
   /**
    * Calls fn after each write that may have changed the messages: this

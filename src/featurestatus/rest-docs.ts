@@ -9,19 +9,20 @@ const SSE =
 
 export function documentFeatureStatusRest(registry: ServiceRegistry): void {
   const writes = (method: string) => method === "PATCH" || method === "DELETE";
+  const LISTINGS = new Set(["ListFeatureMessages", "ListGlobalMessages"]); // the answers that carry an ETag
   registry.documentRest(FeatureStatusService, {
     headers: (route) =>
       writes(route.httpMethod)
         ? [{ name: "if-match", in: "header", description: "the ETag of the message as last read: the write is refused with 412 if it changed since (D47)", schema: { type: "string" } }]
         : route.streamsHttpBody
           ? [{ name: "last-event-id", in: "header", description: "the id of the last event received: no first event while the set is still that one (D46)", schema: { type: "string" } }]
-          : route.httpMethod === "GET"
+          : LISTINGS.has(route.method.name)
             ? [{ name: "if-none-match", in: "header", description: "the ETag of a listing already held: 304 while it is still the answer (D47)", schema: { type: "string" } }]
             : [],
     responses: (route): ReturnType<NonNullable<RestDocs["responses"]>> =>
       writes(route.httpMethod)
         ? { "412": { description: "the message changed since the ETag of If-Match; its current ETag is in the answer's ETag header", problem: true } }
-        : route.httpMethod === "GET" && !route.streamsHttpBody
+        : LISTINGS.has(route.method.name)
           ? { "304": { description: "the listing is still the one of If-None-Match" } }
           : {},
     streamedJson: {

@@ -122,4 +122,27 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE messages ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
     `,
   },
+  {
+    version: 7,
+    name: "the audit trail of messages (D48)",
+    sql: `
+      CREATE TABLE message_audit (
+        id         INTEGER PRIMARY KEY AUTOINCREMENT,
+        at         INTEGER NOT NULL,  -- epoch milliseconds
+        action     TEXT NOT NULL,     -- create, update, delete, cleanup
+        message_id INTEGER NOT NULL,
+        feature_id TEXT,              -- NULL: a global message
+        client_id  TEXT,              -- the writer; NULL for the retention cleanup
+        key_id     TEXT,              -- its API key, or its token's iss and sub
+        issuer     TEXT,
+        subject    TEXT,
+        before     TEXT,              -- the stored message before and after, as JSON
+        after      TEXT
+      ) STRICT;
+      CREATE INDEX message_audit_by_at ON message_audit (at);
+      CREATE INDEX message_audit_by_message ON message_audit (message_id, id);
+      CREATE INDEX message_audit_by_feature ON message_audit (feature_id, id);
+      CREATE INDEX message_audit_by_client ON message_audit (client_id, id);
+    `,
+  },
 ];

@@ -120,6 +120,29 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE messages ADD COLUMN version integer NOT NULL DEFAULT 1;
     `,
   },
+  {
+    version: 4,
+    name: "the audit trail of messages (D48)",
+    sql: `
+      CREATE TABLE message_audit (
+        id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        at         bigint NOT NULL,  -- epoch milliseconds
+        action     text NOT NULL,    -- create, update, delete, cleanup
+        message_id integer NOT NULL,
+        feature_id text,
+        client_id  text,
+        key_id     text,
+        issuer     text,
+        subject    text,
+        before     text,             -- the stored message before and after, as JSON
+        after      text
+      );
+      CREATE INDEX message_audit_by_at ON message_audit (at);
+      CREATE INDEX message_audit_by_message ON message_audit (message_id, id);
+      CREATE INDEX message_audit_by_feature ON message_audit (feature_id, id);
+      CREATE INDEX message_audit_by_client ON message_audit (client_id, id);
+    `,
+  },
 ];
 
 /** Applies the migrations above the database's version, all in one transaction (DDL is transactional here); returns how many. */
