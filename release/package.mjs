@@ -16,7 +16,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { SERVE_NODE_FLAGS } from "../dist/cli/node-flags.js";
-import { docsAssetFiles } from "../dist/transport/api-docs.js";
+import { servedAssetFiles } from "../dist/transport/public-files.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
@@ -67,7 +67,7 @@ writeFileSync(
       output,
       disableExperimentalSEAWarning: true,
       execArgv: [...SERVE_NODE_FLAGS],
-      assets: { ...addons, ...docsAssetFiles() },
+      assets: { ...addons, ...servedAssetFiles() },
     },
     null,
     2,

@@ -15,9 +15,10 @@ const HEADERS = [
   "traceparent",
   "tracestate",
   "baggage",
-  // Conditional requests (D47).
+  // Conditional requests (D47); resuming an event stream (D46).
   "if-match",
   "if-none-match",
+  "last-event-id",
   ...connectCors.allowedHeaders.map((h) => h.toLowerCase()),
 ];
 const EXPOSED = ["www-authenticate", "traceresponse", "etag", ...connectCors.exposedHeaders.map((h) => h.toLowerCase())];

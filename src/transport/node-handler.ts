@@ -23,7 +23,7 @@ import type { ServiceRegistry } from "./service-registry.js";
 import { traceOf } from "./trace-context.js";
 import { binaryResponseToText, isGrpcWebText, textRequestToBinary } from "./grpc-web-text.js";
 import type { Metrics, Protocol } from "../metrics/metrics.js";
-import { ApiDocs } from "./api-docs.js";
+import { PublicFiles } from "./public-files.js";
 import { openApiDocument, type DocumentInfo } from "./rest/openapi.js";
 
 export interface HandlerParts {
@@ -46,7 +46,7 @@ const noCredentials: Authenticator = () => Promise.reject(unauthenticated("crede
 export function createNodeHandler({ services, shutdownSignal, health, cors, logger, authenticate = noCredentials, metrics, publicMetrics = false, apiInfo = { title: "Meridian", version: "0", description: "" } }: HandlerParts): NodeHandler {
   const rpcPaths = new Map(services.router.handlers.map((h) => [h.requestPath, h]));
   const transcoder = new Transcoder(services.methods, { interceptors: services.interceptors, shutdownSignal, jsonShapes: services.jsonShapes });
-  const docs = new ApiDocs(openApiDocument(transcoder.routes, services.restDocs, apiInfo));
+  const docs = new PublicFiles(openApiDocument(transcoder.routes, services.restDocs, apiInfo));
 
   return (req, res) => {
     try {

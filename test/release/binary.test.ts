@@ -77,7 +77,9 @@ describe.skipIf(SKIP)("D38 the single executable, alone, with no node on PATH", 
     expect((await fetch(`${server.url}/api/admin/feature/orders/message/${m.id}`, { method: "DELETE", headers: h })).status).toBe(204);
   });
 
-  it("D38 D41 /openapi.json and every file of /docs are served from the binary's own assets", async () => {
+  it("D38 D41 D49 /openapi.json, every file of /docs and the banner element are served from the binary's own assets", async () => {
+    const banner = await fetch(`${server.url}/ui/meridian-banner.js`);
+    expect([banner.status, (await banner.text()).includes("customElements.define")]).toEqual([200, true]);
     const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { openapi: string; paths: object };
     expect([doc.openapi, Object.keys(doc.paths).length > 10]).toEqual(["3.1.0", true]);
     const html = await (await fetch(`${server.url}/docs`)).text();

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { http } from "../../src/gen/google/api/annotations_pb.js";
 import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { TimeSeriesService } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
-import { DOCS_CSP } from "../../src/transport/api-docs.js";
+import { DOCS_CSP } from "../../src/transport/public-files.js";
 import { NO_CHROMIUM, launchChromium } from "../helpers/browser.js";
 import { checkAnswer } from "../helpers/openapi.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";

@@ -1,13 +1,16 @@
-// The REST API described (D41): GET /openapi.json, the OpenAPI 3.1 document
-// (rest/openapi.ts, built once from the served routes), and GET /docs, a
-// browsable reference of it by Swagger UI (swagger-ui-dist), every file
-// served from here under a strict Content-Security-Policy: no CDN, no inline
-// script or style. Public, like the health check: the schema is not the data.
+// Meridian's public files. The REST API described (D41): GET /openapi.json,
+// the OpenAPI 3.1 document (rest/openapi.ts, built once from the served
+// routes), and GET /docs, a browsable reference of it by Swagger UI
+// (swagger-ui-dist); and the banner element at /ui/meridian-banner.js (D49).
+// Every file under a strict Content-Security-Policy: no CDN, no inline script
+// or style. Public, like the health check: the schema is not the data.
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { assetFile } from "../runtime/assets.js";
 import { sendJsonText } from "./http-io.js";
-import { writeHead, type NodeRequest, type NodeResponse } from "./node-types.js";
+import type { NodeRequest, NodeResponse } from "./node-types.js";
+import { STRICT_CSP, sendStaticFile } from "./static-files.js";
+import { fileURLToPath } from "node:url";
 
 /** Swagger UI's files, by the name they are served (and carried in the single executable) under. */
 export function docsAssetFiles(): Record<string, string> {
@@ -15,17 +18,7 @@ export function docsAssetFiles(): Record<string, string> {
   return { "swagger-ui.css": join(dir, "swagger-ui.css"), "swagger-ui-bundle.js": join(dir, "swagger-ui-bundle.js") };
 }
 
-export const DOCS_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join("; ");
+export const DOCS_CSP = STRICT_CSP;
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -46,9 +39,7 @@ const PAGE = `<!doctype html>
 // sends requests from the page with the credentials entered under Authorize.
 const START = `window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#ui", deepLinking: true, tryItOutEnabled: false });\n`;
 
-const TYPES: Record<string, string> = { css: "text/css; charset=utf-8", js: "text/javascript; charset=utf-8", html: "text/html; charset=utf-8" };
-
-export class ApiDocs {
+export class PublicFiles {
   private readonly json: string;
 
   constructor(document: object) {
@@ -62,25 +53,28 @@ export class ApiDocs {
       sendJsonText(res, 200, this.json, { "cache-control": "no-cache" });
       return true;
     }
-    if (path === "/docs" || path === "/docs/") return this.file(res, "html", Buffer.from(PAGE));
-    if (path === "/docs/docs.js") return this.file(res, "js", Buffer.from(START));
+    if (path === "/docs" || path === "/docs/") return sendStaticFile(res, "html", Buffer.from(PAGE));
+    if (path === "/docs/docs.js") return sendStaticFile(res, "js", Buffer.from(START));
+    if (path === UI_BANNER_PATH) {
+      // Loaded as a module by other origins' pages: public, so any origin may.
+      return sendStaticFile(res, "js", assetFile(UI_BANNER_ASSET, uiBannerFile), { "access-control-allow-origin": "*" });
+    }
     const name = path.startsWith("/docs/") ? path.slice(6) : "";
     if (!Object.hasOwn(DOCS_ASSETS, name)) return false;
     // The package's path is asked only when run by node: the single executable has no package to resolve.
-    return this.file(res, name.endsWith(".css") ? "css" : "js", assetFile(name, () => docsAssetFiles()[name]));
+    return sendStaticFile(res, name.endsWith(".css") ? "css" : "js", assetFile(name, () => docsAssetFiles()[name]));
   }
+}
 
-  private file(res: NodeResponse, type: string, body: Buffer): true {
-    writeHead(res, 200, {
-      "content-type": TYPES[type],
-      "content-length": String(body.length),
-      "content-security-policy": DOCS_CSP,
-      "x-content-type-options": "nosniff",
-      "cache-control": type === "html" ? "no-cache" : "public, max-age=3600",
-    });
-    res.end(body);
-    return true;
-  }
+/** D49: the banner element, a file of the repository (ui/), served as it is. */
+export const UI_BANNER_PATH = "/ui/meridian-banner.js";
+const UI_BANNER_ASSET = "meridian-banner.js";
+// Same depth from src/ (tests) and dist/ (built): two levels below the package root.
+const uiBannerFile = () => join(dirname(fileURLToPath(import.meta.url)), "..", "..", "ui", "meridian-banner.js");
+
+/** The files of the single executable's assets that this module serves, by asset name. */
+export function servedAssetFiles(): Record<string, string> {
+  return { ...docsAssetFiles(), [UI_BANNER_ASSET]: uiBannerFile() };
 }
 
 const DOCS_ASSETS = { "swagger-ui.css": true, "swagger-ui-bundle.js": true };

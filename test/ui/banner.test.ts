@@ -1,0 +1,119 @@
+// D49 <meridian-banner> in Chromium, on a page under a strict CSP with Trusted
+// Types enforced: a message published through the API shows within 1 s,
+// Critical as role="alert"; dismissing is remembered until the message
+// changes; expiry by the clock removes it; the payload lists and
+// nested-encoding titles never run script (dialogs and CSP violations: 0).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { NO_CHROMIUM, launchChromium } from "../helpers/browser.js";
+import { RW, api, draft, iso, xssPayloads } from "../helpers/messages.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+
+const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; require-trusted-types-for 'script'; trusted-types meridian-banner";
+
+let server: TestServer;
+let browser: Browser;
+let writer: ReturnType<typeof api>;
+beforeAll(async () => {
+  if (NO_CHROMIUM) return;
+  server = await startTestServer();
+  writer = api(server, await server.key(RW));
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** A page of the server's origin holding the banner, under PAGE_CSP; counts dialogs and CSP violations. */
+async function bannerPage(feature: string): Promise<{ page: Page; dialogs: string[]; violations: () => Promise<string[]> }> {
+  // The feature's own application key (D13: it sees its feature and the global messages).
+  const readerKey = await server.key({ clientId: feature, scopes: ["platform_iam_featurestatus_read"] });
+  const page = await browser.newPage();
+  const dialogs: string[] = [];
+  page.on("dialog", (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  await page.addInitScript(() => {
+    (window as unknown as { violations: string[] }).violations = [];
+    document.addEventListener("securitypolicyviolation", (e) => (window as unknown as { violations: string[] }).violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  await page.route(`${server.url}/banner-test`, (route) =>
+    route.fulfill({
+      status: 200,
+      headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": PAGE_CSP },
+      body: `<!doctype html><html><head><title>banner</title><script type="module" src="/ui/meridian-banner.js"></script></head><body><meridian-banner feature="${feature}" api-key="${readerKey}"></meridian-banner><p>page</p></body></html>`,
+    }),
+  );
+  await page.goto(`${server.url}/banner-test`);
+  return { page, dialogs, violations: () => page.evaluate(() => (window as unknown as { violations: string[] }).violations) };
+}
+
+const titles = (page: Page) => page.locator("meridian-banner .message .title").allTextContents();
+
+describe.skipIf(NO_CHROMIUM)(`D49 <meridian-banner> in Chromium${NO_CHROMIUM ? ` (${NO_CHROMIUM})` : ""}`, () => {
+  it("D46 D49 a message published through the API shows within 1 s; Critical is role=alert; dismissal is remembered until the message changes", async () => {
+    const { page, dialogs, violations } = await bannerPage("orders");
+    try {
+      await page.waitForTimeout(300); // connected
+      const t0 = Date.now();
+      const m = (await writer.create("orders", draft({ type: "Critical", title: "Checkout is down", body: "<p>We are on it. <a href=\"https://status.example\">Status</a></p>" }))).json;
+      await page.locator("meridian-banner .message").first().waitFor({ timeout: 1000 });
+      expect(Date.now() - t0).toBeLessThan(1000);
+      expect(await titles(page)).toEqual(["Checkout is down"]);
+      const box = page.locator("meridian-banner .message").first();
+      expect(await box.getAttribute("role")).toBe("alert");
+      expect(await box.locator(".body a").getAttribute("href")).toBe("https://status.example");
+      // Keyboard: the dismiss button is reachable and works with Enter.
+      await box.locator("button").focus();
+      await page.keyboard.press("Enter");
+      await expect.poll(() => titles(page)).toEqual([]);
+      await page.reload();
+      await page.waitForTimeout(500);
+      expect(await titles(page)).toEqual([]); // remembered
+      await writer.update("orders", m.id, { title: "Checkout is back" });
+      await expect.poll(() => titles(page), { timeout: 2000 }).toEqual(["Checkout is back"]); // changed: shown again
+      expect(dialogs).toEqual([]);
+      expect(await violations()).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("D19 D49 expiry by the clock removes a message from the banner", async () => {
+    const { page } = await bannerPage("expiring");
+    try {
+      await writer.create("expiring", draft({ title: "Brief", expiringDate: iso(2) }));
+      await page.locator("meridian-banner .message").first().waitFor({ timeout: 2000 });
+      await expect.poll(() => titles(page), { timeout: 5000 }).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("D20 D49 the payload lists and nested-encoding titles never run script in the banner", async () => {
+    const payloads = xssPayloads();
+    const sample = payloads.filter((_, i) => i % Math.ceil(payloads.length / 150) === 0);
+    let shown = 0;
+    for (const { payload } of sample) {
+      const body = await writer.create("xss", draft({ title: "t", body: payload }));
+      const title = await writer.create("xss", draft({ title: payload.slice(0, 200) || "x", body: "" }));
+      shown += Number(body.status === 201) + Number(title.status === 201);
+    }
+    for (const t of ["&lt;img src=x onerror=alert(1)&gt;", "&amp;lt;script&amp;gt;alert(2)&amp;lt;/script&amp;gt;", "%3Csvg onload=alert(3)%3E"]) {
+      shown += Number((await writer.create("xss", draft({ title: t }))).status === 201);
+    }
+    const { page, dialogs, violations } = await bannerPage("xss");
+    try {
+      await expect.poll(async () => (await titles(page)).length, { timeout: 5000 }).toBe(shown);
+      await page.waitForTimeout(500); // any onerror/onload would have fired
+      expect(dialogs).toEqual([]);
+      expect(await violations()).toEqual([]);
+      const scripts = await page.evaluate(() => document.querySelector("meridian-banner")!.shadowRoot!.querySelectorAll("script, iframe, object, embed, [onerror], [onload], [onclick]").length);
+      expect(scripts).toBe(0);
+    } finally {
+      await page.close();
+    }
+  });
+});
