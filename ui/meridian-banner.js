@@ -1,4 +1,5 @@
-// <meridian-banner feature="orders" api-key="..."> (or token="..."): the
+// <meridian-banner feature="orders" api-key="..."> (or token="..."; server="https://..."
+// for another origin; data-state tells connecting, live or refused): the
 // active feature status messages of a feature (and the global ones), live
 // (D46 stream, reconnecting after a drop), styled by severity, each
 // dismissible until it changes (D49). No dependency, no inline script or
@@ -34,8 +35,8 @@ function styles() {
   return sheet;
 }
 
-/** The body's nodes, keeping only allowlisted elements (their text otherwise) and https/mailto links. */
-function bodyFragment(html) {
+/** The body's nodes, keeping only allowlisted elements (their text otherwise) and https/mailto links (the console's preview uses it too). */
+export function bodyFragment(html) {
   const template = document.createElement("template");
   template.innerHTML = policy.createHTML(html);
   const clean = (parent) => {
@@ -54,8 +55,9 @@ function bodyFragment(html) {
     }
   };
   clean(template.content);
-  return template.content;
+  return document.importNode(template.content, true);
 }
+
 
 /** What dismissing remembers: the message as it is now (a change shows it again). */
 function dismissalKey(m) {
@@ -104,8 +106,12 @@ class MeridianBanner extends HTMLElement {
     if (key) headers["svc-open-api-key"] = key;
     if (token) headers.authorization = `Bearer ${token}`;
     if (this.#lastEventId) headers["last-event-id"] = this.#lastEventId;
+    this.dataset.state = "connecting";
     const res = await fetch(base + path, { headers, signal, cache: "no-store" });
-    if (!res.ok || !res.body) throw new Error(`stream: ${res.status}`);
+    if (!res.ok || !res.body) {
+      this.dataset.state = "refused";
+      throw new Error(`stream: ${res.status}`);
+    }
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     let text = "";
     for (;;) {
@@ -128,6 +134,7 @@ class MeridianBanner extends HTMLElement {
       else if (line.startsWith("data: ")) data += line.slice(6);
     }
     if (!data) return;
+    this.dataset.state = "live"; // a set has arrived: what is shown is current
     this.#lastEventId = id;
     this.#messages = JSON.parse(data).data;
     this.#render();

@@ -6,6 +6,7 @@ import {
   ActiveMessagesSchema,
   AuditEntrySchema,
   ListMessageAuditResponseSchema,
+  MessageFieldsSchema,
   type AuditEntry,
   FeatureStatusService,
   ListMessagesResponseSchema,
@@ -265,6 +266,12 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     return {};
   };
 
+  /** One message, for whoever may list its scope (D13), with its ETag. */
+  const getIn = async (ctx: HandlerContext, scope: Scope, messageId: number): Promise<Message> => {
+    authorizeList(ctx, scope);
+    return answer(ctx, await findIn(scope, messageId));
+  };
+
   /** A message as answered, with its ETag (D47). */
   const answer = (ctx: HandlerContext, row: MessageRow): Message => {
     ctx.responseHeader.set("etag", messageEtag(row));
@@ -286,6 +293,20 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     listGlobalMessages: (req, ctx) => list(ctx, null, req),
     createFeatureMessage: (req, ctx) => createIn(ctx, req.featureId, req.message),
     createGlobalMessage: (req, ctx) => createIn(ctx, null, req.message),
+    previewMessage: (req, ctx) => {
+      requireWriter(principalOf(ctx));
+      // The write's own validation over a neutral message: what is sent comes back as it would be stored.
+      const out = validated({ feature_id: null, type: "Informational", title: "-", body: "", start_date: 0, expiring_date: 1 }, req, deps.sanitizer);
+      return create(MessageFieldsSchema, {
+        type: req.type === undefined ? undefined : out.type,
+        title: req.title === undefined ? undefined : out.title,
+        body: req.body === undefined ? undefined : out.body,
+        startDate: req.startDate === undefined ? undefined : formatDate(out.start_date),
+        expiringDate: req.expiringDate === undefined ? undefined : formatDate(out.expiring_date),
+      });
+    },
+    getFeatureMessage: (req, ctx) => getIn(ctx, req.featureId, req.messageId),
+    getGlobalMessage: (req, ctx) => getIn(ctx, null, req.messageId),
     listMessageAudit: async (req, ctx) => {
       const principal = principalOf(ctx);
       if (!hasScope(principal, ...READ_SCOPES) || !hasRole(principal, BACK_OFFICE)) {

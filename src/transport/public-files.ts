@@ -55,10 +55,8 @@ export class PublicFiles {
     }
     if (path === "/docs" || path === "/docs/") return sendStaticFile(res, "html", Buffer.from(PAGE));
     if (path === "/docs/docs.js") return sendStaticFile(res, "js", Buffer.from(START));
-    if (path === UI_BANNER_PATH) {
-      // Loaded as a module by other origins' pages: public, so any origin may.
-      return sendStaticFile(res, "js", assetFile(UI_BANNER_ASSET, uiBannerFile), { "access-control-allow-origin": "*" });
-    }
+    const ui = UI_FILES[path];
+    if (ui) return sendStaticFile(res, ui.type, assetFile(ui.asset, () => uiFile(ui.asset)), ui.headers);
     const name = path.startsWith("/docs/") ? path.slice(6) : "";
     if (!Object.hasOwn(DOCS_ASSETS, name)) return false;
     // The package's path is asked only when run by node: the single executable has no package to resolve.
@@ -66,15 +64,21 @@ export class PublicFiles {
   }
 }
 
-/** D49: the banner element, a file of the repository (ui/), served as it is. */
-export const UI_BANNER_PATH = "/ui/meridian-banner.js";
-const UI_BANNER_ASSET = "meridian-banner.js";
+/** D49: the banner element and the operator console, files of the repository (ui/), served as they are. */
+const UI_FILES: Record<string, { asset: string; type: "html" | "js" | "css"; headers?: Record<string, string> }> = {
+  // Loaded as a module by other origins' pages: public, so any origin may.
+  "/ui/meridian-banner.js": { asset: "meridian-banner.js", type: "js", headers: { "access-control-allow-origin": "*" } },
+  // The console's page enforces Trusted Types: the banner's policy is its one HTML sink.
+  "/console": { asset: "console.html", type: "html", headers: { "content-security-policy": `${STRICT_CSP}; require-trusted-types-for 'script'; trusted-types meridian-banner` } },
+  "/ui/console.js": { asset: "console.js", type: "js" },
+  "/ui/console.css": { asset: "console.css", type: "css" },
+};
 // Same depth from src/ (tests) and dist/ (built): two levels below the package root.
-const uiBannerFile = () => join(dirname(fileURLToPath(import.meta.url)), "..", "..", "ui", "meridian-banner.js");
+const uiFile = (name: string) => join(dirname(fileURLToPath(import.meta.url)), "..", "..", "ui", name);
 
 /** The files of the single executable's assets that this module serves, by asset name. */
 export function servedAssetFiles(): Record<string, string> {
-  return { ...docsAssetFiles(), [UI_BANNER_ASSET]: uiBannerFile() };
+  return { ...docsAssetFiles(), ...Object.fromEntries(Object.values(UI_FILES).map((f) => [f.asset, uiFile(f.asset)])) };
 }
 
 const DOCS_ASSETS = { "swagger-ui.css": true, "swagger-ui-bundle.js": true };

@@ -99,4 +99,24 @@ describe("D47 conditional requests", () => {
     expect(after.etag).not.toBe(first.etag);
     expect(after.json.data.map((m: { title: string }) => m.title).sort()).toEqual(["One", "Two"]);
   });
+
+  it("D13 D47 GET of one message answers it with its ETag, for whoever may list its scope; another scope's is a 404", async () => {
+    const c = await t.a.create("single", draft({ title: "One" }));
+    const r = await send("GET", `/api/admin/feature/single/message/${c.json.id}`, {});
+    expect([r.status, r.etag, r.json]).toEqual([200, c.headers.get("etag"), c.json]);
+    expect((await send("GET", `/api/admin/feature/other/message/${c.json.id}`, {})).status).toBe(404);
+    const global = (await t.a.create(null, draft())).json;
+    const rpc = await fetch(`${t.server.url}/meridian.featurestatus.v1.FeatureStatusService/GetGlobalMessage`, { method: "POST", headers: { "svc-open-api-key": t.key, "content-type": "application/json" }, body: JSON.stringify({ messageId: global.id }) });
+    expect([rpc.status, rpc.headers.get("etag"), (await rpc.json()).title]).toEqual([200, `"${global.id}.1"`, global.title]);
+  });
+
+  it("D20 D49 POST .../message/preview answers the fields as a write would store them, or its field errors, and stores nothing", async () => {
+    const before = (await t.a.list(null, "expiry=All")).json.data.length;
+    const ok = await send("POST", "/api/admin/feature/message/preview", {}, { body: '<p onclick="x()">Hi <script>alert(1)</script><a href="javascript:y()">z</a></p>', title: "<b>T</b>" });
+    expect(ok.status).toBe(200);
+    expect(ok.json).toMatchObject({ body: "<p>Hi <a>z</a></p>", title: "T" });
+    const bad = await send("POST", "/api/admin/feature/message/preview", {}, { title: "<b></b>" });
+    expect([bad.status, Object.keys(bad.json.errors)]).toEqual([400, ["title"]]);
+    expect((await t.a.list(null, "expiry=All")).json.data.length).toBe(before);
+  });
 });

@@ -5,11 +5,9 @@
 // nested-encoding titles never run script (dialogs and CSP violations: 0).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { NO_CHROMIUM, launchChromium } from "../helpers/browser.js";
+import { NO_CHROMIUM, bannerPage, launchChromium } from "../helpers/browser.js";
 import { RW, api, draft, iso, xssPayloads } from "../helpers/messages.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-
-const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; require-trusted-types-for 'script'; trusted-types meridian-banner";
 
 let server: TestServer;
 let browser: Browser;
@@ -25,38 +23,18 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** A page of the server's origin holding the banner, under PAGE_CSP; counts dialogs and CSP violations. */
-async function bannerPage(feature: string): Promise<{ page: Page; dialogs: string[]; violations: () => Promise<string[]> }> {
-  // The feature's own application key (D13: it sees its feature and the global messages).
-  const readerKey = await server.key({ clientId: feature, scopes: ["platform_iam_featurestatus_read"] });
-  const page = await browser.newPage();
-  const dialogs: string[] = [];
-  page.on("dialog", (d) => {
-    dialogs.push(d.message());
-    void d.dismiss();
-  });
-  await page.addInitScript(() => {
-    (window as unknown as { violations: string[] }).violations = [];
-    document.addEventListener("securitypolicyviolation", (e) => (window as unknown as { violations: string[] }).violations.push(`${e.violatedDirective} ${e.blockedURI}`));
-  });
-  await page.route(`${server.url}/banner-test`, (route) =>
-    route.fulfill({
-      status: 200,
-      headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": PAGE_CSP },
-      body: `<!doctype html><html><head><title>banner</title><script type="module" src="/ui/meridian-banner.js"></script></head><body><meridian-banner feature="${feature}" api-key="${readerKey}"></meridian-banner><p>page</p></body></html>`,
-    }),
-  );
-  await page.goto(`${server.url}/banner-test`);
-  return { page, dialogs, violations: () => page.evaluate(() => (window as unknown as { violations: string[] }).violations) };
+/** The banner of a feature, read with that feature's own application key (D13: its feature and the global messages). */
+async function openBanner(feature: string) {
+  return bannerPage(browser, server.url, feature, await server.key({ clientId: feature, scopes: ["platform_iam_featurestatus_read"] }));
 }
 
 const titles = (page: Page) => page.locator("meridian-banner .message .title").allTextContents();
 
 describe.skipIf(NO_CHROMIUM)(`D49 <meridian-banner> in Chromium${NO_CHROMIUM ? ` (${NO_CHROMIUM})` : ""}`, () => {
   it("D46 D49 a message published through the API shows within 1 s; Critical is role=alert; dismissal is remembered until the message changes", async () => {
-    const { page, dialogs, violations } = await bannerPage("orders");
+    const { page, dialogs, violations } = await openBanner("orders");
     try {
-      await page.waitForTimeout(300); // connected
+      await page.locator("meridian-banner[data-state=live]").waitFor({ state: "attached" }); // the first set has arrived
       const t0 = Date.now();
       const m = (await writer.create("orders", draft({ type: "Critical", title: "Checkout is down", body: "<p>We are on it. <a href=\"https://status.example\">Status</a></p>" }))).json;
       await page.locator("meridian-banner .message").first().waitFor({ timeout: 1000 });
@@ -82,7 +60,7 @@ describe.skipIf(NO_CHROMIUM)(`D49 <meridian-banner> in Chromium${NO_CHROMIUM ? `
   });
 
   it("D19 D49 expiry by the clock removes a message from the banner", async () => {
-    const { page } = await bannerPage("expiring");
+    const { page } = await openBanner("expiring");
     try {
       await writer.create("expiring", draft({ title: "Brief", expiringDate: iso(2) }));
       await page.locator("meridian-banner .message").first().waitFor({ timeout: 2000 });
@@ -104,7 +82,7 @@ describe.skipIf(NO_CHROMIUM)(`D49 <meridian-banner> in Chromium${NO_CHROMIUM ? `
     for (const t of ["&lt;img src=x onerror=alert(1)&gt;", "&amp;lt;script&amp;gt;alert(2)&amp;lt;/script&amp;gt;", "%3Csvg onload=alert(3)%3E"]) {
       shown += Number((await writer.create("xss", draft({ title: t }))).status === 201);
     }
-    const { page, dialogs, violations } = await bannerPage("xss");
+    const { page, dialogs, violations } = await openBanner("xss");
     try {
       await expect.poll(async () => (await titles(page)).length, { timeout: 5000 }).toBe(shown);
       await page.waitForTimeout(500); // any onerror/onload would have fired

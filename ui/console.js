@@ -1,0 +1,213 @@
+// The operator console (D49): sign in with an API key or a bearer token (kept
+// in sessionStorage only), list messages, create, edit and delete them with a
+// live preview of the body as it will be shown, the server's field errors
+// beside their fields, a message's audit trail, and a clear word when someone
+// else changed the message first (412: edits send If-Match, D47). Plain DOM:
+// text is set as text; the preview is the server's sanitised body, shown
+// through the banner's allowlist check.
+import { bodyFragment } from "/ui/meridian-banner.js";
+
+const $ = (id) => document.getElementById(id);
+const STORE = "meridian-console-credential";
+
+let cursor = null;
+let editing = null; // { scope, id, etag } while editing an existing message
+
+function credential() {
+  const saved = sessionStorage.getItem(STORE);
+  return saved ? JSON.parse(saved) : null;
+}
+
+function authHeaders() {
+  const c = credential();
+  if (!c) return {};
+  return c.kind === "token" ? { authorization: `Bearer ${c.value}` } : { "svc-open-api-key": c.value };
+}
+
+async function call(method, path, body, headers = {}) {
+  const res = await fetch(path, {
+    method,
+    headers: { ...authHeaders(), ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, etag: res.headers.get("etag"), json: text ? JSON.parse(text) : undefined };
+}
+
+function notice(text, kind = "") {
+  const n = $("notice");
+  n.textContent = text;
+  n.className = kind;
+  n.hidden = !text;
+}
+
+function cell(row, text) {
+  const td = document.createElement("td");
+  td.textContent = text ?? "";
+  row.append(td);
+  return td;
+}
+
+function button(label, onClick) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.textContent = label;
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+const filters = () => Object.fromEntries(new FormData($("filters")));
+const base = (feature) => (feature ? `/api/admin/feature/${encodeURIComponent(feature)}/message` : "/api/admin/feature/message");
+
+async function list(more = false) {
+  const f = filters();
+  const q = new URLSearchParams({ expiry: f.expiry, sortBy: f.sortBy, sortOrder: f.sortOrder });
+  if (more && cursor) q.set("cursor", cursor);
+  const r = await call("GET", `${base(f.feature)}?${q}`);
+  if (r.status !== 200) return notice(r.json?.detail ?? `listing failed (${r.status})`, "conflict");
+  const body = $("messages").tBodies[0];
+  if (!more) body.replaceChildren();
+  for (const m of r.json.data) {
+    const row = document.createElement("tr");
+    row.dataset.id = String(m.id);
+    cell(row, String(m.id));
+    cell(row, m.type);
+    cell(row, m.title);
+    cell(row, m.startDate);
+    cell(row, m.expiringDate);
+    const actions = cell(row, "");
+    const scope = m.featureId;
+    actions.append(button("Edit", () => edit(scope, m.id)), " ", button("Delete", () => remove(scope, m.id)), " ", button("Audit", () => audit(m.id)));
+    body.append(row);
+  }
+  cursor = r.json.cursor;
+  $("more").hidden = !cursor;
+}
+
+function showErrors(errors = {}) {
+  for (const span of document.querySelectorAll(".error")) span.textContent = (errors[span.dataset.field] ?? []).join("; ");
+}
+
+// The preview is the server's: the body as a write would store it (sanitised),
+// asked for as the operator types (a moment after the last key).
+let previewTimer;
+function preview() {
+  clearTimeout(previewTimer);
+  previewTimer = setTimeout(async () => {
+    const body = $("editor").elements.body.value;
+    const r = await call("POST", "/api/admin/feature/message/preview", { body });
+    if ($("editor").elements.body.value !== body) return; // typed on meanwhile
+    showErrors(r.status === 200 ? {} : r.json?.errors);
+    $("preview").replaceChildren(r.status === 200 ? bodyFragment(r.json.body ?? "") : "");
+  }, 150);
+}
+
+function openEditor(title, values) {
+  const form = $("editor");
+  $("editor-title").textContent = title;
+  for (const name of ["type", "title", "body", "startDate", "expiringDate"]) form.elements[name].value = values[name] ?? "";
+  showErrors();
+  preview();
+  form.hidden = false;
+}
+
+/** One message and its ETag, by the Connect protocol (global messages have no REST path for it). */
+function getMessage(scope, id) {
+  const rpc = `/meridian.featurestatus.v1.FeatureStatusService/${scope === null ? "GetGlobalMessage" : "GetFeatureMessage"}`;
+  return call("POST", rpc, scope === null ? { messageId: id } : { featureId: scope, messageId: id });
+}
+
+async function edit(scope, id) {
+  const r = await getMessage(scope, id);
+  if (r.status !== 200) return notice(r.json?.message ?? `could not load message ${id}`, "conflict");
+  editing = { scope, id, etag: r.etag };
+  openEditor(`Edit message ${id}`, r.json);
+}
+
+async function save(event) {
+  event.preventDefault();
+  const form = $("editor");
+  const fields = Object.fromEntries(new FormData(form));
+  const r = editing
+    ? await call("PATCH", `${base(editing.scope)}/${editing.id}`, fields, editing.etag ? { "if-match": editing.etag } : {})
+    : await call("POST", base(filters().feature), fields);
+  if (r.status === 412) {
+    notice(`Someone else changed message ${editing.id} first. It has been reloaded with their changes; yours were not saved.`, "conflict");
+    return edit(editing.scope, editing.id);
+  }
+  if (r.status >= 400) {
+    showErrors(r.json?.errors);
+    return notice(r.json?.detail ?? `not saved (${r.status})`, "conflict");
+  }
+  notice(editing ? `Message ${r.json.id} saved.` : `Message ${r.json.id} published.`);
+  editing = null;
+  form.hidden = true;
+  await list();
+}
+
+async function remove(scope, id) {
+  const current = await getMessage(scope, id);
+  if (current.status !== 200) return notice(current.json?.message ?? `no message ${id}`, "conflict");
+  const r = await call("DELETE", `${base(scope)}/${id}`, undefined, { "if-match": current.etag });
+  if (r.status === 412) notice(`Someone else changed message ${id} first; it was not deleted.`, "conflict");
+  else if (r.status !== 204) notice(r.json?.detail ?? `not deleted (${r.status})`, "conflict");
+  else notice(`Message ${id} deleted.`);
+  await list();
+}
+
+async function audit(id) {
+  const r = await call("GET", `/api/admin/feature/message/audit?messageId=${id}`);
+  if (r.status !== 200) return notice(r.json?.detail ?? `no audit trail (${r.status})`, "conflict");
+  const body = $("audit").querySelector("tbody");
+  body.replaceChildren();
+  for (const e of r.json.data) {
+    const row = document.createElement("tr");
+    cell(row, e.at);
+    cell(row, e.action);
+    cell(row, e.clientId === null ? "retention cleanup" : `${e.clientId} (${e.keyId ? `key ${e.keyId}` : `${e.issuer ?? "?"} / ${e.subject ?? "?"}`})`);
+    cell(row, e.before?.title ?? "");
+    cell(row, e.after?.title ?? "");
+    body.append(row);
+  }
+  $("audit").hidden = false;
+}
+
+function signedIn(yes) {
+  $("sign-in").hidden = yes;
+  $("app").hidden = !yes;
+  $("sign-out").hidden = !yes;
+}
+
+function start() {
+  $("sign-in").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const { kind, value } = Object.fromEntries(new FormData(event.target));
+    sessionStorage.setItem(STORE, JSON.stringify({ kind, value: value.trim() }));
+    signedIn(true);
+    void list();
+  });
+  $("sign-out").addEventListener("click", () => {
+    sessionStorage.removeItem(STORE);
+    signedIn(false);
+  });
+  $("filters").addEventListener("submit", (event) => {
+    event.preventDefault();
+    void list();
+  });
+  $("more").addEventListener("click", () => void list(true));
+  $("new").addEventListener("click", () => {
+    editing = null;
+    const now = new Date();
+    openEditor("New message", { type: "Informational", startDate: now.toISOString().slice(0, 19) + "Z", expiringDate: new Date(now.getTime() + 86_400_000).toISOString().slice(0, 19) + "Z" });
+  });
+  $("cancel").addEventListener("click", () => {
+    editing = null;
+    $("editor").hidden = true;
+  });
+  $("editor").addEventListener("submit", (event) => void save(event));
+  $("editor").elements.body.addEventListener("input", preview);
+  signedIn(credential() !== null);
+  if (credential()) void list();
+}
+
+start();
