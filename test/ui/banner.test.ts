@@ -5,17 +5,19 @@
 // nested-encoding titles never run script (dialogs and CSP violations: 0).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { NO_CHROMIUM, bannerPage, launchChromium } from "../helpers/browser.js";
+import { NO_CHROMIUM, bannerPage, launchChromium, watchedPage } from "../helpers/browser.js";
 import { RW, api, draft, iso, xssPayloads } from "../helpers/messages.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 let server: TestServer;
 let browser: Browser;
 let writer: ReturnType<typeof api>;
+let writerKey: string;
 beforeAll(async () => {
   if (NO_CHROMIUM) return;
   server = await startTestServer();
-  writer = api(server, await server.key(RW));
+  writerKey = await server.key(RW);
+  writer = api(server, writerKey);
   browser = await launchChromium();
 });
 afterAll(async () => {
@@ -90,6 +92,42 @@ describe.skipIf(NO_CHROMIUM)(`D49 <meridian-banner> in Chromium${NO_CHROMIUM ? `
       expect(await violations()).toEqual([]);
       const scripts = await page.evaluate(() => document.querySelector("meridian-banner")!.shadowRoot!.querySelectorAll("script, iframe, object, embed, [onerror], [onload], [onclick]").length);
       expect(scripts).toBe(0);
+    } finally {
+      await page.close();
+    }
+    // The same messages in the operator console's listing.
+    const con = await watchedPage(browser);
+    try {
+      await con.page.goto(`${server.url}/console`);
+      await con.page.fill("#sign-in input[name=value]", writerKey);
+      await con.page.click("#sign-in button[type=submit]");
+      await con.page.fill("#filters input[name=feature]", "xss");
+      await con.page.selectOption("#filters select[name=expiry]", "All");
+      await con.page.click("#filters button[type=submit]");
+      await expect.poll(() => con.page.locator("#messages tbody tr").count()).toBeGreaterThan(50);
+      await con.page.waitForTimeout(300);
+      expect(con.dialogs).toEqual([]);
+      expect(await con.violations()).toEqual([]);
+    } finally {
+      await con.page.close();
+    }
+  });
+
+  it("D46 D49 the banner reconnects after a drop and shows what changed meanwhile", async () => {
+    const feature = "reconnect";
+    const readerKey = await server.key({ clientId: feature, scopes: ["platform_iam_featurestatus_read"] });
+    const port = new URL(server.url).port;
+    const { page, violations } = await bannerPage(browser, server.url, feature, readerKey);
+    try {
+      await page.locator("meridian-banner[data-state=live]").waitFor({ state: "attached" });
+      // The server goes away (its streams end) and comes back on the same port and database.
+      const db = server.db;
+      await server.app.close(200);
+      server = await startTestServer({ MERIDIAN_DB: db, MERIDIAN_PORT: port });
+      writer = api(server, writerKey);
+      await writer.create(feature, draft({ title: "After the drop" }));
+      await expect.poll(() => titles(page), { timeout: 10_000 }).toEqual(["After the drop"]);
+      expect(await violations()).toEqual([]);
     } finally {
       await page.close();
     }
