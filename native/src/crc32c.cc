@@ -1,6 +1,7 @@
 #include "crc32c.h"
 
 #include <array>
+#include <cstring>
 
 namespace meridian {
 namespace {
@@ -22,9 +23,36 @@ struct Tables {
 };
 const Tables kTables;
 
+#if defined(__x86_64__)
+// SSE4.2's crc32 instruction computes this very polynomial, eight bytes a
+// step: about ten times the tables' speed, which every block read pays.
+__attribute__((target("sse4.2"))) uint32_t Hardware(const uint8_t* p, size_t n, uint32_t crc) {
+  uint64_t c = ~crc;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    c = __builtin_ia32_crc32di(c, word);
+  }
+  uint32_t c32 = static_cast<uint32_t>(c);
+  while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
+  return ~c32;
+}
+const bool kHardware = [] {
+  __builtin_cpu_init();  // static initialisation may run before the runtime's own
+  return __builtin_cpu_supports("sse4.2") != 0;
+}();
+#endif
+
 }  // namespace
 
 uint32_t Crc32c(const uint8_t* p, size_t n, uint32_t crc) {
+#if defined(__x86_64__)
+  if (kHardware) return Hardware(p, n, crc);
+#endif
+  return Crc32cPortable(p, n, crc);
+}
+
+uint32_t Crc32cPortable(const uint8_t* p, size_t n, uint32_t crc) {
   const auto& t = kTables.t;
   crc = ~crc;
   while (n >= 8) {
