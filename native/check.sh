@@ -22,15 +22,15 @@ ASAN_RUNTIME=$(clang -print-file-name=libclang_rt.asan-x86_64.so)
 [ -f "$ASAN_RUNTIME" ] || { echo "no ASan runtime at $ASAN_RUNTIME (apt-get install libclang-rt-14-dev)" >&2; exit 1; }
 # The codec's own tests, and the ones that read blocks through both writers over a real server.
 LD_PRELOAD="$ASAN_RUNTIME" ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 MERIDIAN_NATIVE_ADDON="$ADDON" \
-  npx vitest run test/timeseries/blocks test/timeseries/read.test.ts test/timeseries/grpc-read.test.ts
+  npx vitest run test/timeseries/blocks test/timeseries/read.test.ts test/timeseries/grpc-read.test.ts test/timeseries/chart.test.ts
 
 # 2. libFuzzer, over the same sources (not addon.cc: Node-API needs node).
-echo "== libFuzzer: block reader, JSON writer, columns writer (${FUZZ_SECONDS} s)"
+echo "== libFuzzer: block reader, JSON writer, columns writer, chart (${FUZZ_SECONDS} s)"
 FUZZ=native/build-fuzz
 rm -rf "$FUZZ" && mkdir -p "$FUZZ/corpus"
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
   native/fuzz/block_fuzz.cc native/src/block-codec.cc native/src/block-view.cc native/src/crc32c.cc \
-  native/src/int-sequence.cc native/src/value-columns.cc native/src/value-json.cc -o "$FUZZ/block_fuzz"
+  native/src/int-sequence.cc native/src/value-columns.cc native/src/value-json.cc native/src/chart.cc -o "$FUZZ/block_fuzz"
 node native/fuzz/seeds.mjs "$FUZZ/seeds"
 # Findings land in native/build-fuzz/ (crash-*, with the input); libFuzzer exits non-zero.
 "$FUZZ/block_fuzz" -max_total_time="$FUZZ_SECONDS" -max_len=4096 -print_final_stats=1 -artifact_prefix="$FUZZ/" \

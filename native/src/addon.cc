@@ -4,10 +4,12 @@
 #include <napi.h>
 
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
 #include "block-codec.h"
+#include "chart.h"
 #include "crc32c.h"
 #include "value-columns.h"
 #include "value-json.h"
@@ -211,7 +213,63 @@ Napi::Value BlockColumns(const Napi::CallbackInfo& info) {
   });
 }
 
+// new Chart(from, to, width): add(blocks) with the blocks in time order, then finish(): Buffer[] (D50, chart.h).
+class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "Chart", {InstanceMethod<&ChartWrap::Add>("add"), InstanceMethod<&ChartWrap::Finish>("finish")});
+  }
+
+  explicit ChartWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ChartWrap>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 3 || !info[0].IsNumber() || !info[1].IsNumber() || !info[2].IsNumber()) {
+      Fail(env, "Chart: expected (number, number, number)");
+      return;
+    }
+    Guarded(env, [&]() -> Napi::Value {
+      chart_ = std::make_unique<meridian::Chart>(info[0].As<Napi::Number>().Int64Value(), info[1].As<Napi::Number>().Int64Value(), info[2].As<Napi::Number>().Uint32Value());
+      return env.Undefined();
+    });
+  }
+
+ private:
+  // add(blocks: Uint8Array[]): the blocks in time order, split between two threads when there are several.
+  Napi::Value Add(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!chart_) return Fail(env, "Chart: finished");
+    if (info.Length() < 1 || !info[0].IsArray()) return Fail(env, "Chart.add: expected an array of Uint8Array");
+    auto array = info[0].As<Napi::Array>();
+    std::vector<std::pair<const uint8_t*, size_t>> blocks(array.Length());
+    for (uint32_t i = 0; i < array.Length(); i++) {
+      Napi::Value v = array[i];
+      if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) return Fail(env, "Chart.add: expected an array of Uint8Array");
+      auto bytes = v.As<Napi::Uint8Array>();
+      blocks[i] = {bytes.Data(), bytes.ByteLength()};
+    }
+    // The array holds the blocks while this synchronous call reads them.
+    return Guarded(env, [&]() -> Napi::Value {
+      chart_->AddAll(blocks);
+      return env.Undefined();
+    });
+  }
+
+  Napi::Value Finish(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!chart_) return Fail(env, "Chart: finished");
+    return Guarded(env, [&]() -> Napi::Value {
+      std::vector<std::vector<uint8_t>> blocks = chart_->Finish();
+      chart_.reset();
+      auto out = Napi::Array::New(env, blocks.size());
+      for (uint32_t i = 0; i < blocks.size(); i++) out.Set(i, Napi::Buffer<uint8_t>::Copy(env, blocks[i].data(), blocks[i].size()));
+      return out;
+    });
+  }
+
+  std::unique_ptr<meridian::Chart> chart_;
+};
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("Chart", ChartWrap::Define(env));
   exports.Set("crc32c", Napi::Function::New(env, Crc32c, "crc32c"));
   exports.Set("encodeBlock", Napi::Function::New(env, EncodeBlock, "encodeBlock"));
   exports.Set("decodeBlock", Napi::Function::New(env, DecodeBlock, "decodeBlock"));

@@ -16,6 +16,12 @@ interface NativeAddon {
   decodeBlock(bytes: Uint8Array): { timestamps: Float64Array; columns: NativeColumn[] };
   blockColumns(bytes: Uint8Array, from: number, to: number, maxRows: number): Taken & { parts: Uint8Array[] };
   blockJson(bytes: Uint8Array, from: number, to: number, maxRows: number, first: boolean): Taken & { text: Buffer };
+  Chart: new (from: number, to: number, width: number) => NativeChart;
+}
+
+interface NativeChart {
+  add(blocks: Uint8Array[]): void;
+  finish(): Buffer[];
 }
 
 // MERIDIAN_NATIVE_ADDON names another build of the same sources: native/check.sh
@@ -59,4 +65,32 @@ export function blockJson(bytes: Uint8Array, from: number, to: number, maxRows: 
 /** The same rows as the length-delimited wire payloads of ValuesChunk fields: [timestamps, column...], views over one buffer (native/src/value-columns.h). */
 export function blockColumns(bytes: Uint8Array, from: number, to: number, maxRows: number): Taken & { parts: Uint8Array[] } {
   return addon.blockColumns(bytes, from, to, rowBound("blockColumns", bytes, from, to, maxRows));
+}
+
+/** Widest chart (D50): pixel columns. */
+export const MAX_CHART_WIDTH = 10_000;
+
+/**
+ * M4 over the blocks of one series (D50, native/src/chart.h): add the blocks in
+ * time order (a batch of several at a time is split between two threads),
+ * then finish() gives the chosen rows as encoded blocks, which the value
+ * readers write like any stored block.
+ */
+export class Chart {
+  private readonly chart: NativeChart;
+
+  constructor(from: number, to: number, width: number) {
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from > to) throw new RangeError("Chart: from and to must be whole seconds, from <= to");
+    if (!(Number.isInteger(width) && width >= 1 && width <= MAX_CHART_WIDTH)) throw new RangeError(`Chart: width must be a whole number in 1..${MAX_CHART_WIDTH}`);
+    this.chart = new addon.Chart(from, to, width);
+  }
+
+  add(blocks: Uint8Array[]): void {
+    if (!Array.isArray(blocks) || !blocks.every((b) => b instanceof Uint8Array)) throw new TypeError("Chart.add: expected an array of Uint8Array");
+    this.chart.add(blocks);
+  }
+
+  finish(): Buffer[] {
+    return this.chart.finish();
+  }
 }

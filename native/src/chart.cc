@@ -1,0 +1,318 @@
+#include "chart.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace meridian {
+namespace {
+
+bool Numeric(FieldKind k) { return k == FieldKind::kSingle || k == FieldKind::kDouble; }
+
+/**
+ * Whether a candidate for role r with value v takes the place of the one held
+ * (of the earlier rows): the first row stays, the last is replaced, a min or
+ * max only by a strictly smaller or larger value (of equal values the
+ * earliest row). The one rule for rows of one block and across blocks.
+ */
+bool Replaces(size_t r, bool held, double heldValue, double v) {
+  if (!held) return true;
+  if (r == 0) return false;
+  if (r == 1) return true;
+  return r % 2 == 0 ? v < heldValue : v > heldValue;
+}
+
+/** Where a bucket's smallest and largest value lie among rows [i, j), skipping missing rows and NaN; of equal values the first. */
+struct Extremes {
+  int64_t min = -1, max = -1;
+};
+
+template <typename T, bool kAnyMissing>
+Extremes Scan(const T* v, const uint8_t* missing, uint32_t i, uint32_t j) {
+  Extremes e;
+  uint32_t k = i;
+  while (k < j && ((kAnyMissing && missing[k]) || std::isnan(v[k]))) k++;
+  if (k == j) return e;
+  T lo = v[k], hi = v[k];
+  e.min = e.max = k;
+  for (k++; k < j; k++) {
+    if (kAnyMissing && missing[k]) continue;
+    const T x = v[k];  // NaN compares false both ways: skipped
+    if (x < lo) lo = x, e.min = k;
+    if (x > hi) hi = x, e.max = k;
+  }
+  return e;
+}
+
+template <typename T>
+Extremes ScanColumn(const BlockView& b, uint8_t c, uint32_t i, uint32_t j) {
+  const ColumnOut& col = b.column(c);
+  const T* v = static_cast<const T*>(col.values);
+  return col.anyMissing ? Scan<T, true>(v, col.missing, i, j) : Scan<T, false>(v, nullptr, i, j);
+}
+
+double ValueAt(const BlockView& b, uint8_t c, uint32_t i) {
+  return b.header().kinds[c] == FieldKind::kSingle ? static_cast<const float*>(b.column(c).values)[i] : static_cast<const double*>(b.column(c).values)[i];
+}
+
+// Below this many blocks a second thread costs more than it saves.
+constexpr size_t kSplitBlocks = 4;
+
+/**
+ * One long-lived helper thread for AddAll. Long-lived because a new thread
+ * starts with empty thread-local decode scratch (block-view.cc), and filling
+ * it again cost more than the split saved. One job at a time: a chart that
+ * finds it busy (another JS thread's chart) does its work alone.
+ */
+class SecondThread {
+ public:
+  static SecondThread& Get() {
+    static SecondThread* one = new SecondThread();  // never destroyed: the thread runs until the process ends
+    return *one;
+  }
+
+  /** Starts job on the helper; false (nothing started) when it is busy. */
+  bool TryStart(std::function<void()> job) {
+    std::lock_guard<std::mutex> lock(m_);
+    if (busy_) return false;
+    busy_ = true;
+    job_ = std::move(job);
+    cv_.notify_all();
+    return true;
+  }
+
+  /** Waits for the job TryStart started. */
+  void Wait() {
+    std::unique_lock<std::mutex> lock(m_);
+    cv_.wait(lock, [&] { return !busy_; });
+  }
+
+ private:
+  SecondThread() { std::thread([this] { Run(); }).detach(); }
+
+  void Run() {
+    std::unique_lock<std::mutex> lock(m_);
+    for (;;) {
+      cv_.wait(lock, [&] { return job_ != nullptr; });
+      std::function<void()> job = std::move(job_);
+      job_ = nullptr;
+      lock.unlock();
+      job();  // catches its own exceptions (AddAll)
+      lock.lock();
+      busy_ = false;
+      cv_.notify_all();
+    }
+  }
+
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::function<void()> job_;
+  bool busy_ = false;
+};
+
+}  // namespace
+
+Chart::Chart(int64_t from, int64_t to, uint32_t width) : range_{from, to, width} {
+  if (from > to || width < 1 || width > kMaxChartWidth) throw std::invalid_argument("chart: from <= to and 1 <= width <= 10000");
+}
+
+void Chart::Take(Role& role, const BlockView& b, uint32_t i, double value) {
+  role.set = true;
+  role.value = value;
+  role.row.t = static_cast<int64_t>(b.timestamps()[i]);
+  role.row.cells.resize(columns_);
+  role.row.missing.resize(columns_);
+  for (uint8_t c = 0; c < columns_; c++) {
+    uint64_t cell = 0;
+    switch (kinds_[c]) {
+      case FieldKind::kSingle:
+      case FieldKind::kFlag:
+        std::memcpy(&cell, static_cast<const uint32_t*>(b.column(c).values) + i, 4);
+        break;
+      case FieldKind::kDouble:
+        std::memcpy(&cell, static_cast<const uint64_t*>(b.column(c).values) + i, 8);
+        break;
+    }
+    role.row.cells[c] = cell;
+    role.row.missing[c] = b.Missing(c, i) ? 1 : 0;
+  }
+}
+
+void Chart::Start(const BlockHeader& h) {
+  started_ = true;
+  columns_ = h.columns;
+  std::copy(h.kinds, h.kinds + h.columns, kinds_);
+  cur_.roles.assign(2 + 2 * static_cast<size_t>(columns_), Role{});
+}
+
+void Chart::Open(uint32_t bucket) {
+  open_ = true;
+  cur_.k = bucket;
+  for (Role& r : cur_.roles) r.set = false;
+}
+
+void Chart::Close() {
+  if (!open_) return;
+  open_ = false;
+  if (keepHead_ && !hasHead_) {
+    hasHead_ = true;
+    head_ = cur_;
+    return;
+  }
+  const size_t before = out_.size();
+  for (Role& r : cur_.roles)
+    if (r.set) out_.push_back(r.row);
+  std::sort(out_.begin() + before, out_.end(), [](const ChartRow& a, const ChartRow& b) { return a.t < b.t; });
+  // A row chosen for several roles appears once (timestamps are unique in a series).
+  out_.erase(std::unique(out_.begin() + before, out_.end(), [](const ChartRow& a, const ChartRow& b) { return a.t == b.t; }), out_.end());
+}
+
+void Chart::Scan(const BlockView& b, uint32_t begin, uint32_t stop) {
+  const double* ts = b.timestamps();
+  std::vector<Role>& roles = cur_.roles;
+  for (uint32_t i = begin; i < stop;) {
+    const uint32_t k = range_.BucketOf(static_cast<int64_t>(ts[i]));
+    const double next = static_cast<double>(range_.StartOf(k + 1));
+    const uint32_t j = static_cast<uint32_t>(std::lower_bound(ts + i, ts + stop, next) - ts);
+    if (!open_ || k != cur_.k) {
+      Close();
+      Open(k);
+    }
+    if (Replaces(0, roles[0].set, 0, 0)) Take(roles[0], b, i, 0);
+    Take(roles[1], b, j - 1, 0);
+    for (uint8_t c = 0; c < columns_; c++) {
+      if (!Numeric(kinds_[c])) continue;
+      const Extremes e = kinds_[c] == FieldKind::kSingle ? ScanColumn<float>(b, c, i, j) : ScanColumn<double>(b, c, i, j);
+      if (e.min < 0) continue;
+      const size_t lo = 2 + 2 * static_cast<size_t>(c), hi = lo + 1;
+      const double vmin = ValueAt(b, c, static_cast<uint32_t>(e.min)), vmax = ValueAt(b, c, static_cast<uint32_t>(e.max));
+      if (Replaces(lo, roles[lo].set, roles[lo].value, vmin)) Take(roles[lo], b, static_cast<uint32_t>(e.min), vmin);
+      if (Replaces(hi, roles[hi].set, roles[hi].value, vmax)) Take(roles[hi], b, static_cast<uint32_t>(e.max), vmax);
+    }
+    i = j;
+  }
+}
+
+void Chart::Add(const uint8_t* data, size_t size) {
+  const BlockView b(data, size);
+  const BlockHeader& h = b.header();
+  if (!started_) {
+    Start(h);
+  } else if (h.columns != columns_ || !std::equal(h.kinds, h.kinds + h.columns, kinds_)) {
+    throw std::invalid_argument("chart: a block with other data fields than the series'");
+  }
+  const BlockView::Range r = b.Select(range_.from, range_.to, UINT32_MAX);
+  if (r.taken.rows == 0) return;
+  // Buckets close as later ones open: blocks must come in time order.
+  const int64_t first = static_cast<int64_t>(b.timestamps()[r.begin]);
+  if (seen_ && first <= lastSeen_) throw std::invalid_argument("chart: blocks out of time order");
+  if (!seen_) firstSeen_ = first;
+  seen_ = true;
+  lastSeen_ = r.taken.last;
+  Scan(b, r.begin, r.stop);
+}
+
+void Chart::AddAll(const std::vector<std::pair<const uint8_t*, size_t>>& blocks) {
+  const size_t n = blocks.size();
+  if (n < kSplitBlocks) {
+    for (const auto& b : blocks) Add(b.first, b.second);
+    return;
+  }
+  // The later half on a second thread, into a chart of its own, then taken over: the same result as Add one by one.
+  const size_t half = n / 2;
+  Chart later(range_.from, range_.to, range_.width);
+  later.keepHead_ = true;
+  std::exception_ptr failed;
+  auto rest = [&] {
+    try {
+      for (size_t i = half; i < n; i++) later.Add(blocks[i].first, blocks[i].second);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  };
+  SecondThread& helper = SecondThread::Get();
+  if (!helper.TryStart(rest)) {
+    for (const auto& b : blocks) Add(b.first, b.second);
+    return;
+  }
+  try {
+    for (size_t i = 0; i < half; i++) Add(blocks[i].first, blocks[i].second);
+  } catch (...) {
+    helper.Wait();
+    throw;
+  }
+  helper.Wait();
+  if (failed) std::rethrow_exception(failed);
+  Absorb(later);
+}
+
+void Chart::Absorb(Chart& later) {
+  if (!later.started_) return;
+  if (!started_) {
+    columns_ = later.columns_;
+    std::copy(later.kinds_, later.kinds_ + later.columns_, kinds_);
+    started_ = true;
+    cur_.roles.assign(2 + 2 * static_cast<size_t>(columns_), Role{});
+  } else if (later.columns_ != columns_ || !std::equal(later.kinds_, later.kinds_ + later.columns_, kinds_)) {
+    throw std::invalid_argument("chart: a block with other data fields than the series'");
+  }
+  if (!later.seen_) return;
+  if (seen_ && later.firstSeen_ <= lastSeen_) throw std::invalid_argument("chart: blocks out of time order");
+  if (!seen_) firstSeen_ = later.firstSeen_;
+  seen_ = true;
+  lastSeen_ = later.lastSeen_;
+  // Its first bucket: still open there when it saw only one.
+  Bucket& head = later.hasHead_ ? later.head_ : later.cur_;
+  if (open_ && cur_.k == head.k) {
+    for (size_t r = 0; r < cur_.roles.size(); r++) {
+      Role& mine = cur_.roles[r];
+      const Role& theirs = head.roles[r];
+      if (theirs.set && Replaces(r, mine.set, mine.value, theirs.value)) mine = theirs;
+    }
+  } else {
+    Close();
+    open_ = true;
+    cur_ = head;
+  }
+  if (!later.hasHead_) return;
+  Close();
+  out_.insert(out_.end(), std::make_move_iterator(later.out_.begin()), std::make_move_iterator(later.out_.end()));
+  open_ = later.open_;
+  if (open_) cur_ = later.cur_;
+}
+
+std::vector<std::vector<uint8_t>> Chart::Finish() {
+  Close();
+  std::vector<std::vector<uint8_t>> blocks;
+  std::vector<double> ts;
+  std::vector<std::vector<uint64_t>> values(columns_);  // 8 bytes a row: room for any kind
+  std::vector<std::vector<uint8_t>> missing(columns_);
+  std::vector<ColumnIn> in(columns_);
+  for (size_t start = 0; start < out_.size(); start += kMaxBlockRows) {
+    const size_t n = std::min<size_t>(kMaxBlockRows, out_.size() - start);
+    ts.resize(n);
+    for (uint8_t c = 0; c < columns_; c++) {
+      values[c].assign(n, 0);
+      missing[c].assign(n, 0);
+      const size_t width = kinds_[c] == FieldKind::kDouble ? 8 : 4;
+      uint8_t* to = reinterpret_cast<uint8_t*>(values[c].data());
+      for (size_t i = 0; i < n; i++) {
+        std::memcpy(to + i * width, &out_[start + i].cells[c], width);
+        missing[c][i] = out_[start + i].missing[c];
+      }
+      in[c] = ColumnIn{kinds_[c], values[c].data(), missing[c].data()};
+    }
+    for (size_t i = 0; i < n; i++) ts[i] = static_cast<double>(out_[start + i].t);
+    blocks.push_back(EncodeBlock(ts.data(), static_cast<uint32_t>(n), in.data(), columns_));
+  }
+  out_.clear();
+  return blocks;
+}
+
+}  // namespace meridian

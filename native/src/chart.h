@@ -1,0 +1,94 @@
+// The chart read (D50): M4 (Jugel et al., VLDB 2014) over the blocks of one
+// series. The range [from, to] is cut into `width` equal time buckets (the row
+// at second t falls in floor((t - from) * width / (to - from + 1))); of each
+// bucket the rows holding the first and last timestamp and, per Single and
+// Double field, the minimum and maximum value (missing values and NaN
+// skipped; of equal values the earliest row) are kept. A line drawn through
+// them is pixel for pixel the line through all rows.
+//
+// Blocks arrive in time order; a bucket's candidates are merged across the
+// blocks it spans, so a bucket is final once a later one begins and only one
+// bucket is ever open. Candidates are copied out of the block (its decoded
+// columns live in reused scratch space); what a chart keeps grows with its
+// width, never with the rows read.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "block-codec.h"
+#include "block-view.h"
+
+namespace meridian {
+
+constexpr uint32_t kMaxChartWidth = 10000;
+
+/** The buckets of a chart: [from, to] in `width` equal parts. */
+struct ChartRange {
+  int64_t from;
+  int64_t to;
+  uint32_t width;
+  /** The bucket of a second in [from, to]. Exact: (to - from) * width stays far below 2^63 (D24, width <= 10,000 by the caller). */
+  uint32_t BucketOf(int64_t t) const { return static_cast<uint32_t>(static_cast<uint64_t>(t - from) * width / Span()); }
+  /** The first second of bucket k (k <= width: width gives to + 1). */
+  int64_t StartOf(uint32_t k) const { return from + static_cast<int64_t>((static_cast<uint64_t>(k) * Span() + width - 1) / width); }
+  uint64_t Span() const { return static_cast<uint64_t>(to - from) + 1; }
+};
+
+/** One row copied out of a block: its timestamp and every cell (8 bytes each, any kind) and whether missing. */
+struct ChartRow {
+  int64_t t;
+  std::vector<uint64_t> cells;
+  std::vector<uint8_t> missing;
+};
+
+class Chart {
+ public:
+  /** Throws std::invalid_argument unless from <= to and 1 <= width <= kMaxChartWidth. */
+  Chart(int64_t from, int64_t to, uint32_t width);
+
+  /** Adds the rows of a block (the next in time order) that lie in the range. Throws CorruptBlock, or std::invalid_argument for a block with other columns than the first, or rows not after the last block's. */
+  void Add(const uint8_t* data, size_t size);
+
+  /** Adds blocks in time order, as Add one by one; a run of several is split between this thread and a second one. */
+  void AddAll(const std::vector<std::pair<const uint8_t*, size_t>>& blocks);
+
+  /** The chosen rows, in time order without repeats, encoded as blocks of up to kMaxBlockRows; none when the range held no rows. Ends the chart. */
+  std::vector<std::vector<uint8_t>> Finish();
+
+ private:
+  // A bucket's candidates: role 0 first, 1 last, then per column c a min (2 + 2c) and a max (3 + 2c); only Single and Double columns have them.
+  struct Role {
+    bool set = false;
+    double value = 0;  // the min or max compared
+    ChartRow row;
+  };
+  struct Bucket {
+    uint32_t k = 0;
+    std::vector<Role> roles;
+  };
+  void Start(const BlockHeader& h);
+  void Open(uint32_t bucket);
+  void Close();
+  void Take(Role& role, const BlockView& b, uint32_t i, double value);
+  void Scan(const BlockView& b, uint32_t begin, uint32_t stop);
+  /** Takes over what `later` gathered from the blocks after this chart's (AddAll's second thread). */
+  void Absorb(Chart& later);
+
+  ChartRange range_;
+  bool started_ = false;
+  uint8_t columns_ = 0;
+  FieldKind kinds_[kMaxColumns];
+  int64_t firstSeen_ = 0, lastSeen_ = 0;
+  bool seen_ = false;
+  bool open_ = false;
+  Bucket cur_;
+  // A chart of later blocks keeps its first bucket's candidates (that bucket may go on in the chart before it) instead of writing its rows.
+  bool keepHead_ = false;
+  bool hasHead_ = false;
+  Bucket head_;
+  std::vector<ChartRow> out_;
+};
+
+}  // namespace meridian

@@ -1,0 +1,185 @@
+// The native chart (D50, native/src/chart.cc) against M4 in plain TypeScript
+// (src/timeseries/m4.ts) over the same rows, for any series cut into any
+// blocks, fed in any batches (a batch of four or more is split between two
+// threads), any range and width; and what it refuses.
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { FieldKind, decodeBlock, encodeBlock, valuesArray, type Block } from "../../../src/timeseries/blocks/block-codec.js";
+import { Chart, crc32c } from "../../../src/timeseries/blocks/native.js";
+import { m4, type M4Row } from "../../../src/timeseries/m4.js";
+import { withChecksum } from "../../helpers/blocks.js";
+
+interface Series {
+  kinds: FieldKind[];
+  rows: M4Row[];
+}
+
+/** Rows as stored: Singles rounded to float32, missing as null. */
+const cellArb = (kind: FieldKind) =>
+  fc.oneof(
+    { weight: 1, arbitrary: fc.constant(null) },
+    // Few distinct values: ties for min and max, inside a bucket and across blocks.
+    { weight: 3, arbitrary: kind === FieldKind.Flag ? fc.constantFrom(-1, 0, 2) : fc.constantFrom(-1, 0, 0.5, 2) },
+    { weight: 3, arbitrary: kind === FieldKind.Flag ? fc.integer({ min: -5, max: 300 }) : fc.integer({ min: -99999, max: 99999 }).map((n) => n / 1000) },
+    { weight: 1, arbitrary: kind === FieldKind.Single ? fc.float() : kind === FieldKind.Double ? fc.double() : fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }) },
+  );
+
+const seriesArb = (maxRows: number): fc.Arbitrary<Series> =>
+  fc
+    .integer({ min: 1, max: maxRows })
+    .chain((n) =>
+      fc.record({
+        kinds: fc.array(fc.constantFrom(FieldKind.Single, FieldKind.Double, FieldKind.Flag), { minLength: 1, maxLength: 3 }),
+        start: fc.integer({ min: 0, max: 2_000_000_000 }),
+        gaps: fc.array(fc.oneof(fc.constant(1), fc.constant(60), fc.integer({ min: 1, max: 5000 })), { minLength: n - 1, maxLength: n - 1 }),
+      }),
+    )
+    .chain(({ kinds, start, gaps }) => {
+      const ts = [start];
+      for (const g of gaps) ts.push(ts[ts.length - 1] + g);
+      return fc.tuple(...ts.map((t) => fc.tuple(fc.constant(t), ...kinds.map(cellArb)))).map((rows) => ({
+        kinds,
+        rows: rows.map(([t, ...cells]) => [t, ...cells.map((v, c) => (v === null ? null : kinds[c] === FieldKind.Single ? Math.fround(v) : v))] as M4Row),
+      }));
+    });
+
+/** Rows [start, end) of a series as a block. */
+function blockOf(s: Series, start: number, end: number): Block {
+  const rows = s.rows.slice(start, end);
+  return {
+    timestamps: Float64Array.from(rows, (r) => r[0]),
+    columns: s.kinds.map((kind, c) => {
+      const values = valuesArray(kind, rows.length);
+      const missing = new Uint8Array(rows.length);
+      rows.forEach((r, i) => (r[c + 1] === null ? (missing[i] = 1) : (values[i] = r[c + 1] as number)));
+      return { kind, values, missing };
+    }),
+  };
+}
+
+/** The series cut into blocks at the given sizes (the last takes the rest). */
+function blocksOf(s: Series, sizes: number[]): Buffer[] {
+  const out: Buffer[] = [];
+  let at = 0;
+  for (let k = 0; at < s.rows.length; k++) {
+    const end = Math.min(s.rows.length, at + (sizes[k % sizes.length] ?? s.rows.length));
+    out.push(encodeBlock(blockOf(s, at, end)));
+    at = end;
+  }
+  return out;
+}
+
+function rowsOf(payloads: Buffer[]): M4Row[] {
+  return payloads.flatMap((p) => {
+    const b = decodeBlock(p);
+    return Array.from(b.timestamps, (t, i) => [t, ...b.columns.map((c) => (c.missing?.[i] ? null : c.values[i]))] as M4Row);
+  });
+}
+
+function chart(payloads: Buffer[], batches: number[], from: number, to: number, width: number): M4Row[] {
+  const c = new Chart(from, to, width);
+  for (let at = 0, k = 0; at < payloads.length; k++) {
+    const n = batches[k % batches.length];
+    c.add(payloads.slice(at, at + n));
+    at += n;
+  }
+  return rowsOf(c.finish());
+}
+
+const numeric = (s: Series) => s.kinds.map((k) => k !== FieldKind.Flag);
+
+describe("D50 native chart (M4)", () => {
+  it("D50 chooses exactly the rows M4 in plain TypeScript chooses, for any series, blocks, batches, range and width", () => {
+    fc.assert(
+      fc.property(
+        seriesArb(400),
+        fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1, maxLength: 5 }),
+        fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 0, max: 399 }),
+        fc.integer({ min: 0, max: 399 }),
+        fc.integer({ min: -2, max: 2 }),
+        fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 10_000 })),
+        (s, sizes, batches, i, j, nudge, width) => {
+          const ts = s.rows.map((r) => r[0]);
+          // Ends on rows, just beside them, and beyond the series.
+          let from = ts[Math.min(i, ts.length - 1)] + nudge;
+          let to = ts[Math.min(j, ts.length - 1)] - nudge;
+          if (from > to) [from, to] = [to, from];
+          const expected = m4(s.rows, numeric(s), from, to, width);
+          expect(chart(blocksOf(s, sizes), batches, from, to, width)).toEqual(expected);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it("D50 rows exactly on bucket edges: the first second of each bucket opens it", () => {
+    // 0..99 every second, width 7 over [0, 99]: bucket k starts at ceil(k * 100 / 7).
+    const s: Series = { kinds: [FieldKind.Double], rows: Array.from({ length: 100 }, (_, t) => [t, (t * 37) % 11] as M4Row) };
+    const got = chart(blocksOf(s, [13]), [4], 0, 99, 7);
+    expect(got).toEqual(m4(s.rows, [true], 0, 99, 7));
+    const starts = Array.from({ length: 7 }, (_, k) => Math.ceil((k * 100) / 7));
+    for (const t of starts) expect(got.map((r) => r[0])).toContain(t); // each bucket's first row
+    for (const t of starts.slice(1)) expect(got.map((r) => r[0])).toContain(t - 1); // and the last of the one before
+  });
+
+  it("D50 ties keep the earliest row, also when the equal value comes in a later block or on the second thread", () => {
+    const s: Series = { kinds: [FieldKind.Single], rows: Array.from({ length: 64 }, (_, t) => [t, t === 0 ? 5 : t === 63 ? -5 : 1] as M4Row) };
+    // One bucket: first row 0 (also the max 5), last row 63 (also the min -5); the 1s never win.
+    expect(chart(blocksOf(s, [3]), [8], 0, 63, 1).map((r) => r[0])).toEqual([0, 63]);
+    const flat: Series = { kinds: [FieldKind.Single], rows: Array.from({ length: 64 }, (_, t) => [t, 2] as M4Row) };
+    expect(chart(blocksOf(flat, [5]), [13], 0, 63, 1).map((r) => r[0])).toEqual([0, 63]);
+  });
+
+  it("D50 missing values and NaN are skipped for min and max; a bucket of only missing values keeps its first and last rows", () => {
+    const s: Series = {
+      kinds: [FieldKind.Single, FieldKind.Flag],
+      rows: [
+        [0, null, 1],
+        [1, NaN, 2],
+        [2, 3, null],
+        [3, -1, 4],
+        [4, null, 5],
+        [10, null, 6],
+        [11, NaN, 7],
+        [12, null, 8],
+      ],
+    };
+    const got = chart(blocksOf(s, [2]), [5], 0, 13, 2);
+    expect(got).toEqual([s.rows[0], s.rows[2], s.rows[3], s.rows[4], s.rows[5], s.rows[7]]);
+  });
+
+  it("D50 a range without rows, or a series without blocks, gives no rows", () => {
+    const s: Series = { kinds: [FieldKind.Double], rows: [[100, 1] as M4Row] };
+    expect(chart(blocksOf(s, [1]), [1], 0, 99, 10)).toEqual([]);
+    expect(new Chart(0, 10, 5).finish()).toEqual([]);
+  });
+
+  it("D50 the wrapper refuses a width outside 1..10000, from after to, or a range beyond safe integers", () => {
+    expect(() => new Chart(0, 10, 0)).toThrow(RangeError);
+    expect(() => new Chart(0, 10, 10_001)).toThrow(RangeError);
+    expect(() => new Chart(0, 10, 1.5)).toThrow(RangeError);
+    expect(() => new Chart(11, 10, 1)).toThrow(RangeError);
+    expect(() => new Chart(0, 2 ** 53, 1)).toThrow(RangeError);
+    expect(() => new Chart(0, 10, 1).add([new Float64Array(2) as unknown as Uint8Array])).toThrow(TypeError);
+  });
+
+  it("hostile input throws and never crashes: a corrupt block, a block of other data fields, blocks out of time order (either thread)", () => {
+    const a: Series = { kinds: [FieldKind.Single], rows: Array.from({ length: 40 }, (_, t) => [t, t % 7] as M4Row) };
+    const blocks = blocksOf(a, [5]);
+    const corrupt = Buffer.from(blocks[1]);
+    corrupt[10] ^= 0xff;
+    expect(() => chart([blocks[0], corrupt], [2], 0, 39, 4)).toThrow(/checksum/);
+    expect(() => chart([blocks[0], withChecksum(corrupt, crc32c)], [2], 0, 39, 4)).toThrow();
+    const other = blocksOf({ kinds: [FieldKind.Double], rows: [[100, 1] as M4Row] }, [1]);
+    expect(() => chart([...blocks, ...other], [1], 0, 200, 4)).toThrow(/other data fields/);
+    expect(() => chart([...blocks, ...other], [9], 0, 200, 4)).toThrow(/other data fields/);
+    expect(() => chart([blocks[1], blocks[0]], [1], 0, 39, 4)).toThrow(/time order/);
+    expect(() => chart([...blocks.slice(0, 4), blocks[0], ...blocks.slice(4)], [9], 0, 39, 4)).toThrow(/time order/);
+    expect(() => chart([...blocks.slice(4), ...blocks.slice(0, 4)], [8], 0, 39, 4)).toThrow(/time order/);
+    // Finished charts take nothing more.
+    const c = new Chart(0, 39, 4);
+    c.finish();
+    expect(() => c.add(blocks)).toThrow(/finished/);
+  });
+});
