@@ -233,7 +233,8 @@ class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
   }
 
  private:
-  // add(blocks: Uint8Array[]): the blocks in time order, split between two threads when there are several.
+  // add(blocks: Uint8Array[]): the blocks in time order, read by helper threads while JS goes on (Chart::Begin);
+  // a failure of the batch is thrown by the next add or by finish.
   Napi::Value Add(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (!chart_) return Fail(env, "Chart: finished");
@@ -246,9 +247,12 @@ class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
       auto bytes = v.As<Napi::Uint8Array>();
       blocks[i] = {bytes.Data(), bytes.ByteLength()};
     }
-    // The array holds the blocks while this synchronous call reads them.
     return Guarded(env, [&]() -> Napi::Value {
-      chart_->AddAll(blocks);
+      chart_->Wait();  // the batch before is done: its blocks may go
+      held_.Reset();
+      // The array keeps these blocks alive while a helper thread reads them (Chart::Begin), until the next add or finish.
+      held_ = Napi::Persistent(array.As<Napi::Object>());
+      chart_->Begin(std::move(blocks));
       return env.Undefined();
     });
   }
@@ -259,12 +263,15 @@ class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
     return Guarded(env, [&]() -> Napi::Value {
       std::vector<std::vector<uint8_t>> blocks = chart_->Finish();
       chart_.reset();
+      held_.Reset();
       auto out = Napi::Array::New(env, blocks.size());
       for (uint32_t i = 0; i < blocks.size(); i++) out.Set(i, Napi::Buffer<uint8_t>::Copy(env, blocks[i].data(), blocks[i].size()));
       return out;
     });
   }
 
+  // Declared first, released last: ~Chart waits for a batch still reading the blocks it holds.
+  Napi::ObjectReference held_;
   std::unique_ptr<meridian::Chart> chart_;
 };
 

@@ -1,5 +1,9 @@
 #include "chart.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -7,6 +11,7 @@
 #include <stdexcept>
 #include <condition_variable>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -50,11 +55,79 @@ Extremes Scan(const T* v, const uint8_t* missing, uint32_t i, uint32_t j) {
   return e;
 }
 
+#if defined(__SSE2__)
+// Without missing values, two vector passes instead of one scalar pass whose
+// every step waits on the last (about three times faster on W1): the
+// smallest and largest values (minps/maxps keep the accumulator when the
+// value is NaN, so NaN is skipped as in Scan), then the first row equal to
+// each. Equal includes -0 == +0, as Scan's comparisons do.
+struct Sse {
+  static __m128 Min(__m128 a, __m128 b) { return _mm_min_ps(a, b); }
+  static __m128d Min(__m128d a, __m128d b) { return _mm_min_pd(a, b); }
+  static __m128 Max(__m128 a, __m128 b) { return _mm_max_ps(a, b); }
+  static __m128d Max(__m128d a, __m128d b) { return _mm_max_pd(a, b); }
+  static __m128 Load(const float* p) { return _mm_loadu_ps(p); }
+  static __m128d Load(const double* p) { return _mm_loadu_pd(p); }
+  static __m128 Splat(float x) { return _mm_set1_ps(x); }
+  static __m128d Splat(double x) { return _mm_set1_pd(x); }
+  static void Store(float* p, __m128 v) { _mm_storeu_ps(p, v); }
+  static void Store(double* p, __m128d v) { _mm_storeu_pd(p, v); }
+  static int Equal(__m128 a, __m128 b) { return _mm_movemask_ps(_mm_cmpeq_ps(a, b)); }
+  static int Equal(__m128d a, __m128d b) { return _mm_movemask_pd(_mm_cmpeq_pd(a, b)); }
+};
+
+template <typename T>
+int64_t FirstEqual(const T* v, uint32_t i, uint32_t j, T x) {
+  constexpr uint32_t kLanes = 16 / sizeof(T);
+  const auto target = Sse::Splat(x);
+  uint32_t k = i;
+  for (; k + kLanes <= j; k += kLanes) {
+    const int hits = Sse::Equal(Sse::Load(v + k), target);
+    if (hits != 0) return k + static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(hits)));
+  }
+  for (; k < j; k++)
+    if (v[k] == x) return k;
+  return -1;
+}
+
+template <typename T>
+Extremes ScanPresent(const T* v, uint32_t i, uint32_t j) {
+  constexpr uint32_t kLanes = 16 / sizeof(T);
+  constexpr T kInf = std::numeric_limits<T>::infinity();
+  auto lo = Sse::Splat(kInf), hi = Sse::Splat(-kInf);
+  uint32_t k = i;
+  for (; k + kLanes <= j; k += kLanes) {
+    const auto x = Sse::Load(v + k);
+    lo = Sse::Min(x, lo);  // x when x < lo; lo when x is NaN
+    hi = Sse::Max(x, hi);
+  }
+  T los[kLanes], his[kLanes];
+  Sse::Store(los, lo);
+  Sse::Store(his, hi);
+  T a = kInf, b = -kInf;
+  for (uint32_t q = 0; q < kLanes; q++) {
+    if (los[q] < a) a = los[q];
+    if (his[q] > b) b = his[q];
+  }
+  for (; k < j; k++) {
+    if (v[k] < a) a = v[k];
+    if (v[k] > b) b = v[k];
+  }
+  // All NaN: neither infinity is there, and no row is equal.
+  return {FirstEqual(v, i, j, a), FirstEqual(v, i, j, b)};
+}
+#endif
+
 template <typename T>
 Extremes ScanColumn(const BlockView& b, uint8_t c, uint32_t i, uint32_t j) {
   const ColumnOut& col = b.column(c);
   const T* v = static_cast<const T*>(col.values);
-  return col.anyMissing ? Scan<T, true>(v, col.missing, i, j) : Scan<T, false>(v, nullptr, i, j);
+  if (col.anyMissing) return Scan<T, true>(v, col.missing, i, j);
+#if defined(__SSE2__)
+  return ScanPresent(v, i, j);
+#else
+  return Scan<T, false>(v, nullptr, i, j);
+#endif
 }
 
 double ValueAt(const BlockView& b, uint8_t c, uint32_t i) {
@@ -65,17 +138,23 @@ double ValueAt(const BlockView& b, uint8_t c, uint32_t i) {
 constexpr size_t kSplitBlocks = 4;
 
 /**
- * One long-lived helper thread for AddAll. Long-lived because a new thread
- * starts with empty thread-local decode scratch (block-view.cc), and filling
- * it again cost more than the split saved. One job at a time: a chart that
- * finds it busy (another JS thread's chart) does its work alone.
+ * Long-lived helper threads: one runs a chart's batch while JavaScript fetches
+ * the next (Chart::Begin), one takes half of a batch (AddAll). Long-lived
+ * because a new thread starts with empty thread-local decode scratch
+ * (block-view.cc), and filling it again cost more than the split saved. One
+ * job at a time each: a chart that finds one busy (another request's chart)
+ * does that work on its own thread instead, so nothing ever waits for a
+ * helper it did not start.
  */
-class SecondThread {
+class Helper {
  public:
-  static SecondThread& Get() {
-    static SecondThread* one = new SecondThread();  // never destroyed: the thread runs until the process ends
-    return *one;
+  enum Role { kBatch = 0, kHalf = 1 };
+  static Helper& Get(Role role) {
+    static Helper* helpers = new Helper[2];  // never destroyed: the threads run until the process ends
+    return helpers[role];
   }
+
+  Helper() { std::thread([this] { Run(); }).detach(); }
 
   /** Starts job on the helper; false (nothing started) when it is busy. */
   bool TryStart(std::function<void()> job) {
@@ -94,8 +173,6 @@ class SecondThread {
   }
 
  private:
-  SecondThread() { std::thread([this] { Run(); }).detach(); }
-
   void Run() {
     std::unique_lock<std::mutex> lock(m_);
     for (;;) {
@@ -236,7 +313,7 @@ void Chart::AddAll(const std::vector<std::pair<const uint8_t*, size_t>>& blocks)
       failed = std::current_exception();
     }
   };
-  SecondThread& helper = SecondThread::Get();
+  Helper& helper = Helper::Get(Helper::kHalf);
   if (!helper.TryStart(rest)) {
     for (const auto& b : blocks) Add(b.first, b.second);
     return;
@@ -250,6 +327,44 @@ void Chart::AddAll(const std::vector<std::pair<const uint8_t*, size_t>>& blocks)
   helper.Wait();
   if (failed) std::rethrow_exception(failed);
   Absorb(later);
+}
+
+void Chart::Begin(std::vector<std::pair<const uint8_t*, size_t>> blocks) {
+  Wait();
+  auto run = [this, blocks = std::move(blocks)] {
+    try {
+      AddAll(blocks);
+    } catch (...) {
+      failed_ = std::current_exception();
+    }
+  };
+  // Queued when the batch helper is free; otherwise (another chart has it) done here and now.
+  std::function<void()> job = run;
+  if (Helper::Get(Helper::kBatch).TryStart(job)) {
+    running_ = true;
+    return;
+  }
+  run();
+  Rethrow();
+}
+
+void Chart::Wait() {
+  if (running_) {
+    Helper::Get(Helper::kBatch).Wait();
+    running_ = false;
+  }
+  Rethrow();
+}
+
+void Chart::Rethrow() {
+  if (!failed_) return;
+  std::exception_ptr e = failed_;
+  failed_ = nullptr;
+  std::rethrow_exception(e);
+}
+
+Chart::~Chart() {
+  if (running_) Helper::Get(Helper::kBatch).Wait();  // the job reads this chart and the caller's blocks
 }
 
 void Chart::Absorb(Chart& later) {
@@ -288,6 +403,7 @@ void Chart::Absorb(Chart& later) {
 }
 
 std::vector<std::vector<uint8_t>> Chart::Finish() {
+  Wait();
   Close();
   std::vector<std::vector<uint8_t>> blocks;
   std::vector<double> ts;

@@ -15,6 +15,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <utility>
 #include <vector>
 
 #include "block-codec.h"
@@ -51,10 +53,24 @@ class Chart {
   /** Adds the rows of a block (the next in time order) that lie in the range. Throws CorruptBlock, or std::invalid_argument for a block with other columns than the first, or rows not after the last block's. */
   void Add(const uint8_t* data, size_t size);
 
+  ~Chart();
+  Chart(const Chart&) = delete;
+  Chart& operator=(const Chart&) = delete;
+
   /** Adds blocks in time order, as Add one by one; a run of several is split between this thread and a second one. */
   void AddAll(const std::vector<std::pair<const uint8_t*, size_t>>& blocks);
 
-  /** The chosen rows, in time order without repeats, encoded as blocks of up to kMaxBlockRows; none when the range held no rows. Ends the chart. */
+  /**
+   * AddAll on a helper thread, returning at once, so that the caller can
+   * fetch the next blocks meanwhile; they must stay alive and unchanged until
+   * the next Begin, Wait or Finish, which wait for it first and throw what it
+   * threw. When the helper is busy, AddAll runs here instead.
+   */
+  void Begin(std::vector<std::pair<const uint8_t*, size_t>> blocks);
+  /** Waits for the batch Begin started; throws what it threw. */
+  void Wait();
+
+  /** Waits for a batch begun; the chosen rows, in time order without repeats, encoded as blocks of up to kMaxBlockRows; none when the range held no rows. Ends the chart. */
   std::vector<std::vector<uint8_t>> Finish();
 
  private:
@@ -73,6 +89,7 @@ class Chart {
   void Close();
   void Take(Role& role, const BlockView& b, uint32_t i, double value);
   void Scan(const BlockView& b, uint32_t begin, uint32_t stop);
+  void Rethrow();
   /** Takes over what `later` gathered from the blocks after this chart's (AddAll's second thread). */
   void Absorb(Chart& later);
 
@@ -89,6 +106,9 @@ class Chart {
   bool hasHead_ = false;
   Bucket head_;
   std::vector<ChartRow> out_;
+  // A batch on the helper (Begin), and what it threw.
+  bool running_ = false;
+  std::exception_ptr failed_;
 };
 
 }  // namespace meridian

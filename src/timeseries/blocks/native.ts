@@ -72,9 +72,11 @@ export const MAX_CHART_WIDTH = 10_000;
 
 /**
  * M4 over the blocks of one series (D50, native/src/chart.h): add the blocks in
- * time order (a batch of several at a time is split between two threads),
- * then finish() gives the chosen rows as encoded blocks, which the value
- * readers write like any stored block.
+ * time order, a batch at a time, then finish() gives the chosen rows as
+ * encoded blocks, which the value readers write like any stored block. A
+ * batch is read by helper threads after add() returns, so the caller fetches
+ * the next one meanwhile; its blocks must not be changed or transferred
+ * until the next add() or finish(), which throws what a batch threw.
  */
 export class Chart {
   private readonly chart: NativeChart;
