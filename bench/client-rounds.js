@@ -11,11 +11,12 @@ export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length
 
 /**
  * Runs the client process on `reads` for `reps` rounds (after a warm-up), without
- * blocking this one, which may be watching a server. Per read: the median
+ * blocking this one, which may be watching a server (nodeArgs: flags for its
+ * node, such as a larger heap). Per read: the median
  * time, each round's time (for ratios taken within a round), bytes and pages.
  */
-export async function clientRounds(reads, reps) {
-  const p = spawn(process.execPath, [CLIENT, JSON.stringify({ reps, reads })], { stdio: ["ignore", "pipe", "inherit"] });
+export async function clientRounds(reads, reps, nodeArgs = []) {
+  const p = spawn(process.execPath, [...nodeArgs, CLIENT, JSON.stringify({ reps, reads })], { stdio: ["ignore", "pipe", "inherit"] });
   let stdout = "";
   p.stdout.on("data", (d) => (stdout += d));
   const code = await new Promise((resolve) => p.once("exit", resolve));

@@ -11,18 +11,13 @@
 // 10,000,000-row whole-range read. BENCH_ROWS=1000000 limits the sizes.
 import Database from "better-sqlite3";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { openDatabase } from "../../dist/storage/database.js";
-import { SqliteApiKeyStore } from "../../dist/auth/api-keys-sqlite.js";
-import { SqliteMetadataStore as MetadataStore } from "../../dist/timeseries/metadata-store-sqlite.js";
-import { SqliteBlockStore } from "../../dist/timeseries/blocks/block-store-sqlite.js";
-import { BLOCK_ROWS, FieldKind } from "../../dist/timeseries/blocks/block-codec.js";
 import { ReadValuesRequestSchema } from "../../dist/gen/meridian/timeseries/v1/time_series_pb.js";
-import { W1_FIELDS, checkW1, columns, rows } from "../w1.js";
+import { checkW1, rows } from "../w1.js";
+import { PROJECT, seedW1 } from "../seed-w1.js";
 import { reporter } from "../report.js";
 import { clientRounds as clientRoundsOf, roundRatio } from "../client-rounds.js";
 import { startMeridian, startProcess } from "../server.js";
@@ -37,33 +32,8 @@ checkW1();
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-bench-values-"));
 const dbPath = join(dir, "m.db");
-const PROJECT = "bench";
-const datasetId = randomUUID();
-const series = new Map(); // rows -> series id
 
-// Seed through the storage modules (the import path is measured by bench/codec).
-{
-  const db = openDatabase(dbPath);
-  const metadata = new MetadataStore(db);
-  const blocks = new SqliteBlockStore(db);
-  metadata.createDataset({ id: datasetId, project: PROJECT, items: [], properties: [], metadata: {} });
-  for (const n of sizes) {
-    const s = metadata.createSeries({ id: randomUUID(), datasetId, item: { name: `W1 ${n}` }, properties: {}, dataFields: W1_FIELDS });
-    series.set(n, s.id);
-    const { timestamps, values, flags } = columns(n);
-    const step = 64 * BLOCK_ROWS;
-    for (let i = 0; i < n; i += step) {
-      const e = Math.min(n, i + step);
-      blocks.upsert(s.sid, [FieldKind.Single, FieldKind.Flag], {
-        timestamps: timestamps.subarray(i, e),
-        columns: [{ kind: FieldKind.Single, values: values.subarray(i, e), missing: null }, { kind: FieldKind.Flag, values: flags.subarray(i, e), missing: null }],
-      });
-    }
-    process.stderr.write(`seeded ${n} rows\n`);
-  }
-  var key = new SqliteApiKeyStore(db).createNow({ clientId: "bench", roles: [], scopes: ["platform_timeseries_read"], projects: [PROJECT] }).key;
-  db.close();
-}
+const { datasetId, series, key } = seedW1(dbPath, sizes);
 
 // The baseline's table: the same 1,000,000 rows, the value as the decimal it was generated as.
 const naivePath = join(dir, "naive.db");

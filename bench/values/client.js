@@ -6,14 +6,18 @@
 // noisy machine. Round 0 warms up this process and the server and is not
 // reported; each later round prints {read, seconds, bytes, pages} per read
 // as JSON lines.
-// Usage: node client.js '{"reps", "reads": [{"kind":"http"|"grpc"|"h2grpc", "url", "path", "headers", "paged"?, "limit"?, "keepAlive"?, "request"?}...]}'
+// Usage: node client.js '{"reps", "reads": [{"kind":"http"|"grpc"|"h2grpc"|"m4", "url", "path", "headers", "paged"?, "limit"?, "keepAlive"?, "request"?, "width"?}...]}'
 // "http" opens a connection per request unless keepAlive, which reuses one.
 // "grpc" reads through @grpc/grpc-js; "h2grpc" speaks gRPC over node:http2
 // directly (frames counted, not decoded; a 16 MiB flow-control window), so
-// it measures the server rather than the client library.
+// it measures the server rather than the client library. "m4" is what a
+// client without the chart read does (bench/chart's baseline): the
+// whole-range JSON read, parsed, then M4 at `width` in plain TypeScript
+// (src/timeseries/m4.ts); its "bytes" are the rows it keeps.
 import * as grpc from "@grpc/grpc-js";
 import { Agent, request } from "node:http";
 import * as http2 from "node:http2";
+import { m4 } from "../../dist/timeseries/m4.js";
 
 const { reps, reads } = JSON.parse(process.argv[2]);
 
@@ -76,6 +80,27 @@ function h2Read(spec, session) {
   });
 }
 
+function getText(url, headers) {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode} for ${url}`));
+      const chunks = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+async function m4Read(spec) {
+  const { data } = JSON.parse(await getText(spec.url + spec.path, spec.headers));
+  for (const row of data) row[0] = Date.parse(row[0] + "Z") / 1000;
+  const numeric = data[0].slice(1).map((_, c) => spec.numeric[c]);
+  const kept = m4(data, numeric, data[0][0], data[data.length - 1][0], spec.width);
+  return { bytes: kept.length, pages: 1 };
+}
+
 /** A reader per read, with what it keeps open across rounds (a kept-alive agent, an HTTP/2 session, a grpc-js client). */
 async function reader(spec) {
   if (spec.kind === "h2grpc") {
@@ -88,6 +113,7 @@ async function reader(spec) {
     const client = new grpc.Client(new URL(spec.url).host, grpc.credentials.createInsecure(), { "grpc.max_receive_message_length": -1, "grpc-node.flow_control_window": 16 << 20 });
     return { read: () => grpcRead(spec, client), close: () => client.close() };
   }
+  if (spec.kind === "m4") return { read: () => m4Read(spec), close: () => {} };
   const agent = spec.keepAlive ? new Agent({ keepAlive: true, maxSockets: 1 }) : false;
   return { read: () => http(spec, agent), close: () => agent && agent.destroy() };
 }

@@ -7,6 +7,9 @@ import { VALUE_JSON_SCHEMAS } from "./value-json.js";
 const STREAMED =
   "Streamed as it is read (D28). Without api-version 3, the whole range; with it, one page of `limit` rows (16,536..5,000,000, default 100,000) and a `cursor` for the next (D26, D27).";
 
+const CHART =
+  "D50: of each of `width` equal time buckets over [from, to] (1..10,000, default 1,000, clamped), the stored rows holding the first, last, minimum and maximum of every Single and Double field (M4: a line through them is pixel for pixel the line through all rows), in time order without repeats, in the row layout of the values read. The row at second t falls in bucket floor((t - from) * width / (to - from + 1)); of equal values the earliest row; missing values and NaN are skipped.";
+
 export function documentTimeSeriesRest(registry: ServiceRegistry): void {
   registry.documentRest(TimeSeriesService, {
     headers: (route) => [
@@ -19,6 +22,8 @@ export function documentTimeSeriesRest(registry: ServiceRegistry): void {
     streamedJson: {
       ReadValuesJson: { schema: VALUE_JSON_SCHEMAS.single, description: `Rows of the series in time order. ${STREAMED}` },
       ReadManyValuesJson: { schema: VALUE_JSON_SCHEMAS.multi, description: `Per series in the order asked, its rows in time order (paged: \`{timeSeriesId, values}\` entries). ${STREAMED}` },
+      ReadChartJson: { schema: VALUE_JSON_SCHEMAS.single, description: `${CHART} Without from or to, the series' first and last timestamps.` },
+      ReadManyChartJson: { schema: VALUE_JSON_SCHEMAS.multi, description: `${CHART} One row array per id, in the order asked; without from or to, each series' own first and last timestamps.` },
     },
   });
 }

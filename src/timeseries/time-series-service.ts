@@ -24,6 +24,7 @@ import { parseTimestamp } from "./timestamps.js";
 import type { CursorSeal } from "../storage/cursor-seal.js";
 import { rangeOf } from "./value-range.js";
 import { valueReads } from "./value-reads.js";
+import { chartReads } from "./chart-reads.js";
 import { DATA_TYPES, RowBuilder, cellProblem, kindsOf } from "./value-rows.js";
 
 export interface TimeSeriesDeps {
@@ -58,6 +59,7 @@ export function timeSeriesService({ metadata, blocks, cursors, onRows }: TimeSer
 
   return {
     ...valueReads({ blocks, cursors, datasetFor, seriesIn, onRows }),
+    ...chartReads({ blocks, cursors, datasetFor, seriesIn, onRows }),
 
     getDataset: async (req, ctx) => toDataset(await datasetFor(ctx, "read", req.datasetId)),
 

@@ -34,6 +34,36 @@ export interface ValueReadDeps {
 
 type ReadRequest = ReadValuesRequest | ReadManyValuesRequest;
 
+/** A read's steps, stopped when the caller goes away (D28: a client that disconnects stops the work), its rows counted (D43). */
+export async function* observed<T, R>(walk: AsyncGenerator<WalkStep<T>, R>, ctx: HandlerContext, onRows?: (rows: number) => void): AsyncGenerator<WalkStep<T>, R> {
+  for (;;) {
+    ctx.signal.throwIfAborted();
+    const step = await walk.next();
+    if (step.done) return step.value;
+    if (step.value.kind === "rows") onRows?.(step.value.rows);
+    yield step.value;
+  }
+}
+
+/** D26: the dataset of a multi-series read and its series, in the order listed: at least one, each of the dataset, none twice. */
+export async function listedSeries(
+  { datasetFor, seriesIn }: Pick<ValueReadDeps, "datasetFor" | "seriesIn">,
+  ctx: HandlerContext,
+  req: { datasetId: string; timeSeriesIds: string[] },
+): Promise<{ d: DatasetRecord; series: SeriesRecord[] }> {
+  const d = await datasetFor(ctx, "read", req.datasetId);
+  if (req.timeSeriesIds.length === 0) throw invalidField("timeSeriesIds", "must name at least one time series");
+  const seen = new Set<string>();
+  const series: SeriesRecord[] = [];
+  for (const [i, raw] of req.timeSeriesIds.entries()) {
+    const s = await seriesIn(d, raw, `timeSeriesIds[${i}]`);
+    if (seen.has(s.id)) throw invalidField(`timeSeriesIds[${i}]`, `${s.id} is listed twice`);
+    seen.add(s.id);
+    series.push(s);
+  }
+  return { d, series };
+}
+
 interface Read {
   plan: WalkPlan;
   scope: CursorScope;
@@ -77,32 +107,13 @@ export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
   };
 
   const multi = async (req: ReadManyValuesRequest, ctx: HandlerContext): Promise<Read> => {
-    const d = await datasetFor(ctx, "read", req.datasetId);
+    const { d, series } = await listedSeries(deps, ctx, req);
     const limit = pageLimit(req, ctx);
-    if (req.timeSeriesIds.length === 0) throw invalidField("timeSeriesIds", "must name at least one time series");
-    const seen = new Set<string>();
-    const series: SeriesRecord[] = [];
-    for (const [i, raw] of req.timeSeriesIds.entries()) {
-      const s = await seriesIn(d, raw, `timeSeriesIds[${i}]`);
-      if (seen.has(s.id)) throw invalidField(`timeSeriesIds[${i}]`, `${s.id} is listed twice`);
-      seen.add(s.id);
-      series.push(s);
-    }
     const [from, to] = rangeOf(req.from, req.to);
     return plan(req, { endpoint: "multi", datasetId: d.id, seriesIds: series.map((s) => s.id) }, series, limit, from, to);
   };
 
-  /** The walk, stopped when the caller goes away (D28: a client that disconnects stops the work). */
-  async function* steps<T>(read: Read, encode: BlockEncoder<T>, ctx: HandlerContext): AsyncGenerator<WalkStep<T>, ResumePoint | undefined> {
-    const walk = walkValues(blocks, read.plan, encode);
-    for (;;) {
-      ctx.signal.throwIfAborted();
-      const step = await walk.next();
-      if (step.done) return step.value;
-      if (step.value.kind === "rows") deps.onRows?.(step.value.rows);
-      yield step.value;
-    }
-  }
+  const steps = <T>(read: Read, encode: BlockEncoder<T>, ctx: HandlerContext) => observed(walkValues(blocks, read.plan, encode), ctx, deps.onRows);
 
   const cursorFor = (read: Read) => (at: ResumePoint) => issueCursor(cursors, read.scope, at);
 

@@ -83,6 +83,16 @@ export class PostgresBlockStore implements BlockStore {
     });
   }
 
+  async bounds(sid: number): Promise<{ first: number; last: number } | undefined> {
+    const { table, key } = this.where;
+    const t = this.sql(table);
+    const k = this.sql(key);
+    // Both ends from the index on (key, first_ts): the last block is the one that starts last.
+    const [r] = await this.sql<{ first: number | null; last: number | null }[]>`
+      SELECT (SELECT min(first_ts) FROM ${t} WHERE ${k} = ${sid}) AS first, (SELECT last_ts FROM ${t} WHERE ${k} = ${sid} ORDER BY first_ts DESC LIMIT 1) AS last`;
+    return r.first === null || r.last === null ? undefined : { first: Number(r.first), last: Number(r.last) };
+  }
+
   async stats(sid: number): Promise<{ rows: number; blocks: number; bytes: number }> {
     const { table, key } = this.where;
     const [r] = await this.sql<{ rows: number | null; blocks: number; bytes: number | null }[]>`

@@ -26,6 +26,7 @@ export class SqliteBlockStore implements BlockStore {
   private readonly before: Statement<{ sid: number; t: number }, StoredBlock>;
   private readonly insertStmt: Statement<{ sid: number; first: number; last: number; rows: number; payload: Buffer }>;
   private readonly deleteStmt: Statement<[number]>;
+  private readonly boundsStmt: Statement<{ sid: number }, { first: number | null; last: number | null }>;
   private readonly countStmt: Statement<{ sid: number }, { rows: number | null; blocks: number; bytes: number | null }>;
 
   constructor(
@@ -40,6 +41,10 @@ export class SqliteBlockStore implements BlockStore {
     this.before = db.prepare(`SELECT rowid, first_ts, last_ts, rows, payload FROM ${table} WHERE ${key} = @sid AND first_ts < @t ORDER BY first_ts DESC LIMIT 1`);
     this.insertStmt = db.prepare(`INSERT INTO ${table} (${key}, first_ts, last_ts, rows, payload) VALUES (@sid, @first, @last, @rows, @payload)`);
     this.deleteStmt = db.prepare(`DELETE FROM ${table} WHERE rowid = ?`);
+    // Both ends from the index on (key, first_ts): the last block is the one that starts last.
+    this.boundsStmt = db.prepare(
+      `SELECT (SELECT min(first_ts) FROM ${table} WHERE ${key} = @sid) AS first, (SELECT last_ts FROM ${table} WHERE ${key} = @sid ORDER BY first_ts DESC LIMIT 1) AS last`,
+    );
     this.countStmt = db.prepare(`SELECT sum(rows) AS rows, count(*) AS blocks, sum(length(payload)) AS bytes FROM ${table} WHERE ${key} = @sid`);
   }
 
@@ -112,6 +117,11 @@ export class SqliteBlockStore implements BlockStore {
       this.write(sid, write);
       return write.removed;
     }).immediate();
+  }
+
+  bounds(sid: number): { first: number; last: number } | undefined {
+    const r = this.boundsStmt.get({ sid })!;
+    return r.first === null || r.last === null ? undefined : { first: r.first, last: r.last };
   }
 
   stats(sid: number): { rows: number; blocks: number; bytes: number } {

@@ -47,6 +47,8 @@ export interface BlockStore {
   upsert(sid: number, kinds: readonly FieldKind[], rows: RowSet): Maybe<number>;
   /** Deletes the rows of [from, to]; returns how many there were. */
   deleteRange(sid: number, kinds: readonly FieldKind[], from: number, to: number): Maybe<number>;
+  /** The first and last timestamps of a series' rows, or undefined when it has none (from the index: its first and last blocks). */
+  bounds(sid: number): Maybe<{ first: number; last: number } | undefined>;
   /** Row count, block count and payload bytes of a series. */
   stats(sid: number): Maybe<{ rows: number; blocks: number; bytes: number }>;
 }
@@ -64,13 +66,18 @@ const BATCH = 16;
  * sizes the first batch for a reader that needs only so many rows (a page).
  */
 export async function* blocksOf(store: BlockStore, sid: number, from: number, to: number, rowsWanted = Infinity): AsyncGenerator<StoredBlock> {
-  let batch = Math.min(BATCH, Math.ceil(rowsWanted / BLOCK_ROWS) + 1);
+  for await (const found of blockBatchesOf(store, sid, from, to, Math.min(BATCH, Math.ceil(rowsWanted / BLOCK_ROWS) + 1))) yield* found;
+}
+
+/** The same blocks a batch at a time (the first of `first` blocks, the rest of `size`), for a reader that takes several at once. */
+export async function* blockBatchesOf(store: BlockStore, sid: number, from: number, to: number, first = BATCH, size = BATCH): AsyncGenerator<StoredBlock[]> {
+  let batch = first;
   while (from <= to) {
     const found = await store.overlapping(sid, from, to, batch);
-    yield* found;
+    if (found.length > 0) yield found;
     if (found.length < batch) return;
     from = found[found.length - 1].last_ts + 1;
-    batch = BATCH;
+    batch = size;
   }
 }
 

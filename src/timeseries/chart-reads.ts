@@ -1,0 +1,103 @@
+// The chart reads (D50): of each series, the rows a line chart of `width`
+// pixel columns needs (M4), chosen by the addon from the series' blocks in one
+// pass (blocks/native.ts Chart), then written by the value reads' own
+// encoders and framing, as JSON rows for REST and as columns for gRPC and
+// Connect. What a chart holds grows with its width, not with the rows read.
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import { HttpBodySchema } from "../gen/google/api/httpbody_pb.js";
+import type { ReadChartRequest, ReadManyChartRequest, TimeSeriesService } from "../gen/meridian/timeseries/v1/time_series_pb.js";
+import { JSON_CONTENT_TYPE } from "../transport/http-io.js";
+import { blockBatchesOf, type BlockStore } from "./blocks/block-store.js";
+import { Chart, MAX_CHART_WIDTH } from "./blocks/native.js";
+import { columnChunks, columnEncoderFor } from "./value-columns.js";
+import { jsonRows, jsonText } from "./value-json.js";
+import { rangeOf, sent } from "./value-range.js";
+import { listedSeries, observed, type ValueReadDeps } from "./value-reads.js";
+import type { BlockEncoder, WalkSeries, WalkStep } from "./value-walk.js";
+
+/** D50: pixel columns, clamped like the page limit, never an error. */
+export const CHART_WIDTH = { default: 1_000, min: 1, max: MAX_CHART_WIDTH } as const;
+
+/** Blocks handed to the addon at once (about 640 KB of W1): enough for its two threads to share. */
+const BATCH = 64;
+
+interface ChartPlan {
+  series: WalkSeries[];
+  /** The multi-series endpoint: one row array per id. */
+  multi: boolean;
+  /** The range asked; an end not sent is the series' own first or last timestamp. */
+  from: number | undefined;
+  to: number | undefined;
+  width: number;
+}
+
+function widthOf(asked: bigint | undefined): number {
+  if (asked === undefined) return CHART_WIDTH.default;
+  return Number(asked < CHART_WIDTH.min ? CHART_WIDTH.min : asked > CHART_WIDTH.max ? CHART_WIDTH.max : asked);
+}
+
+function rangeAsked(req: { from?: string; to?: string }): Pick<ChartPlan, "from" | "to"> {
+  const [from, to] = rangeOf(req.from, req.to);
+  return { from: sent(req.from) ? from : undefined, to: sent(req.to) ? to : undefined };
+}
+
+/** Each series' chart rows as steps of the value reads' walk: begin, the rows (when there are any), end. */
+async function* chartWalk<T>(blocks: BlockStore, plan: ChartPlan, encode: BlockEncoder<T>, signal: AbortSignal): AsyncGenerator<WalkStep<T>, undefined> {
+  for (const s of plan.series) {
+    yield { kind: "begin", series: s };
+    const bounds = plan.from === undefined || plan.to === undefined ? await blocks.bounds(s.sid) : undefined;
+    const from = plan.from ?? bounds?.first;
+    const to = plan.to ?? bounds?.last;
+    // No rows, or an end of the series outside the range asked: nothing to draw.
+    if (from !== undefined && to !== undefined && from <= to) {
+      const chart = new Chart(from, to, plan.width);
+      for await (const batch of blockBatchesOf(blocks, s.sid, from, to, BATCH, BATCH)) {
+        signal.throwIfAborted(); // D28: a client that goes away stops the work, also before the first row
+        chart.add(batch.map((b) => b.payload));
+      }
+      let first = true;
+      for (const payload of chart.finish()) {
+        const e = encode(payload, from, to, Infinity, first);
+        first = false;
+        yield { kind: "rows", out: e.out, rows: e.rows };
+      }
+    }
+    yield { kind: "end", series: s };
+  }
+  return undefined;
+}
+
+const noCursor = (): string => {
+  throw new Error("a chart read has no pages");
+};
+
+export function chartReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSeriesService>, "readChart" | "readChartJson" | "readManyChart" | "readManyChartJson"> {
+  const single = async (req: ReadChartRequest, ctx: HandlerContext): Promise<ChartPlan> => {
+    const s = await deps.seriesIn(await deps.datasetFor(ctx, "read", req.datasetId), req.timeSeriesId, "timeSeriesId");
+    return { series: [s], multi: false, ...rangeAsked(req), width: widthOf(req.width) };
+  };
+  const multi = async (req: ReadManyChartRequest, ctx: HandlerContext): Promise<ChartPlan> => {
+    const { series } = await listedSeries(deps, ctx, req);
+    return { series, multi: true, ...rangeAsked(req), width: widthOf(req.width) };
+  };
+  const steps = <T>(plan: ChartPlan, encode: BlockEncoder<T>, ctx: HandlerContext) => observed(chartWalk(deps.blocks, plan, encode, ctx.signal), ctx, deps.onRows);
+
+  async function* json(planning: () => Promise<ChartPlan>, ctx: HandlerContext) {
+    const plan = await planning();
+    for await (const data of jsonText(steps(plan, jsonRows, ctx), { multi: plan.multi, paged: false }, noCursor)) {
+      yield create(HttpBodySchema, { contentType: JSON_CONTENT_TYPE, data });
+    }
+  }
+
+  async function* columns(planning: () => Promise<ChartPlan>, ctx: HandlerContext) {
+    yield* columnChunks(steps(await planning(), columnEncoderFor(ctx), ctx), noCursor);
+  }
+
+  return {
+    readChart: (req, ctx) => columns(() => single(req, ctx), ctx),
+    readManyChart: (req, ctx) => columns(() => multi(req, ctx), ctx),
+    readChartJson: (req, ctx) => json(() => single(req, ctx), ctx),
+    readManyChartJson: (req, ctx) => json(() => multi(req, ctx), ctx),
+  };
+}
