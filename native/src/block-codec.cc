@@ -308,15 +308,7 @@ void ReadFloats(Reader& r, uint32_t rows, T* out) {
 }
 
 void ReadFlags(Reader& r, uint32_t rows, int32_t* out) {
-  scratch.resize(rows);
-  int64_t* ids = scratch.data();
-  DecodeInts(r, rows, ids);
-  uint64_t outside = 0;  // branch-free, so the loop vectorises
-  for (uint32_t i = 0; i < rows; i++) {
-    outside |= (static_cast<uint64_t>(ids[i]) - static_cast<uint64_t>(INT32_MIN)) >> 32;
-    out[i] = static_cast<int32_t>(ids[i]);
-  }
-  if (outside != 0) throw CorruptBlock("flag id out of range");
+  DecodeInts(r, rows, out);  // an id outside int32 throws
 }
 
 }  // namespace
@@ -402,6 +394,214 @@ void DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& h, double*
     }
   }
   if (!r.AtEnd()) throw CorruptBlock("trailing bytes");
+}
+
+}  // namespace meridian
+
+namespace meridian {
+
+void ScanBlock::Decode(const uint8_t* data, size_t size) {
+  h_ = ReadBlockHeader(data, size);
+  const uint32_t rows = h_.rows;
+  Reader r(data, size - 4);
+  r.Take(h_.headerBytes);
+  // Evenly spaced timestamps inside D24 (ReadTimestamps' fast case) are kept as first and step.
+  even_ = false;
+  if (rows > 1) {
+    Reader peek = r;
+    const int64_t s = peek.SVarint();
+    if (peek.Varint() == 0 && h_.first >= kMinTimestamp && h_.first <= kMaxTimestamp && s > 0 && s <= (kMaxTimestamp - h_.first) / static_cast<int64_t>(rows - 1)) {
+      even_ = true;
+      first_ = h_.first;
+      step_ = s;
+      r = peek;
+    }
+  }
+  if (!even_) {
+    ts_.resize(rows);
+    if (!ReadTimestamps(r, h_, ts_.data())) {
+      RequireAscending(ts_.data(), rows);
+      RequireD24(ts_.data(), rows);
+    }
+  }
+  cols_.resize(h_.columns);
+  for (uint8_t c = 0; c < h_.columns; c++) {
+    Column& col = cols_[c];
+    col.missing.resize(rows);
+    col.decimal = col.runs = false;
+    col.valuesReady = false;
+    ColumnOut out{nullptr, col.missing.data(), false};
+    MissingForm form;
+    ReadMissing(r, rows, out, &form);
+    col.anyMissing = out.anyMissing;
+    if (form == MissingForm::kAll) {
+      col.values.assign(rows, 0);  // no value stored: zeros, never read (every row is missing)
+      col.flags.assign(rows, 0);
+      col.valuesReady = true;
+      continue;
+    }
+    switch (h_.kinds[c]) {
+      case FieldKind::kSingle:
+        ReadFloatColumn<float>(r, col);
+        break;
+      case FieldKind::kDouble:
+        ReadFloatColumn<double>(r, col);
+        break;
+      case FieldKind::kFlag:
+        ReadFlagColumn(r, col);
+        break;
+    }
+  }
+  if (!r.AtEnd()) throw CorruptBlock("trailing bytes");
+}
+
+template <typename T>
+void ScanBlock::ReadFloatColumn(Reader& r, Column& col) {
+  const uint32_t rows = h_.rows;
+  col.values.resize(rows);
+  auto scheme = static_cast<FloatScheme>(r.U8());
+  if (scheme == FloatScheme::kRaw) {
+    std::memcpy(col.values.data(), r.Take(sizeof(T) * rows), sizeof(T) * rows);
+    col.valuesReady = true;
+    return;
+  }
+  if (scheme != FloatScheme::kDecimal) throw CorruptBlock("float scheme");
+  const uint8_t e = r.U8();
+  if (e > FloatTraits<T>::kMaxExponent) throw CorruptBlock("decimal exponent");
+  col.exponent = e;
+  col.mantissas.resize(rows);
+  DecodeInts(r, rows, col.mantissas.data());
+  const uint64_t exceptions = r.Varint();
+  if (exceptions > rows) throw CorruptBlock("float exceptions");
+  col.exceptionRows.clear();
+  col.exceptionBits.clear();
+  bool ascending = true;  // always, from our encoder; a hostile block may repeat or wrap (the last write wins, as in DecodeBlock)
+  uint64_t at = static_cast<uint64_t>(-1);
+  for (uint64_t k = 0; k < exceptions; k++) {
+    const uint64_t next = at + r.Varint();
+    if (next >= rows) throw CorruptBlock("float exception index");
+    ascending &= k == 0 || next > at;
+    at = next;
+    uint64_t bits = 0;
+    std::memcpy(&bits, r.Take(sizeof(T)), sizeof(T));
+    col.exceptionRows.push_back(static_cast<uint32_t>(at));
+    col.exceptionBits.push_back(bits);
+  }
+  col.decimal = true;
+  if (!ascending) {
+    Values(static_cast<uint8_t>(&col - cols_.data()));  // applied in their order, the last write winning
+    col.decimal = false;
+  }
+}
+
+void ScanBlock::ReadFlagColumn(Reader& r, Column& col) {
+  const uint32_t rows = h_.rows;
+  Reader peek = r;
+  if (static_cast<IntForm>(peek.U8()) != IntForm::kRuns) {
+    col.flags.resize(rows);
+    DecodeInts(r, rows, col.flags.data());
+    return;
+  }
+  // Runs stay runs, checked as DecodeInts checks them.
+  const uint64_t runs = peek.Varint();
+  if (runs == 0 || runs > rows) throw CorruptBlock("run count");
+  col.runStarts.clear();
+  col.runIds.clear();
+  uint64_t at = 0;
+  for (uint64_t k = 0; k < runs; k++) {
+    const int64_t id = peek.SVarint();
+    const uint64_t len = peek.Varint();
+    if (len == 0 || len > rows - at) throw CorruptBlock("run length");
+    if (id < INT32_MIN || id > INT32_MAX) throw CorruptBlock("integer out of range");
+    col.runStarts.push_back(static_cast<uint32_t>(at));
+    col.runIds.push_back(static_cast<int32_t>(id));
+    at += len;
+  }
+  if (at != rows) throw CorruptBlock("runs do not cover the block");
+  col.runs = true;
+  r = peek;
+}
+
+uint32_t ScanBlock::LowerBound(int64_t t, uint32_t lo, uint32_t hi) const {
+  if (lo >= hi) return hi;
+  if (!even_) return static_cast<uint32_t>(std::lower_bound(ts_.data() + lo, ts_.data() + hi, static_cast<double>(t)) - ts_.data());
+  if (t <= first_) return lo;
+  // Row i is at first + step * i: the first at or after t is ceil((t - first) / step).
+  const uint64_t i = (static_cast<uint64_t>(t - first_) + static_cast<uint64_t>(step_) - 1) / static_cast<uint64_t>(step_);
+  return static_cast<uint32_t>(std::clamp<uint64_t>(i, lo, hi));
+}
+
+const int64_t* ScanBlock::Mantissas(uint8_t c) const {
+  const Column& col = cols_[c];
+  return col.decimal && !col.anyMissing ? col.mantissas.data() : nullptr;
+}
+
+bool ScanBlock::Exceptional(uint8_t c, uint32_t i, uint32_t j) const {
+  const std::vector<uint32_t>& rows = cols_[c].exceptionRows;
+  auto it = std::lower_bound(rows.begin(), rows.end(), i);
+  return it != rows.end() && *it < j;
+}
+
+const void* ScanBlock::Values(uint8_t c) {
+  Column& col = cols_[c];
+  if (!col.valuesReady) {
+    const uint32_t rows = h_.rows;
+    if (h_.kinds[c] == FieldKind::kSingle) {
+      float* out = reinterpret_cast<float*>(col.values.data());
+      ToValues(col.mantissas.data(), rows, col.exponent, out);
+      for (size_t k = 0; k < col.exceptionRows.size(); k++) std::memcpy(&out[col.exceptionRows[k]], &col.exceptionBits[k], 4);
+    } else {
+      double* out = reinterpret_cast<double*>(col.values.data());
+      ToValues(col.mantissas.data(), rows, col.exponent, out);
+      for (size_t k = 0; k < col.exceptionRows.size(); k++) std::memcpy(&out[col.exceptionRows[k]], &col.exceptionBits[k], 8);
+    }
+    col.valuesReady = true;
+  }
+  return col.values.data();
+}
+
+uint64_t ScanBlock::Cell(uint8_t c, uint32_t i) const {
+  if (Missing(c, i)) return 0;
+  const Column& col = cols_[c];
+  uint64_t bits = 0;
+  switch (h_.kinds[c]) {
+    case FieldKind::kFlag: {
+      const int32_t id = col.runs ? col.runIds[std::upper_bound(col.runStarts.begin(), col.runStarts.end(), i) - col.runStarts.begin() - 1] : col.flags[i];
+      std::memcpy(&bits, &id, 4);
+      return bits;
+    }
+    case FieldKind::kSingle:
+    case FieldKind::kDouble: {
+      const size_t width = h_.kinds[c] == FieldKind::kSingle ? 4 : 8;
+      if (!col.decimal || col.valuesReady) {
+        std::memcpy(&bits, reinterpret_cast<const uint8_t*>(col.values.data()) + i * width, width);
+        return bits;
+      }
+      auto it = std::lower_bound(col.exceptionRows.begin(), col.exceptionRows.end(), i);
+      if (it != col.exceptionRows.end() && *it == i) return col.exceptionBits[it - col.exceptionRows.begin()];
+      if (width == 4) {
+        const float v = FloatTraits<float>::FromDecimal(col.mantissas[i], col.exponent);
+        std::memcpy(&bits, &v, 4);
+      } else {
+        const double v = FloatTraits<double>::FromDecimal(col.mantissas[i], col.exponent);
+        std::memcpy(&bits, &v, 8);
+      }
+      return bits;
+    }
+  }
+  return bits;
+}
+
+double ScanBlock::Value(uint8_t c, uint32_t i) const {
+  const uint64_t bits = Cell(c, i);
+  if (h_.kinds[c] == FieldKind::kSingle) {
+    float v;
+    std::memcpy(&v, &bits, 4);
+    return v;
+  }
+  double v;
+  std::memcpy(&v, &bits, 8);
+  return v;
 }
 
 }  // namespace meridian

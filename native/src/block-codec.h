@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "bytes.h"
+
 namespace meridian {
 
 constexpr uint8_t kBlockVersion = 1;
@@ -62,5 +64,64 @@ struct ColumnOut {
 
 /** Decodes a block whose header ReadBlockHeader returned; throws CorruptBlock, also when its timestamps do not ascend or leave D24. */
 void DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& header, double* timestamps, ColumnOut* columns);
+
+/**
+ * A block decoded for scanning its numeric columns and reading a few rows'
+ * cells (the chart, chart.h), leaving encoded what that does not need:
+ * evenly spaced timestamps stay a first second and a step, decimal Single
+ * and Double columns stay mantissas (in the values' order, the exceptions
+ * stored beside them aside), flags in runs stay runs. Decode refuses exactly
+ * the blocks DecodeBlock refuses. Meant to be reused: its buffers keep their
+ * capacity from block to block.
+ */
+class ScanBlock {
+ public:
+  /** Throws CorruptBlock. */
+  void Decode(const uint8_t* data, size_t size);
+
+  const BlockHeader& header() const { return h_; }
+  int64_t Time(uint32_t i) const { return even_ ? first_ + step_ * static_cast<int64_t>(i) : static_cast<int64_t>(ts_[i]); }
+  /** The first of rows [lo, hi) at or after second t; hi when none is. */
+  uint32_t LowerBound(int64_t t, uint32_t lo, uint32_t hi) const;
+  bool Missing(uint8_t c, uint32_t i) const { return cols_[c].anyMissing && cols_[c].missing[i]; }
+  /** The missing flags of a column (a byte a row), or null when none is missing. */
+  const uint8_t* MissingFlags(uint8_t c) const { return cols_[c].anyMissing ? cols_[c].missing.data() : nullptr; }
+  /** The mantissas of a decimal Single or Double column without missing values, or null; rows Exceptional() says hold none. */
+  const int64_t* Mantissas(uint8_t c) const;
+  /** Whether any of rows [i, j) of a decimal column is stored as it is (NaN, -0, values no decimal reads back exactly). */
+  bool Exceptional(uint8_t c, uint32_t i, uint32_t j) const;
+  /** The float (Single) or double (Double) values of a column, computed on first use. */
+  const void* Values(uint8_t c);
+  /** A cell's bits as stored (float, double or int32, in the low bytes); 0 when missing. */
+  uint64_t Cell(uint8_t c, uint32_t i) const;
+  /** A Single or Double cell as a double (the decimal's value, by the same rule as DecodeBlock). */
+  double Value(uint8_t c, uint32_t i) const;
+
+ private:
+  struct Column {
+    bool anyMissing = false;
+    std::vector<uint8_t> missing;
+    bool decimal = false;  // mantissas and exceptions hold the values
+    uint8_t exponent = 0;
+    std::vector<int64_t> mantissas;
+    std::vector<uint32_t> exceptionRows;  // strictly ascending
+    std::vector<uint64_t> exceptionBits;
+    bool valuesReady = false;
+    std::vector<uint64_t> values;  // room for a double a row
+    bool runs = false;             // a Flag column in runs: runStarts and runIds
+    std::vector<uint32_t> runStarts;
+    std::vector<int32_t> runIds;
+    std::vector<int32_t> flags;  // a Flag column otherwise
+  };
+  template <typename T>
+  void ReadFloatColumn(Reader& r, Column& col);
+  void ReadFlagColumn(Reader& r, Column& col);
+
+  BlockHeader h_{};
+  bool even_ = false;
+  int64_t first_ = 0, step_ = 0;
+  std::vector<double> ts_;
+  std::vector<Column> cols_;
+};
 
 }  // namespace meridian

@@ -3,6 +3,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -119,10 +122,9 @@ Extremes ScanPresent(const T* v, uint32_t i, uint32_t j) {
 #endif
 
 template <typename T>
-Extremes ScanColumn(const BlockView& b, uint8_t c, uint32_t i, uint32_t j) {
-  const ColumnOut& col = b.column(c);
-  const T* v = static_cast<const T*>(col.values);
-  if (col.anyMissing) return Scan<T, true>(v, col.missing, i, j);
+Extremes ScanValues(const void* values, const uint8_t* missing, uint32_t i, uint32_t j) {
+  const T* v = static_cast<const T*>(values);
+  if (missing) return Scan<T, true>(v, missing, i, j);
 #if defined(__SSE2__)
   return ScanPresent(v, i, j);
 #else
@@ -130,8 +132,64 @@ Extremes ScanColumn(const BlockView& b, uint8_t c, uint32_t i, uint32_t j) {
 #endif
 }
 
-double ValueAt(const BlockView& b, uint8_t c, uint32_t i) {
-  return b.header().kinds[c] == FieldKind::kSingle ? static_cast<const float*>(b.column(c).values)[i] : static_cast<const double*>(b.column(c).values)[i];
+/**
+ * The extremes of decimal mantissas, whose order is the values' order (the
+ * encoder keeps a mantissa only where it reads back as the value, and
+ * FromDecimal is monotonic), without turning them into values first.
+ */
+Extremes ScanMantissasPlain(const int64_t* n, uint32_t i, uint32_t j) {
+  int64_t lo = n[i], hi = n[i];
+  Extremes e{i, i};
+  for (uint32_t k = i + 1; k < j; k++) {
+    const int64_t x = n[k];
+    if (x < lo) lo = x, e.min = k;
+    if (x > hi) hi = x, e.max = k;
+  }
+  return e;
+}
+
+#if defined(__x86_64__)
+// The same in two vector passes (SSE4.2 has the 64-bit comparison SSE2 lacks):
+// the smallest and largest mantissas, then the first row holding each.
+__attribute__((target("sse4.2"))) int64_t FirstEqual64(const int64_t* n, uint32_t i, uint32_t j, int64_t x) {
+  const __m128i target = _mm_set1_epi64x(x);
+  uint32_t k = i;
+  for (; k + 2 <= j; k += 2) {
+    const int hits = _mm_movemask_pd(_mm_castsi128_pd(_mm_cmpeq_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(n + k)), target)));
+    if (hits != 0) return k + static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(hits)));
+  }
+  for (; k < j; k++)
+    if (n[k] == x) return k;
+  return -1;
+}
+
+__attribute__((target("sse4.2"))) Extremes ScanMantissasSse42(const int64_t* n, uint32_t i, uint32_t j) {
+  __m128i lo = _mm_set1_epi64x(n[i]), hi = lo;
+  uint32_t k = i;
+  for (; k + 2 <= j; k += 2) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(n + k));
+    lo = _mm_blendv_epi8(lo, x, _mm_cmpgt_epi64(lo, x));
+    hi = _mm_blendv_epi8(hi, x, _mm_cmpgt_epi64(x, hi));
+  }
+  int64_t los[2], his[2];
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(los), lo);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(his), hi);
+  int64_t a = std::min(los[0], los[1]), b = std::max(his[0], his[1]);
+  for (; k < j; k++) a = std::min(a, n[k]), b = std::max(b, n[k]);
+  return {FirstEqual64(n, i, j, a), FirstEqual64(n, i, j, b)};
+}
+
+const bool kSse42 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("sse4.2") != 0;
+}();
+#endif
+
+Extremes ScanMantissas(const int64_t* n, uint32_t i, uint32_t j) {
+#if defined(__x86_64__)
+  if (kSse42) return ScanMantissasSse42(n, i, j);
+#endif
+  return ScanMantissasPlain(n, i, j);
 }
 
 // Below this many blocks a second thread costs more than it saves.
@@ -199,24 +257,14 @@ Chart::Chart(int64_t from, int64_t to, uint32_t width) : range_{from, to, width}
   if (from > to || width < 1 || width > kMaxChartWidth) throw std::invalid_argument("chart: from <= to and 1 <= width <= 10000");
 }
 
-void Chart::Take(Role& role, const BlockView& b, uint32_t i, double value) {
+void Chart::Take(Role& role, const ScanBlock& b, uint32_t i, double value) {
   role.set = true;
   role.value = value;
-  role.row.t = static_cast<int64_t>(b.timestamps()[i]);
+  role.row.t = b.Time(i);
   role.row.cells.resize(columns_);
   role.row.missing.resize(columns_);
   for (uint8_t c = 0; c < columns_; c++) {
-    uint64_t cell = 0;
-    switch (kinds_[c]) {
-      case FieldKind::kSingle:
-      case FieldKind::kFlag:
-        std::memcpy(&cell, static_cast<const uint32_t*>(b.column(c).values) + i, 4);
-        break;
-      case FieldKind::kDouble:
-        std::memcpy(&cell, static_cast<const uint64_t*>(b.column(c).values) + i, 8);
-        break;
-    }
-    role.row.cells[c] = cell;
+    role.row.cells[c] = b.Cell(c, i);
     role.row.missing[c] = b.Missing(c, i) ? 1 : 0;
   }
 }
@@ -250,13 +298,11 @@ void Chart::Close() {
   out_.erase(std::unique(out_.begin() + before, out_.end(), [](const ChartRow& a, const ChartRow& b) { return a.t == b.t; }), out_.end());
 }
 
-void Chart::Scan(const BlockView& b, uint32_t begin, uint32_t stop) {
-  const double* ts = b.timestamps();
+void Chart::Scan(ScanBlock& b, uint32_t begin, uint32_t stop) {
   std::vector<Role>& roles = cur_.roles;
   for (uint32_t i = begin; i < stop;) {
-    const uint32_t k = range_.BucketOf(static_cast<int64_t>(ts[i]));
-    const double next = static_cast<double>(range_.StartOf(k + 1));
-    const uint32_t j = static_cast<uint32_t>(std::lower_bound(ts + i, ts + stop, next) - ts);
+    const uint32_t k = range_.BucketOf(b.Time(i));
+    const uint32_t j = b.LowerBound(range_.StartOf(k + 1), i, stop);
     if (!open_ || k != cur_.k) {
       Close();
       Open(k);
@@ -265,10 +311,17 @@ void Chart::Scan(const BlockView& b, uint32_t begin, uint32_t stop) {
     Take(roles[1], b, j - 1, 0);
     for (uint8_t c = 0; c < columns_; c++) {
       if (!Numeric(kinds_[c])) continue;
-      const Extremes e = kinds_[c] == FieldKind::kSingle ? ScanColumn<float>(b, c, i, j) : ScanColumn<double>(b, c, i, j);
+      const int64_t* mantissas = b.Mantissas(c);
+      Extremes e;
+      if (mantissas != nullptr && !b.Exceptional(c, i, j)) {
+        e = ScanMantissas(mantissas, i, j);
+      } else {
+        const void* values = b.Values(c);
+        e = kinds_[c] == FieldKind::kSingle ? ScanValues<float>(values, b.MissingFlags(c), i, j) : ScanValues<double>(values, b.MissingFlags(c), i, j);
+      }
       if (e.min < 0) continue;
       const size_t lo = 2 + 2 * static_cast<size_t>(c), hi = lo + 1;
-      const double vmin = ValueAt(b, c, static_cast<uint32_t>(e.min)), vmax = ValueAt(b, c, static_cast<uint32_t>(e.max));
+      const double vmin = b.Value(c, static_cast<uint32_t>(e.min)), vmax = b.Value(c, static_cast<uint32_t>(e.max));
       if (Replaces(lo, roles[lo].set, roles[lo].value, vmin)) Take(roles[lo], b, static_cast<uint32_t>(e.min), vmin);
       if (Replaces(hi, roles[hi].set, roles[hi].value, vmax)) Take(roles[hi], b, static_cast<uint32_t>(e.max), vmax);
     }
@@ -277,22 +330,24 @@ void Chart::Scan(const BlockView& b, uint32_t begin, uint32_t stop) {
 }
 
 void Chart::Add(const uint8_t* data, size_t size) {
-  const BlockView b(data, size);
+  thread_local ScanBlock b;  // one per thread: its buffers are reused from block to block
+  b.Decode(data, size);
   const BlockHeader& h = b.header();
   if (!started_) {
     Start(h);
   } else if (h.columns != columns_ || !std::equal(h.kinds, h.kinds + h.columns, kinds_)) {
     throw std::invalid_argument("chart: a block with other data fields than the series'");
   }
-  const BlockView::Range r = b.Select(range_.from, range_.to, UINT32_MAX);
-  if (r.taken.rows == 0) return;
+  const uint32_t begin = b.LowerBound(range_.from, 0, h.rows);
+  const uint32_t stop = b.LowerBound(range_.to + 1, begin, h.rows);
+  if (stop == begin) return;
   // Buckets close as later ones open: blocks must come in time order.
-  const int64_t first = static_cast<int64_t>(b.timestamps()[r.begin]);
+  const int64_t first = b.Time(begin);
   if (seen_ && first <= lastSeen_) throw std::invalid_argument("chart: blocks out of time order");
   if (!seen_) firstSeen_ = first;
   seen_ = true;
-  lastSeen_ = r.taken.last;
-  Scan(b, r.begin, r.stop);
+  lastSeen_ = b.Time(stop - 1);
+  Scan(b, begin, stop);
 }
 
 void Chart::AddAll(const std::vector<std::pair<const uint8_t*, size_t>>& blocks) {

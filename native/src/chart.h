@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "block-codec.h"
-#include "block-view.h"
 
 namespace meridian {
 
@@ -87,8 +86,8 @@ class Chart {
   void Start(const BlockHeader& h);
   void Open(uint32_t bucket);
   void Close();
-  void Take(Role& role, const BlockView& b, uint32_t i, double value);
-  void Scan(const BlockView& b, uint32_t begin, uint32_t stop);
+  void Take(Role& role, const ScanBlock& b, uint32_t i, double value);
+  void Scan(ScanBlock& b, uint32_t begin, uint32_t stop);
   void Rethrow();
   /** Takes over what `later` gathered from the blocks after this chart's (AddAll's second thread). */
   void Absorb(Chart& later);

@@ -87,8 +87,24 @@ void EncodeInts(Writer& w, const int64_t* v, size_t n) {
   }
 }
 
-void DecodeInts(Reader& r, size_t n, int64_t* out) {
+namespace {
+
+/** Whether v lies outside T (never, for int64): branch-free, so the loops vectorise. */
+template <typename T>
+inline uint64_t Outside(uint64_t v) {
+  if constexpr (sizeof(T) == 8) {
+    return 0;
+  } else {
+    return (v - static_cast<uint64_t>(INT32_MIN)) >> 32;
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void DecodeInts(Reader& r, size_t n, T* out) {
   auto form = static_cast<IntForm>(r.U8());
+  uint64_t outside = 0;
   switch (form) {
     case IntForm::kFrame:
     case IntForm::kDelta: {
@@ -101,16 +117,22 @@ void DecodeInts(Reader& r, size_t n, int64_t* out) {
       const uint8_t* packed = r.Take(PackedBytes(count, width));
       uint64_t mask = MaskOf(width);
       if (form == IntForm::kFrame) {
-        for (size_t i = 0; i < n; i++) out[i] = static_cast<int64_t>(base + Unpack(packed, i, width, mask));
+        for (size_t i = 0; i < n; i++) {
+          const uint64_t v = base + Unpack(packed, i, width, mask);
+          outside |= Outside<T>(v);
+          out[i] = static_cast<T>(v);
+        }
       } else {
         uint64_t acc = first;
-        out[0] = static_cast<int64_t>(acc);
+        outside |= Outside<T>(acc);
+        out[0] = static_cast<T>(acc);
         for (size_t i = 1; i < n; i++) {
           acc += base + Unpack(packed, i - 1, width, mask);
-          out[i] = static_cast<int64_t>(acc);
+          outside |= Outside<T>(acc);
+          out[i] = static_cast<T>(acc);
         }
       }
-      return;
+      break;
     }
     case IntForm::kRuns: {
       uint64_t runs = r.Varint();
@@ -120,14 +142,20 @@ void DecodeInts(Reader& r, size_t n, int64_t* out) {
         int64_t value = r.SVarint();
         uint64_t len = r.Varint();
         if (len == 0 || len > n - at) throw CorruptBlock("run length");
-        std::fill(out + at, out + at + len, value);
+        outside |= Outside<T>(static_cast<uint64_t>(value));
+        std::fill(out + at, out + at + len, static_cast<T>(value));
         at += len;
       }
       if (at != n) throw CorruptBlock("runs do not cover the block");
-      return;
+      break;
     }
+    default:
+      throw CorruptBlock("unknown integer form");
   }
-  throw CorruptBlock("unknown integer form");
+  if (outside != 0) throw CorruptBlock("integer out of range");
 }
+
+template void DecodeInts<int64_t>(Reader& r, size_t n, int64_t* out);
+template void DecodeInts<int32_t>(Reader& r, size_t n, int32_t* out);
 
 }  // namespace meridian
