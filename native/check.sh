@@ -24,6 +24,10 @@ ASAN_RUNTIME=$(clang -print-file-name=libclang_rt.asan-x86_64.so)
 LD_PRELOAD="$ASAN_RUNTIME" ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 MERIDIAN_NATIVE_ADDON="$ADDON" \
   npx vitest run test/timeseries/blocks test/timeseries/read.test.ts test/timeseries/grpc-read.test.ts test/timeseries/chart.test.ts
 
+# The paths taken where the CPU lacks SSE4.2 (CRC-32C by tables, plain scans), by the release build.
+echo "== portable paths (MERIDIAN_NATIVE_PORTABLE=1)"
+MERIDIAN_NATIVE_PORTABLE=1 npx vitest run test/timeseries/blocks test/timeseries/chart.test.ts
+
 # 2. libFuzzer, over the same sources (not addon.cc: Node-API needs node).
 echo "== libFuzzer: block reader, JSON writer, columns writer, chart (${FUZZ_SECONDS} s)"
 FUZZ=native/build-fuzz

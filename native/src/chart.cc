@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <stdexcept>
@@ -179,9 +180,10 @@ __attribute__((target("sse4.2"))) Extremes ScanMantissasSse42(const int64_t* n, 
   return {FirstEqual64(n, i, j, a), FirstEqual64(n, i, j, b)};
 }
 
+// MERIDIAN_NATIVE_PORTABLE=1 takes the plain loop anyway (native/check.sh tests it so).
 const bool kSse42 = [] {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("sse4.2") != 0;
+  return __builtin_cpu_supports("sse4.2") != 0 && std::getenv("MERIDIAN_NATIVE_PORTABLE") == nullptr;
 }();
 #endif
 
