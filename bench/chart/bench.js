@@ -6,19 +6,14 @@
 // with each encoding the client may offer, and as columns over gRPC.
 // Baselines, same run: the whole-range JSON read of the same series (what a
 // chart costs today: every row), and a client that reads it whole, parses it
-// and runs M4 in plain TypeScript (src/timeseries/m4.ts). Also the server's
-// share measured in this process: the blocks fetched from SQLite and chosen by
-// the addon. Target: the 10M chart under 30 ms end to end, under 200 KB sent.
+// and runs M4 in plain TypeScript (src/timeseries/m4.ts). Also the server's own
+// time for the chart reads, from its request log. Target: the 10M chart under
+// 30 ms end to end, under 200 KB sent.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ReadChartRequestSchema } from "../../dist/gen/meridian/timeseries/v1/time_series_pb.js";
-import { openDatabase } from "../../dist/storage/database.js";
-import { SqliteMetadataStore } from "../../dist/timeseries/metadata-store-sqlite.js";
-import { SqliteBlockStore } from "../../dist/timeseries/blocks/block-store-sqlite.js";
-import { blockBatchesOf } from "../../dist/timeseries/blocks/block-store.js";
-import { Chart } from "../../dist/timeseries/blocks/native.js";
 import { checkW1 } from "../w1.js";
 import { PROJECT, seedW1 } from "../seed-w1.js";
 import { reporter } from "../report.js";
@@ -35,27 +30,15 @@ const dir = mkdtempSync(join(tmpdir(), "meridian-bench-chart-"));
 const dbPath = join(dir, "m.db");
 const { datasetId, series, key } = seedW1(dbPath, sizes);
 
-/** The server's own work for a chart, in this process: fetch the blocks as it does, M4 in the addon. Best of reps, ms. */
-function serverShare(n) {
-  const db = openDatabase(dbPath);
-  const blocks = new SqliteBlockStore(db);
-  const s = new SqliteMetadataStore(db).getSeries(datasetId, series.get(n));
-  const times = [];
-  return (async () => {
-    for (let r = 0; r <= REPS; r++) {
-      const t = performance.now();
-      const { first, last } = blocks.bounds(s.sid);
-      const chart = new Chart(first, last, WIDTH);
-      for await (const batch of blockBatchesOf(blocks, s.sid, first, last, 64, 64)) chart.add(batch.map((b) => b.payload));
-      chart.finish();
-      if (r > 0) times.push(performance.now() - t);
-    }
-    db.close();
-    return { median: median(times), best: Math.min(...times) };
-  })();
-}
-
 const server = await startMeridian(dbPath);
+// The server's own time for each chart read, from its request log on stderr (durationMs: request in to last byte out).
+const serverMs = [];
+let partial = "";
+server.process.stderr.on("data", (d) => {
+  const lines = (partial + d).split("\n");
+  partial = lines.pop();
+  for (const line of lines) if (line.includes('"durationMs"') && line.includes("/values/chart")) serverMs.push(JSON.parse(line).durationMs);
+});
 const url = server.address;
 const headers = { "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": PROJECT, "svc-dataset-id": datasetId };
 try {
@@ -65,6 +48,7 @@ try {
     const chart = `${values}/chart?width=${WIDTH}`;
     const codings = ["identity", "gzip", "zstd", "br"];
     const request = Buffer.from(toBinary(ReadChartRequestSchema, create(ReadChartRequestSchema, { datasetId, timeSeriesId: series.get(n), width: BigInt(WIDTH) }))).toString("base64");
+    serverMs.length = 0;
     const [whole, ...charts] = await clientRounds([
       { kind: "http", url, path: values, headers },
       ...codings.map((c) => ({ kind: "http", url, path: chart, headers: { ...headers, "accept-encoding": c } })),
@@ -81,8 +65,7 @@ try {
     emit(`${label} chart width ${WIDTH}, JSON identity`, "rows/s equivalent", n / plain.seconds / 1e6, "M rows/s", n / whole.seconds / 1e6);
     emit(`${label} chart width ${WIDTH}, gRPC columns`, "time", grpc.seconds * 1000, "ms", whole.seconds * 1000, roundRatio(grpc, whole));
     emit(`${label} chart width ${WIDTH}, gRPC columns`, "bytes sent", grpc.bytes / 1e3, "KB");
-    const share = await serverShare(n);
-    emit(`${label} chart width ${WIDTH}, server share (blocks from SQLite + addon M4)`, "time", share.median, "ms");
+    emit(`${label} chart width ${WIDTH}, JSON, every coding`, "server time (request log: in to close)", median(serverMs), "ms");
     // The client without a chart read: every row over the wire, parsed, M4 in TypeScript (a large heap for 10M parsed rows).
     const [ts] = await clientRounds([{ kind: "m4", url, path: values, headers, width: WIDTH, numeric: [true, false] }], Math.min(REPS, 3), ["--max-old-space-size=16384"]);
     emit(`${label} whole-range JSON + M4 in TypeScript (client)`, "time", ts.seconds * 1000, "ms");
