@@ -152,6 +152,7 @@ Extremes ScanMantissasPlain(const int64_t* n, uint32_t i, uint32_t j) {
 #if defined(__x86_64__)
 // The same in two vector passes (SSE4.2 has the 64-bit comparison SSE2 lacks):
 // the smallest and largest mantissas, then the first row holding each.
+/** The first row of [i, j) holding x, or -1. */
 __attribute__((target("sse4.2"))) int64_t FirstEqual64(const int64_t* n, uint32_t i, uint32_t j, int64_t x) {
   const __m128i target = _mm_set1_epi64x(x);
   uint32_t k = i;
@@ -165,17 +166,25 @@ __attribute__((target("sse4.2"))) int64_t FirstEqual64(const int64_t* n, uint32_
 }
 
 __attribute__((target("sse4.2"))) Extremes ScanMantissasSse42(const int64_t* n, uint32_t i, uint32_t j) {
-  __m128i lo = _mm_set1_epi64x(n[i]), hi = lo;
+  // Four pairs of accumulators, so that no step waits on the one before.
+  __m128i lo[4], hi[4];
+  for (int q = 0; q < 4; q++) lo[q] = hi[q] = _mm_set1_epi64x(n[i]);
   uint32_t k = i;
-  for (; k + 2 <= j; k += 2) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(n + k));
-    lo = _mm_blendv_epi8(lo, x, _mm_cmpgt_epi64(lo, x));
-    hi = _mm_blendv_epi8(hi, x, _mm_cmpgt_epi64(x, hi));
+  for (; k + 8 <= j; k += 8) {
+    for (int q = 0; q < 4; q++) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(n + k + 2 * q));
+      lo[q] = _mm_blendv_epi8(lo[q], x, _mm_cmpgt_epi64(lo[q], x));
+      hi[q] = _mm_blendv_epi8(hi[q], x, _mm_cmpgt_epi64(x, hi[q]));
+    }
   }
-  int64_t los[2], his[2];
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(los), lo);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(his), hi);
-  int64_t a = std::min(los[0], los[1]), b = std::max(his[0], his[1]);
+  int64_t a = n[i], b = n[i];
+  for (int q = 0; q < 4; q++) {
+    int64_t los[2], his[2];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(los), lo[q]);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(his), hi[q]);
+    a = std::min({a, los[0], los[1]});
+    b = std::max({b, his[0], his[1]});
+  }
   for (; k < j; k++) a = std::min(a, n[k]), b = std::max(b, n[k]);
   return {FirstEqual64(n, i, j, a), FirstEqual64(n, i, j, b)};
 }
