@@ -34,7 +34,7 @@ FUZZ=native/build-fuzz
 rm -rf "$FUZZ" && mkdir -p "$FUZZ/corpus"
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
   native/fuzz/block_fuzz.cc native/src/block-codec.cc native/src/block-view.cc native/src/crc32c.cc \
-  native/src/int-sequence.cc native/src/value-columns.cc native/src/value-json.cc native/src/chart.cc -o "$FUZZ/block_fuzz"
+  native/src/int-sequence.cc native/src/value-columns.cc native/src/value-json.cc native/src/chart.cc native/src/extremes.cc native/src/helper-thread.cc -o "$FUZZ/block_fuzz"
 node native/fuzz/seeds.mjs "$FUZZ/seeds"
 # Findings land in native/build-fuzz/ (crash-*, with the input); libFuzzer exits non-zero.
 "$FUZZ/block_fuzz" -max_total_time="$FUZZ_SECONDS" -max_len=4096 -print_final_stats=1 -artifact_prefix="$FUZZ/" \

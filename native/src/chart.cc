@@ -1,23 +1,13 @@
 #include "chart.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-#if defined(__x86_64__)
-#include <nmmintrin.h>
-#endif
-
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <stdexcept>
-#include <condition_variable>
 #include <functional>
-#include <limits>
-#include <mutex>
-#include <thread>
+#include <stdexcept>
+
+#include "extremes.h"
+#include "helper-thread.h"
 
 namespace meridian {
 namespace {
@@ -37,230 +27,8 @@ bool Replaces(size_t r, bool held, double heldValue, double v) {
   return r % 2 == 0 ? v < heldValue : v > heldValue;
 }
 
-/** Where a bucket's smallest and largest value lie among rows [i, j), skipping missing rows and NaN; of equal values the first. */
-struct Extremes {
-  int64_t min = -1, max = -1;
-};
-
-template <typename T, bool kAnyMissing>
-Extremes Scan(const T* v, const uint8_t* missing, uint32_t i, uint32_t j) {
-  Extremes e;
-  uint32_t k = i;
-  while (k < j && ((kAnyMissing && missing[k]) || std::isnan(v[k]))) k++;
-  if (k == j) return e;
-  T lo = v[k], hi = v[k];
-  e.min = e.max = k;
-  for (k++; k < j; k++) {
-    if (kAnyMissing && missing[k]) continue;
-    const T x = v[k];  // NaN compares false both ways: skipped
-    if (x < lo) lo = x, e.min = k;
-    if (x > hi) hi = x, e.max = k;
-  }
-  return e;
-}
-
-#if defined(__SSE2__)
-// Without missing values, two vector passes instead of one scalar pass whose
-// every step waits on the last (about three times faster on W1): the
-// smallest and largest values (minps/maxps keep the accumulator when the
-// value is NaN, so NaN is skipped as in Scan), then the first row equal to
-// each. Equal includes -0 == +0, as Scan's comparisons do.
-struct Sse {
-  static __m128 Min(__m128 a, __m128 b) { return _mm_min_ps(a, b); }
-  static __m128d Min(__m128d a, __m128d b) { return _mm_min_pd(a, b); }
-  static __m128 Max(__m128 a, __m128 b) { return _mm_max_ps(a, b); }
-  static __m128d Max(__m128d a, __m128d b) { return _mm_max_pd(a, b); }
-  static __m128 Load(const float* p) { return _mm_loadu_ps(p); }
-  static __m128d Load(const double* p) { return _mm_loadu_pd(p); }
-  static __m128 Splat(float x) { return _mm_set1_ps(x); }
-  static __m128d Splat(double x) { return _mm_set1_pd(x); }
-  static void Store(float* p, __m128 v) { _mm_storeu_ps(p, v); }
-  static void Store(double* p, __m128d v) { _mm_storeu_pd(p, v); }
-  static int Equal(__m128 a, __m128 b) { return _mm_movemask_ps(_mm_cmpeq_ps(a, b)); }
-  static int Equal(__m128d a, __m128d b) { return _mm_movemask_pd(_mm_cmpeq_pd(a, b)); }
-};
-
-template <typename T>
-int64_t FirstEqual(const T* v, uint32_t i, uint32_t j, T x) {
-  constexpr uint32_t kLanes = 16 / sizeof(T);
-  const auto target = Sse::Splat(x);
-  uint32_t k = i;
-  for (; k + kLanes <= j; k += kLanes) {
-    const int hits = Sse::Equal(Sse::Load(v + k), target);
-    if (hits != 0) return k + static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(hits)));
-  }
-  for (; k < j; k++)
-    if (v[k] == x) return k;
-  return -1;
-}
-
-template <typename T>
-Extremes ScanPresent(const T* v, uint32_t i, uint32_t j) {
-  constexpr uint32_t kLanes = 16 / sizeof(T);
-  constexpr T kInf = std::numeric_limits<T>::infinity();
-  auto lo = Sse::Splat(kInf), hi = Sse::Splat(-kInf);
-  uint32_t k = i;
-  for (; k + kLanes <= j; k += kLanes) {
-    const auto x = Sse::Load(v + k);
-    lo = Sse::Min(x, lo);  // x when x < lo; lo when x is NaN
-    hi = Sse::Max(x, hi);
-  }
-  T los[kLanes], his[kLanes];
-  Sse::Store(los, lo);
-  Sse::Store(his, hi);
-  T a = kInf, b = -kInf;
-  for (uint32_t q = 0; q < kLanes; q++) {
-    if (los[q] < a) a = los[q];
-    if (his[q] > b) b = his[q];
-  }
-  for (; k < j; k++) {
-    if (v[k] < a) a = v[k];
-    if (v[k] > b) b = v[k];
-  }
-  // All NaN: neither infinity is there, and no row is equal.
-  return {FirstEqual(v, i, j, a), FirstEqual(v, i, j, b)};
-}
-#endif
-
-template <typename T>
-Extremes ScanValues(const void* values, const uint8_t* missing, uint32_t i, uint32_t j) {
-  const T* v = static_cast<const T*>(values);
-  if (missing) return Scan<T, true>(v, missing, i, j);
-#if defined(__SSE2__)
-  return ScanPresent(v, i, j);
-#else
-  return Scan<T, false>(v, nullptr, i, j);
-#endif
-}
-
-/**
- * The extremes of decimal mantissas, whose order is the values' order (the
- * encoder keeps a mantissa only where it reads back as the value, and
- * FromDecimal is monotonic), without turning them into values first.
- */
-Extremes ScanMantissasPlain(const int64_t* n, uint32_t i, uint32_t j) {
-  int64_t lo = n[i], hi = n[i];
-  Extremes e{i, i};
-  for (uint32_t k = i + 1; k < j; k++) {
-    const int64_t x = n[k];
-    if (x < lo) lo = x, e.min = k;
-    if (x > hi) hi = x, e.max = k;
-  }
-  return e;
-}
-
-#if defined(__x86_64__)
-// The same in two vector passes (SSE4.2 has the 64-bit comparison SSE2 lacks):
-// the smallest and largest mantissas, then the first row holding each.
-/** The first row of [i, j) holding x, or -1. */
-__attribute__((target("sse4.2"))) int64_t FirstEqual64(const int64_t* n, uint32_t i, uint32_t j, int64_t x) {
-  const __m128i target = _mm_set1_epi64x(x);
-  uint32_t k = i;
-  for (; k + 2 <= j; k += 2) {
-    const int hits = _mm_movemask_pd(_mm_castsi128_pd(_mm_cmpeq_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(n + k)), target)));
-    if (hits != 0) return k + static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(hits)));
-  }
-  for (; k < j; k++)
-    if (n[k] == x) return k;
-  return -1;
-}
-
-__attribute__((target("sse4.2"))) Extremes ScanMantissasSse42(const int64_t* n, uint32_t i, uint32_t j) {
-  // Four pairs of accumulators, so that no step waits on the one before.
-  __m128i lo[4], hi[4];
-  for (int q = 0; q < 4; q++) lo[q] = hi[q] = _mm_set1_epi64x(n[i]);
-  uint32_t k = i;
-  for (; k + 8 <= j; k += 8) {
-    for (int q = 0; q < 4; q++) {
-      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(n + k + 2 * q));
-      lo[q] = _mm_blendv_epi8(lo[q], x, _mm_cmpgt_epi64(lo[q], x));
-      hi[q] = _mm_blendv_epi8(hi[q], x, _mm_cmpgt_epi64(x, hi[q]));
-    }
-  }
-  int64_t a = n[i], b = n[i];
-  for (int q = 0; q < 4; q++) {
-    int64_t los[2], his[2];
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(los), lo[q]);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(his), hi[q]);
-    a = std::min({a, los[0], los[1]});
-    b = std::max({b, his[0], his[1]});
-  }
-  for (; k < j; k++) a = std::min(a, n[k]), b = std::max(b, n[k]);
-  return {FirstEqual64(n, i, j, a), FirstEqual64(n, i, j, b)};
-}
-
-// MERIDIAN_NATIVE_PORTABLE=1 takes the plain loop anyway (native/check.sh tests it so).
-const bool kSse42 = [] {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("sse4.2") != 0 && std::getenv("MERIDIAN_NATIVE_PORTABLE") == nullptr;
-}();
-#endif
-
-Extremes ScanMantissas(const int64_t* n, uint32_t i, uint32_t j) {
-#if defined(__x86_64__)
-  if (kSse42) return ScanMantissasSse42(n, i, j);
-#endif
-  return ScanMantissasPlain(n, i, j);
-}
-
 // Below this many blocks a second thread costs more than it saves.
 constexpr size_t kSplitBlocks = 4;
-
-/**
- * Long-lived helper threads: one runs a chart's batch while JavaScript fetches
- * the next (Chart::Begin), one takes half of a batch (AddAll). Long-lived
- * because a new thread starts with empty thread-local decode scratch
- * (block-view.cc), and filling it again cost more than the split saved. One
- * job at a time each: a chart that finds one busy (another request's chart)
- * does that work on its own thread instead, so nothing ever waits for a
- * helper it did not start.
- */
-class Helper {
- public:
-  enum Role { kBatch = 0, kHalf = 1 };
-  static Helper& Get(Role role) {
-    static Helper* helpers = new Helper[2];  // never destroyed: the threads run until the process ends
-    return helpers[role];
-  }
-
-  Helper() { std::thread([this] { Run(); }).detach(); }
-
-  /** Starts job on the helper; false (nothing started) when it is busy. */
-  bool TryStart(std::function<void()> job) {
-    std::lock_guard<std::mutex> lock(m_);
-    if (busy_) return false;
-    busy_ = true;
-    job_ = std::move(job);
-    cv_.notify_all();
-    return true;
-  }
-
-  /** Waits for the job TryStart started. */
-  void Wait() {
-    std::unique_lock<std::mutex> lock(m_);
-    cv_.wait(lock, [&] { return !busy_; });
-  }
-
- private:
-  void Run() {
-    std::unique_lock<std::mutex> lock(m_);
-    for (;;) {
-      cv_.wait(lock, [&] { return job_ != nullptr; });
-      std::function<void()> job = std::move(job_);
-      job_ = nullptr;
-      lock.unlock();
-      job();  // catches its own exceptions (AddAll)
-      lock.lock();
-      busy_ = false;
-      cv_.notify_all();
-    }
-  }
-
-  std::mutex m_;
-  std::condition_variable cv_;
-  std::function<void()> job_;
-  bool busy_ = false;
-};
 
 }  // namespace
 
@@ -325,10 +93,10 @@ void Chart::Scan(ScanBlock& b, uint32_t begin, uint32_t stop) {
       const int64_t* mantissas = b.Mantissas(c);
       Extremes e;
       if (mantissas != nullptr && !b.Exceptional(c, i, j)) {
-        e = ScanMantissas(mantissas, i, j);
+        e = MantissaExtremes(mantissas, i, j);
       } else {
         const void* values = b.Values(c);
-        e = kinds_[c] == FieldKind::kSingle ? ScanValues<float>(values, b.MissingFlags(c), i, j) : ScanValues<double>(values, b.MissingFlags(c), i, j);
+        e = kinds_[c] == FieldKind::kSingle ? ValueExtremes<float>(values, b.MissingFlags(c), i, j) : ValueExtremes<double>(values, b.MissingFlags(c), i, j);
       }
       if (e.min < 0) continue;
       const size_t lo = 2 + 2 * static_cast<size_t>(c), hi = lo + 1;
