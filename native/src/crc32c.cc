@@ -1,7 +1,8 @@
 #include "crc32c.h"
 
+#include "cpu.h"
+
 #include <array>
-#include <cstdlib>
 #include <cstring>
 
 namespace meridian {
@@ -38,19 +39,13 @@ __attribute__((target("sse4.2"))) uint32_t Hardware(const uint8_t* p, size_t n, 
   while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
   return ~c32;
 }
-// MERIDIAN_NATIVE_PORTABLE=1 takes the tables anyway: native/check.sh runs the tests so, for
-// machines without the instruction.
-const bool kHardware = [] {
-  __builtin_cpu_init();  // static initialisation may run before the runtime's own
-  return __builtin_cpu_supports("sse4.2") != 0 && std::getenv("MERIDIAN_NATIVE_PORTABLE") == nullptr;
-}();
 #endif
 
 }  // namespace
 
 uint32_t Crc32c(const uint8_t* p, size_t n, uint32_t crc) {
 #if defined(__x86_64__)
-  if (kHardware) return Hardware(p, n, crc);
+  if (UseSse42()) return Hardware(p, n, crc);
 #endif
   return Crc32cPortable(p, n, crc);
 }

@@ -1,5 +1,7 @@
 #include "extremes.h"
 
+#include "cpu.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -9,7 +11,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 namespace meridian {
@@ -164,19 +165,13 @@ __attribute__((target("sse4.2"))) Extremes ScanMantissasSse42(const int64_t* n, 
   for (; k < j; k++) a = std::min(a, n[k]), b = std::max(b, n[k]);
   return {FirstEqual64(n, i, j, a), FirstEqual64(n, i, j, b)};
 }
-
-// MERIDIAN_NATIVE_PORTABLE=1 takes the plain loop anyway (native/check.sh tests it so).
-const bool kSse42 = [] {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("sse4.2") != 0 && std::getenv("MERIDIAN_NATIVE_PORTABLE") == nullptr;
-}();
 #endif
 
 }  // namespace
 
 Extremes MantissaExtremes(const int64_t* n, uint32_t i, uint32_t j) {
 #if defined(__x86_64__)
-  if (kSse42) return ScanMantissasSse42(n, i, j);
+  if (UseSse42()) return ScanMantissasSse42(n, i, j);
 #endif
   return ScanMantissasPlain(n, i, j);
 }
