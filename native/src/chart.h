@@ -8,9 +8,11 @@
 //
 // Blocks arrive in time order; a bucket's candidates are merged across the
 // blocks it spans, so a bucket is final once a later one begins and only one
-// bucket is ever open. Candidates are copied out of the block (its decoded
-// columns live in reused scratch space); what a chart keeps grows with its
-// width, never with the rows read.
+// bucket is ever open. Each block is decoded by a ScanBlock (block-codec.h),
+// which leaves encoded what the scan does not need, and candidates are copied
+// out of it (its buffers are reused); what a chart keeps grows with its width,
+// never with the rows read. A batch of blocks runs on helper threads
+// (helper-thread.h) while the caller fetches the next.
 #pragma once
 
 #include <cstddef>
