@@ -116,9 +116,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     const expiry = oneOf<Expiry>(p.expiry, ["All", "NonExpired", "Expired", "Pending"], "NonExpired", "expiry", v);
     const sortBy = oneOf<SortBy>(p.sortBy, ["StartDate", "ExpiringDate"], "StartDate", "sortBy", v);
     const sortOrder = oneOf<SortOrder>(p.sortOrder, ["Asc", "Desc"], "Desc", "sortOrder", v);
-    let limit = p.limit ?? DEFAULT_LIMIT;
-    if (limit < 1) v.add("limit", "must be an integer of at least 1");
-    limit = Math.min(limit, MAX_LIMIT);
+    const limit = limitOf(p.limit, v);
     v.throwIfAny();
 
     // The cursor is bound to the listing it came from (D21).
@@ -173,19 +171,15 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
    * then again after every change that alters it; a heartbeat when nothing
    * happened for a while. Ends when the caller goes away or the server stops.
    */
-  async function* watchSets(ctx: HandlerContext, scope: Scope, lastEventId: string | undefined, release: () => void): AsyncGenerator<WatchedSet | "heartbeat"> {
-    try {
-      let sent = lastEventId;
-      while (!ctx.signal.aborted) {
-        const watched = await activeSet(scope);
-        if (watched.set.eventId !== sent) {
-          sent = watched.set.eventId;
-          yield watched;
-        }
-        if (!(await watch.next(heartbeatMs, ctx.signal)) && !ctx.signal.aborted) yield "heartbeat";
+  async function* watchSets(ctx: HandlerContext, scope: Scope, lastEventId: string | undefined): AsyncGenerator<WatchedSet | "heartbeat"> {
+    let sent = lastEventId;
+    while (!ctx.signal.aborted) {
+      const watched = await activeSet(scope);
+      if (watched.set.eventId !== sent) {
+        sent = watched.set.eventId;
+        yield watched;
       }
-    } finally {
-      release();
+      if (!(await watch.next(heartbeatMs, ctx.signal)) && !ctx.signal.aborted) yield "heartbeat";
     }
   }
 
@@ -198,12 +192,12 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
       const body = (text: string) => create(HttpBodySchema, { contentType: SSE_CONTENT_TYPE, data: Buffer.from(text) });
       yield body(sseRetry(SSE_RETRY_MS));
       const lastEventId = req.lastEventId ?? ctx.requestHeader.get("last-event-id") ?? undefined;
-      for await (const set of watchSets(ctx, scope, lastEventId, release)) {
+      for await (const set of watchSets(ctx, scope, lastEventId)) {
         if (set === "heartbeat") yield body(sseComment("heartbeat"));
         else yield body(set.sse());
       }
     } finally {
-      release(); // also when the caller left before the first set
+      release(); // whenever the caller leaves, also before the first set
     }
   }
 
@@ -315,9 +309,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
       const v = new ViolationList();
       const from = req.from === undefined ? undefined : parseZonedDate(req.from, "from", v);
       const to = req.to === undefined ? undefined : parseZonedDate(req.to, "to", v);
-      let limit = req.limit ?? DEFAULT_LIMIT;
-      if (limit < 1) v.add("limit", "must be an integer of at least 1");
-      limit = Math.min(limit, MAX_LIMIT);
+      const limit = limitOf(req.limit, v);
       v.throwIfAny();
       const query: AuditQuery = { messageId: req.messageId, featureId: req.featureId, clientId: req.clientId, limit: limit + 1 };
       if (from !== undefined) query.from = from * 1000;
@@ -339,7 +331,11 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     watchMessages: async function* (req, ctx) {
       const scope = req.featureId ?? null;
       const release = openWatch(ctx, scope);
-      for await (const watched of watchSets(ctx, scope, req.lastEventId, release)) if (watched !== "heartbeat") yield watched.set;
+      try {
+        for await (const watched of watchSets(ctx, scope, req.lastEventId)) if (watched !== "heartbeat") yield watched.set;
+      } finally {
+        release();
+      }
     },
     watchFeatureMessagesSse: (req, ctx) => watchSse(ctx, req.featureId ?? null, req),
     watchGlobalMessagesSse: (req, ctx) => watchSse(ctx, null, req),
@@ -416,6 +412,13 @@ function pageBytes(p: ListMessagesResponse): number {
   let chars = p.cursor?.length ?? 0;
   for (const m of p.data) chars += m.title.length + m.body.length + (m.featureId?.length ?? 0) + 140;
   return 4 * chars + 256 * p.data.length;
+}
+
+/** D21: a page's size, 1..1000 (default 100); above 1000 it is clamped, below 1 refused. */
+function limitOf(asked: number | undefined, v: ViolationList): number {
+  const limit = asked ?? DEFAULT_LIMIT;
+  if (limit < 1) v.add("limit", "must be an integer of at least 1");
+  return Math.min(limit, MAX_LIMIT);
 }
 
 /** Who a caller is, for the audit trail (D48). */
