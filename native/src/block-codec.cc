@@ -195,6 +195,15 @@ void RequireD24(const double* ts, uint32_t rows) {
   }
 }
 
+/**
+ * Whether a block's timestamps, first and then `step` apart with no
+ * exception, are strictly ascending inside D24: so a reader needs neither
+ * the check pass nor, for the scan, the timestamps themselves.
+ */
+bool EvenInsideD24(const BlockHeader& h, int64_t step) {
+  return h.rows > 1 && h.first >= kMinTimestamp && h.first <= kMaxTimestamp && step > 0 && step <= (kMaxTimestamp - h.first) / static_cast<int64_t>(h.rows - 1);
+}
+
 /** Decodes the timestamps; returns true when they are known ascending and inside D24 already (the even step), false when they need checking. */
 bool ReadTimestamps(Reader& r, const BlockHeader& h, double* out) {
   uint32_t rows = h.rows;
@@ -211,7 +220,7 @@ bool ReadTimestamps(Reader& r, const BlockHeader& h, double* out) {
     // below 2^53 are exact in doubles, so the loop needs no int64 conversion
     // and vectorises. Other steps (hostile ones wrap) take the integer loop,
     // and DecodeBlock's checks refuse them.
-    if (h.first >= kMinTimestamp && h.first <= kMaxTimestamp && s > 0 && s <= (kMaxTimestamp - h.first) / static_cast<int64_t>(rows - 1)) {
+    if (EvenInsideD24(h, s)) {
       const double first = static_cast<double>(h.first), ds = static_cast<double>(s);
       for (uint32_t i = 1; i < rows; i++) out[i] = first + ds * static_cast<double>(i);
       return true;
@@ -410,7 +419,7 @@ void ScanBlock::Decode(const uint8_t* data, size_t size) {
   if (rows > 1) {
     Reader peek = r;
     const int64_t s = peek.SVarint();
-    if (peek.Varint() == 0 && h_.first >= kMinTimestamp && h_.first <= kMaxTimestamp && s > 0 && s <= (kMaxTimestamp - h_.first) / static_cast<int64_t>(rows - 1)) {
+    if (peek.Varint() == 0 && EvenInsideD24(h_, s)) {
       even_ = true;
       first_ = h_.first;
       step_ = s;
@@ -502,22 +511,14 @@ void ScanBlock::ReadFlagColumn(Reader& r, Column& col) {
     DecodeInts(r, rows, col.flags.data());
     return;
   }
-  // Runs stay runs, checked as DecodeInts checks them.
-  const uint64_t runs = peek.Varint();
-  if (runs == 0 || runs > rows) throw CorruptBlock("run count");
+  // Runs stay runs, read and checked as DecodeInts reads them.
   col.runStarts.clear();
   col.runIds.clear();
-  uint64_t at = 0;
-  for (uint64_t k = 0; k < runs; k++) {
-    const int64_t id = peek.SVarint();
-    const uint64_t len = peek.Varint();
-    if (len == 0 || len > rows - at) throw CorruptBlock("run length");
+  ReadRuns(peek, rows, [&](size_t at, size_t, int64_t id) {
     if (id < INT32_MIN || id > INT32_MAX) throw CorruptBlock("integer out of range");
     col.runStarts.push_back(static_cast<uint32_t>(at));
     col.runIds.push_back(static_cast<int32_t>(id));
-    at += len;
-  }
-  if (at != rows) throw CorruptBlock("runs do not cover the block");
+  });
   col.runs = true;
   r = peek;
 }

@@ -48,11 +48,23 @@ void Chart::Take(Role& role, const ScanBlock& b, uint32_t i, double value) {
   }
 }
 
-void Chart::Start(const BlockHeader& h) {
-  started_ = true;
-  columns_ = h.columns;
-  std::copy(h.kinds, h.kinds + h.columns, kinds_);
-  cur_.roles.assign(2 + 2 * static_cast<size_t>(columns_), Role{});
+void Chart::Fields(uint8_t columns, const FieldKind* kinds) {
+  if (!started_) {
+    started_ = true;
+    columns_ = columns;
+    std::copy(kinds, kinds + columns, kinds_);
+    cur_.roles.assign(2 + 2 * static_cast<size_t>(columns_), Role{});
+  } else if (columns != columns_ || !std::equal(kinds, kinds + columns, kinds_)) {
+    throw std::invalid_argument("chart: a block with other data fields than the series'");
+  }
+}
+
+void Chart::See(int64_t first, int64_t last) {
+  // Buckets close as later ones open: blocks must come in time order.
+  if (seen_ && first <= lastSeen_) throw std::invalid_argument("chart: blocks out of time order");
+  if (!seen_) firstSeen_ = first;
+  seen_ = true;
+  lastSeen_ = last;
 }
 
 void Chart::Open(uint32_t bucket) {
@@ -112,20 +124,11 @@ void Chart::Add(const uint8_t* data, size_t size) {
   thread_local ScanBlock b;  // one per thread: its buffers are reused from block to block
   b.Decode(data, size);
   const BlockHeader& h = b.header();
-  if (!started_) {
-    Start(h);
-  } else if (h.columns != columns_ || !std::equal(h.kinds, h.kinds + h.columns, kinds_)) {
-    throw std::invalid_argument("chart: a block with other data fields than the series'");
-  }
+  Fields(h.columns, h.kinds);
   const uint32_t begin = b.LowerBound(range_.from, 0, h.rows);
   const uint32_t stop = b.LowerBound(range_.to + 1, begin, h.rows);
   if (stop == begin) return;
-  // Buckets close as later ones open: blocks must come in time order.
-  const int64_t first = b.Time(begin);
-  if (seen_ && first <= lastSeen_) throw std::invalid_argument("chart: blocks out of time order");
-  if (!seen_) firstSeen_ = first;
-  seen_ = true;
-  lastSeen_ = b.Time(stop - 1);
+  See(b.Time(begin), b.Time(stop - 1));
   Scan(b, begin, stop);
 }
 
@@ -203,19 +206,9 @@ Chart::~Chart() {
 
 void Chart::Absorb(Chart& later) {
   if (!later.started_) return;
-  if (!started_) {
-    columns_ = later.columns_;
-    std::copy(later.kinds_, later.kinds_ + later.columns_, kinds_);
-    started_ = true;
-    cur_.roles.assign(2 + 2 * static_cast<size_t>(columns_), Role{});
-  } else if (later.columns_ != columns_ || !std::equal(later.kinds_, later.kinds_ + later.columns_, kinds_)) {
-    throw std::invalid_argument("chart: a block with other data fields than the series'");
-  }
+  Fields(later.columns_, later.kinds_);
   if (!later.seen_) return;
-  if (seen_ && later.firstSeen_ <= lastSeen_) throw std::invalid_argument("chart: blocks out of time order");
-  if (!seen_) firstSeen_ = later.firstSeen_;
-  seen_ = true;
-  lastSeen_ = later.lastSeen_;
+  See(later.firstSeen_, later.lastSeen_);
   // Its first bucket: still open there when it saw only one.
   Bucket& head = later.hasHead_ ? later.head_ : later.cur_;
   if (open_ && cur_.k == head.k) {

@@ -85,7 +85,10 @@ class Chart {
     uint32_t k = 0;
     std::vector<Role> roles;
   };
-  void Start(const BlockHeader& h);
+  /** Takes the series' data fields from the first block; throws for a later block with others. */
+  void Fields(uint8_t columns, const FieldKind* kinds);
+  /** Notes rows from first to last seconds; throws unless they come after every row before. */
+  void See(int64_t first, int64_t last);
   void Open(uint32_t bucket);
   void Close();
   void Take(Role& role, const ScanBlock& b, uint32_t i, double value);

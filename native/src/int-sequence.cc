@@ -134,21 +134,12 @@ void DecodeInts(Reader& r, size_t n, T* out) {
       }
       break;
     }
-    case IntForm::kRuns: {
-      uint64_t runs = r.Varint();
-      if (runs == 0 || runs > n) throw CorruptBlock("run count");
-      size_t at = 0;
-      for (uint64_t k = 0; k < runs; k++) {
-        int64_t value = r.SVarint();
-        uint64_t len = r.Varint();
-        if (len == 0 || len > n - at) throw CorruptBlock("run length");
+    case IntForm::kRuns:
+      ReadRuns(r, n, [&](size_t at, size_t len, int64_t value) {
         outside |= Outside<T>(static_cast<uint64_t>(value));
         std::fill(out + at, out + at + len, static_cast<T>(value));
-        at += len;
-      }
-      if (at != n) throw CorruptBlock("runs do not cover the block");
+      });
       break;
-    }
     default:
       throw CorruptBlock("unknown integer form");
   }

@@ -23,4 +23,24 @@ void EncodeInts(Writer& w, const int64_t* v, size_t n);
 template <typename T>
 void DecodeInts(Reader& r, size_t n, T* out);
 
+/**
+ * The runs of a section in the runs form, its form byte already read:
+ * each(start, length, value) per run, in order; a hostile section (no run,
+ * an empty one, runs past or short of n rows) throws CorruptBlock.
+ */
+template <typename Each>
+void ReadRuns(Reader& r, size_t n, Each each) {
+  const uint64_t runs = r.Varint();
+  if (runs == 0 || runs > n) throw CorruptBlock("run count");
+  size_t at = 0;
+  for (uint64_t k = 0; k < runs; k++) {
+    const int64_t value = r.SVarint();
+    const uint64_t len = r.Varint();
+    if (len == 0 || len > n - at) throw CorruptBlock("run length");
+    each(at, static_cast<size_t>(len), value);
+    at += len;
+  }
+  if (at != n) throw CorruptBlock("runs do not cover the block");
+}
+
 }  // namespace meridian
