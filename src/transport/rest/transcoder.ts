@@ -21,6 +21,10 @@ import { JsonShaper, type ShapeRule } from "./json-shape.js";
 import type { MatchResult, RouteTrie } from "./route-trie.js";
 import { capturedSegments } from "./path-template.js";
 import { requestInfoKey } from "../request-info.js";
+import { WriteAhead } from "../write-ahead.js";
+
+/** Bytes of a streamed answer that may wait in its compressor while the next chunk is made (D28, D44). */
+const COMPRESSOR_AHEAD = 1 << 20;
 
 export interface TranscoderOptions {
   /** The router's interceptors, in its order. */
@@ -248,38 +252,47 @@ export class Transcoder {
     // Compressed as it goes (D44): the compressor takes the chunks and pipe() gives its output to
     // the socket at the socket's pace, so memory still does not grow with the answer (D28).
     let out: NodeJS.WritableStream = res as NodeJS.WritableStream;
-    const start = (contentType: string) => {
+    /** Sends the head; returns how each chunk is written. */
+    const start = (contentType: string): ((chunk: Uint8Array) => Promise<void>) => {
       // Server-Sent Events are sent as they come: a compressor would hold them back (D46).
       if (contentType.startsWith("text/event-stream")) coding = undefined;
       const encoding: Record<string, string> = coding ? { "content-encoding": coding } : {};
       writeHead(res, route.successStatus, { ...passHeaders(ctx.responseHeader), vary: "accept-encoding", ...encoding, "content-type": contentType || JSON_CONTENT_TYPE });
-      if (coding) {
-        const z = compressor(coding);
-        z.pipe(res as NodeJS.WritableStream);
-        res.once("close", () => z.destroy());
-        out = z;
+      if (!coding) {
+        // The socket's own pace: after a refused write, wait for 'drain' (an HTTP response calls
+        // a write's callback before the socket has taken its bytes, so only 'drain' tells).
+        return async (chunk) => {
+          if (!out.write(chunk) && !res.destroyed) await drainOrClose(out, res);
+        };
       }
+      const z = compressor(coding);
+      z.pipe(res as NodeJS.WritableStream);
+      out = z;
+      // A lead of COMPRESSOR_AHEAD bytes: the next chunk is made while one is compressed.
+      const writer = new WriteAhead(z, () => res.destroyed, COMPRESSOR_AHEAD);
+      res.once("close", () => {
+        z.destroy();
+        writer.wake();
+      });
+      return (chunk) => writer.write(chunk);
     };
-    let started = false;
+    let write: ((chunk: Uint8Array) => Promise<void>) | undefined; // once the head is sent
     let sent = 0;
     try {
       for await (const chunk of stream as AsyncIterable<HttpBody>) {
         if (res.destroyed) return; // leaving the loop ends the implementation's generator
-        if (!started) {
-          started = true;
-          start(chunk.contentType);
-        }
+        write ??= start(chunk.contentType);
         if (chunk.data.length === 0) continue;
         sent += chunk.data.length;
         if (info) info.streamedBytes = sent;
-        if (!out.write(chunk.data) && !res.destroyed) await drainOrClose(out, res);
+        await write(chunk.data);
       }
     } catch (e) {
-      if (!started) throw e;
+      if (!write) throw e;
       res.destroy(e as Error); // the status is sent: a cut stream is the only honest signal
       return;
     }
-    if (!started) start(JSON_CONTENT_TYPE);
+    if (!write) start(JSON_CONTENT_TYPE);
     out.end();
   }
 }
