@@ -1,7 +1,6 @@
 // Composition root: one database, one router of services with the
 // interceptors every call passes, one listener. Nothing here has logic of its own.
 import { createConnectRouter } from "@connectrpc/connect";
-import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { createJwtVerifier } from "./auth/jwt.js";
 import { authInterceptor, createAuthenticator } from "./auth/authenticate.js";
@@ -18,6 +17,7 @@ import { startCleanup } from "./featurestatus/cleanup.js";
 import { featureStatusService } from "./featurestatus/feature-status-service.js";
 import { Sanitizer } from "./featurestatus/sanitize.js";
 import { Cors } from "./transport/cors.js";
+import { CONNECT_COMPRESSIONS } from "./transport/compression.js";
 import { apiVersionInterceptor } from "./transport/api-version.js";
 import { errorInterceptor } from "./transport/error-interceptor.js";
 import { HealthState, healthService } from "./transport/health.js";
@@ -78,7 +78,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   const interceptors = [errorInterceptor(logger), busyRetryInterceptor({ unavailable: backend.isUnavailable, onWait: () => metrics?.lockWaits.inc() }), authInterceptor(), apiVersionInterceptor()];
   const router = createConnectRouter({
     interceptors,
-    acceptCompression: [compressionGzip, compressionBrotli],
+    acceptCompression: [...CONNECT_COMPRESSIONS],
     shutdownSignal: shutdown.signal,
   });
   const registry = new ServiceRegistry(router, interceptors);

@@ -3,8 +3,11 @@
 // Express uses), ours in this order when it has no preference: zstd (Node 26's
 // zlib), br, gzip. Small answers stay identity: compressing them costs more
 // than it saves. Fast settings everywhere: a whole-range read runs at
-// millions of rows a second and must not wait on its compressor. (Connect and
-// gRPC-Web streams are compressed by Connect itself, by their own headers.)
+// millions of rows a second and must not wait on its compressor. Connect, gRPC
+// and gRPC-Web messages get the same three codings with the same settings
+// (CONNECT_COMPRESSIONS), negotiated by their own headers.
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Compression } from "@connectrpc/connect/protocol";
 import Negotiator from "negotiator";
 import { promisify } from "node:util";
 import * as zlib from "node:zlib";
@@ -41,6 +44,12 @@ const oneShot: Record<Coding, (data: Buffer) => Promise<Buffer>> = {
   gzip: (data) => promisify(zlib.gzip)(data, GZIP_OPTIONS),
 };
 
+const oneShotInflate: Record<Coding, (data: Uint8Array, o: { maxOutputLength: number }) => Promise<Buffer>> = {
+  zstd: promisify(zlib.zstdDecompress),
+  br: promisify(zlib.brotliDecompress),
+  gzip: promisify(zlib.gunzip),
+};
+
 /** A whole answer compressed (off the event loop, on libuv's threads). */
 export function compress(coding: Coding, data: Buffer): Promise<Buffer> {
   return oneShot[coding](data);
@@ -51,3 +60,37 @@ export function compressor(coding: Coding): zlib.Gzip | zlib.BrotliCompress | zl
   if (coding === "zstd") return zlib.createZstdCompress(ZSTD_OPTIONS);
   return coding === "br" ? zlib.createBrotliCompress(BR_OPTIONS) : zlib.createGzip(GZIP_OPTIONS);
 }
+
+/**
+ * A coding as Connect takes it, for its messages over Connect, gRPC and gRPC-Web.
+ * Connect's own gzip and br run at zlib's default levels (gzip 6, brotli 11),
+ * slow enough on a values stream that a client offering br would cost the
+ * server far more than the answer is worth (D51). A message that does not
+ * inflate is the caller's error (InvalidArgument); one that inflates past the
+ * limit is ResourceExhausted, found without inflating the rest.
+ */
+function connectCompression(coding: Coding): Compression {
+  return {
+    name: coding,
+    compress: async (bytes) => arrayBacked(await compress(coding, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))),
+    async decompress(bytes, readMaxBytes) {
+      if (bytes.length === 0) return new Uint8Array(0);
+      try {
+        return arrayBacked(await oneShotInflate[coding](bytes, { maxOutputLength: readMaxBytes }));
+      } catch (e) {
+        if ((e as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
+          throw new ConnectError(`message is larger than ${readMaxBytes} bytes once inflated`, Code.ResourceExhausted, undefined, undefined, e);
+        }
+        throw new ConnectError(`message is not valid ${coding}`, Code.InvalidArgument, undefined, undefined, e);
+      }
+    },
+  };
+}
+
+/** zlib's answers own their memory; Connect wants that said in the type. */
+function arrayBacked(b: Buffer): Uint8Array<ArrayBuffer> {
+  return b.buffer instanceof ArrayBuffer ? (b as Uint8Array<ArrayBuffer>) : new Uint8Array(b);
+}
+
+/** The codings Connect, gRPC and gRPC-Web messages may be sent and answered in. */
+export const CONNECT_COMPRESSIONS: readonly Compression[] = (["zstd", "br", "gzip"] as const).map(connectCompression);

@@ -1,9 +1,10 @@
 // D44 response compression on the REST paths: the coding the client prefers
 // (Accept-Encoding with q-values), zstd, br or gzip; small answers identity;
-// a streamed values read compressed as it goes, reading back byte for byte.
+// a streamed values read compressed as it goes, reading back byte for byte;
+// Connect, gRPC and gRPC-Web messages in the same codings, by their headers.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request } from "node:http";
-import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from "node:zlib";
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync, zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { draft } from "../helpers/messages.js";
 import { TS_RW, makeRows, tsApi, tsHeaders } from "../helpers/timeseries.js";
@@ -19,20 +20,52 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
+type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer };
+
 /** A GET with node:http, which, unlike fetch, leaves the body as it came. */
-function get(path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function get(path: string, headers: Record<string, string>): Promise<Answer> {
+  return send("GET", path, headers);
+}
+
+/** A request with node:http, its answer's body as it came. */
+function send(method: string, path: string, headers: Record<string, string>, body?: Uint8Array): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    request(`${server.url}${path}`, { headers }, (res) => {
+    request(`${server.url}${path}`, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
     })
       .on("error", reject)
-      .end();
+      .end(body);
   });
 }
 
+const encode: Record<string, (b: Buffer) => Buffer> = { zstd: zstdCompressSync, br: brotliCompressSync, gzip: gzipSync };
+
+/** A Connect streaming request body: one envelope (flags 0) holding `json`. */
+function envelope(json: unknown): Buffer {
+  const data = Buffer.from(JSON.stringify(json));
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(data.length, 1);
+  return Buffer.concat([head, data]);
+}
+
+/** The envelopes of a Connect streaming answer: flags, and the data inflated when flag 1 says it is compressed. */
+function envelopes(body: Buffer, coding: string): { flags: number; json: Record<string, unknown> }[] {
+  const out = [];
+  for (let at = 0; at < body.length; ) {
+    const flags = body[at];
+    const length = body.readUInt32BE(at + 1);
+    const data = body.subarray(at + 5, at + 5 + length);
+    out.push({ flags, json: JSON.parse((flags & 1 ? decode[coding](data) : data).toString()) });
+    at += 5 + length;
+  }
+  return out;
+}
+
 const decode: Record<string, (b: Buffer) => Buffer> = { zstd: zstdDecompressSync, br: brotliDecompressSync, gzip: gunzipSync, identity: (b) => b };
+const LIST_GLOBAL = "/meridian.featurestatus.v1.FeatureStatusService/ListGlobalMessages";
+const CREATE_GLOBAL = "/meridian.featurestatus.v1.FeatureStatusService/CreateGlobalMessage";
 
 describe("D44 response compression", () => {
   it.each([
@@ -75,5 +108,72 @@ describe("D44 response compression", () => {
     expect(r.headers["content-encoding"]).toBe(coding);
     expect(decode[coding](r.body).equals(plain.body)).toBe(true);
     expect(r.body.length).toBeLessThan(plain.body.length / 4);
+  });
+});
+
+describe("D44 Connect, gRPC and gRPC-Web messages compressed", () => {
+  it.each(["zstd", "br", "gzip"])("D44 a Connect unary answer in %s when the client accepts it, the same JSON once decoded", async (coding) => {
+    const headers = { "svc-open-api-key": key, "content-type": "application/json" };
+    const plain = await send("POST", LIST_GLOBAL, headers, Buffer.from("{}"));
+    expect(plain.status).toBe(200);
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    const r = await send("POST", LIST_GLOBAL, { ...headers, "accept-encoding": coding }, Buffer.from("{}"));
+    expect(r.status).toBe(200);
+    expect(r.headers["content-encoding"]).toBe(coding);
+    expect(JSON.parse(decode[coding](r.body).toString())).toEqual(JSON.parse(plain.body.toString()));
+    expect((JSON.parse(plain.body.toString()) as { data: unknown[] }).data.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it("D44 a Connect values stream in zstd: every message compressed, the rows as sent", async () => {
+    const ts = tsApi(server, await server.key(TS_RW));
+    const d = await ts.dataset();
+    const s = await ts.series(d);
+    const rows = makeRows(40_000);
+    await ts.upload(d, s, rows);
+    const r = await send(
+      "POST",
+      "/meridian.timeseries.v1.TimeSeriesService/ReadValues",
+      { ...tsHeaders(await server.key(TS_RW), d), "content-type": "application/connect+json", "connect-accept-encoding": "zstd" },
+      envelope({ datasetId: d, timeSeriesId: s }),
+    );
+    expect(r.status).toBe(200);
+    expect(r.headers["connect-content-encoding"]).toBe("zstd");
+    const frames = envelopes(r.body, "zstd");
+    const end = frames.pop()!;
+    expect(end.flags & 2).toBe(2); // the end-of-stream message
+    expect(end.json.error).toBeUndefined();
+    expect(frames.length).toBeGreaterThan(1);
+    for (const f of frames) expect(f.flags).toBe(1);
+    const timestamps = frames.flatMap((f) => f.json.timestamps as string[]);
+    expect(timestamps).toHaveLength(rows.length);
+  });
+
+  it.each(["zstd", "br", "gzip"])("D44 a Connect request sent in %s is read", async (coding) => {
+    const r = await send(
+      "POST",
+      CREATE_GLOBAL,
+      { "svc-open-api-key": key, "content-type": "application/json", "content-encoding": coding },
+      encode[coding](Buffer.from(JSON.stringify({ message: draft({ title: `Sent in ${coding}` }) }))),
+    );
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body.toString())).toMatchObject({ title: `Sent in ${coding}` });
+  });
+
+  it("D8 D51 a Connect request that is not the zstd it says is invalid_argument, and nothing is stored", async () => {
+    const before = await send("POST", LIST_GLOBAL, { "svc-open-api-key": key, "content-type": "application/json" }, Buffer.from("{}"));
+    const r = await send("POST", CREATE_GLOBAL, { "svc-open-api-key": key, "content-type": "application/json", "content-encoding": "zstd" }, Buffer.from("not zstd at all"));
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.body.toString())).toMatchObject({ code: "invalid_argument" });
+    const after = await send("POST", LIST_GLOBAL, { "svc-open-api-key": key, "content-type": "application/json" }, Buffer.from("{}"));
+    expect(after.body.equals(before.body)).toBe(true);
+  });
+
+  it("D51 a Connect request that inflates past the method's limit is resource_exhausted", async () => {
+    // 64 MiB of one title, a few KiB as zstd: refused without inflating it all.
+    const bomb = zstdCompressSync(Buffer.from(JSON.stringify({ message: draft({ title: "x".repeat(64 << 20) }) })));
+    expect(bomb.length).toBeLessThan(1 << 20);
+    const r = await send("POST", CREATE_GLOBAL, { "svc-open-api-key": key, "content-type": "application/json", "content-encoding": "zstd" }, bomb);
+    expect(r.status).toBe(429);
+    expect(JSON.parse(r.body.toString())).toMatchObject({ code: "resource_exhausted" });
   });
 });
