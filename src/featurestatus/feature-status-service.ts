@@ -240,7 +240,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
       if (condition && !condition(existing)) throw stale(existing);
       // D16: absent fields keep their value; the merge is validated as on create. featureId never changes.
       const merged = validated(existing, fields ?? ({} as MessageFields), deps.sanitizer);
-      const written = await deps.store.update({ ...merged, id: existing.id, version: existing.version }, actorOf(principalOf(ctx)));
+      const written = await deps.store.update(existing, merged, actorOf(principalOf(ctx)));
       if (written) return answer(ctx, written);
     }
     throw new ConnectError(`message ${messageId} kept changing while it was being updated; retry`, Code.Aborted);

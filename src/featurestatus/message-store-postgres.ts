@@ -61,14 +61,13 @@ export class PostgresMessageStore implements MessageStore {
     return row;
   }
 
-  async update(row: MessageRow, by?: Actor): Promise<MessageRow | undefined> {
+  async update(before: MessageRow, after: MessageData, by?: Actor): Promise<MessageRow | undefined> {
     try {
       return await this.sql.begin(async (tx) => {
-        const [before] = await tx<MessageRow[]>`SELECT * FROM messages WHERE id = ${row.id} FOR UPDATE`;
         const [out] = await tx<MessageRow[]>`
-          UPDATE messages SET type = ${row.type}, title = ${row.title}, body = ${row.body},
-            start_date = ${row.start_date}, expiring_date = ${row.expiring_date}, version = version + 1
-          WHERE id = ${row.id} AND version = ${row.version} RETURNING *`;
+          UPDATE messages SET type = ${after.type}, title = ${after.title}, body = ${after.body},
+            start_date = ${after.start_date}, expiring_date = ${after.expiring_date}, version = version + 1
+          WHERE id = ${before.id} AND version = ${before.version} RETURNING *`;
         if (out) await tx`INSERT INTO message_audit ${tx(auditRecord("update", before, out, by), ...AUDIT_COLUMNS)}`;
         return out;
       });

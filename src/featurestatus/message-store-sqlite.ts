@@ -69,13 +69,12 @@ export class SqliteMessageStore implements MessageStore {
     return this.getStmt.get(id);
   }
 
-  async update(row: MessageRow, by?: Actor): Promise<MessageRow | undefined> {
+  async update(before: MessageRow, after: MessageData, by?: Actor): Promise<MessageRow | undefined> {
     this.writes++;
     const out = this.db.transaction(() => {
-      const before = this.getStmt.get(row.id);
-      const after = this.updateStmt.get(row);
-      if (after) this.auditStmt.run(auditRecord("update", before, after, by));
-      return after;
+      const written = this.updateStmt.get({ ...after, id: before.id, version: before.version });
+      if (written) this.auditStmt.run(auditRecord("update", before, written, by));
+      return written;
     })();
     if (out) this.changed();
     return out;

@@ -42,8 +42,12 @@ export interface MessageStore extends ChangeSource {
   /** Inserts and returns the row; refuses (and stores nothing) once ids pass the API's int32. */
   insert(data: MessageData, by?: Actor): Promise<MessageRow>;
   get(id: number): Promise<MessageRow | undefined>;
-  /** Writes the row if its stored version is still `row.version` (and counts one more); undefined when it is not, or the row is gone. */
-  update(row: MessageRow, by?: Actor): Promise<MessageRow | undefined>;
+  /**
+   * Writes `after`'s fields over `before` if the stored message is still at `before.version` (and
+   * counts one more); undefined when it is not, or the row is gone. Every write moves the version,
+   * so when it writes, `before` is what it replaced: the audit's before-image, not read again.
+   */
+  update(before: MessageRow, after: MessageData, by?: Actor): Promise<MessageRow | undefined>;
   /** Deletes the row (only at `version`, when given); false when there was no such row. */
   delete(id: number, version?: number, by?: Actor): Promise<boolean>;
   /** Deletes messages that expired before the cutoff (epoch seconds), recorded as the cleanup's; returns how many. */

@@ -72,13 +72,13 @@ describe.each(backends)("message store on $name", ({ name, open }) => {
       const p = await open();
       try {
         const row = await p.store.insert(msg());
-        const v2 = (await p.other.update({ ...row, title: "by the other" }))!;
+        const v2 = (await p.other.update(row, { ...row, title: "by the other" }))!;
         expect(v2.version).toBe(2);
-        expect(await p.store.update({ ...row, title: "stale" })).toBeUndefined();
+        expect(await p.store.update(row, { ...row, title: "stale" })).toBeUndefined();
         expect(await p.store.delete(row.id, 1)).toBe(false);
         expect(await p.store.get(row.id)).toEqual(v2);
         expect(await p.store.delete(row.id, 2)).toBe(true);
-        expect(await p.store.update({ ...v2, title: "gone" })).toBeUndefined();
+        expect(await p.store.update(v2, { ...v2, title: "gone" })).toBeUndefined();
       } finally {
         await p.close();
       }
@@ -90,7 +90,7 @@ describe.each(backends)("message store on $name", ({ name, open }) => {
         const row = await p.store.insert(msg({ feature_id: null, title: "a <b>", body: "<p>x</p>" }));
         expect(row).toEqual({ id: row.id, version: 1, ...msg({ feature_id: null, title: "a <b>", body: "<p>x</p>" }) });
         expect(await p.other.get(row.id)).toEqual(row);
-        const updated = await p.store.update({ ...row, title: "b", start_date: NOW - 1 });
+        const updated = await p.store.update(row, { ...row, title: "b", start_date: NOW - 1 });
         expect(updated).toEqual({ ...row, title: "b", start_date: NOW - 1, version: 2 });
         expect(await p.store.delete(row.id)).toBe(true);
         expect(await p.store.delete(row.id)).toBe(false);
@@ -149,7 +149,7 @@ describe.each(backends)("message store on $name", ({ name, open }) => {
         const row = await p.store.insert(msg());
         const m1 = p.store.changeMark();
         expect(m1).not.toBe(m0);
-        await p.other.update({ ...row, title: "changed elsewhere" });
+        await p.other.update(row, { ...row, title: "changed elsewhere" });
         expect(await until(() => p.store.changeMark() !== m1)).toBe(true);
       } finally {
         await p.close();
