@@ -84,8 +84,11 @@ async function list(more = false) {
   $("more").hidden = !cursor;
 }
 
-function showErrors(errors = {}) {
-  for (const span of document.querySelectorAll(".error")) span.textContent = (errors[span.dataset.field] ?? []).join("; ");
+/** The server's errors beside their fields; `only` names the one field an answer speaks for. */
+function showErrors(errors = {}, only) {
+  for (const span of document.querySelectorAll(".error")) {
+    if (only === undefined || span.dataset.field === only) span.textContent = (errors[span.dataset.field] ?? []).join("; ");
+  }
 }
 
 // The preview is the server's: the body as a write would store it (sanitised),
@@ -97,7 +100,8 @@ function preview() {
     const body = $("editor").elements.body.value;
     const r = await call("POST", "/api/admin/feature/message/preview", { body });
     if ($("editor").elements.body.value !== body) return; // typed on meanwhile
-    showErrors(r.status === 200 ? {} : r.json?.errors);
+    // A preview judges the body alone: it must not clear what a save said of the other fields.
+    showErrors(r.status === 200 ? {} : r.json?.errors, "body");
     $("preview").replaceChildren(r.status === 200 ? bodyFragment(r.json.body ?? "") : "");
   }, 150);
 }

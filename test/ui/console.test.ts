@@ -82,6 +82,21 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
     }
   });
 
+  it("D49 a preview answered after a save leaves the save's field errors beside their fields", async () => {
+    const con = await signedInConsole();
+    try {
+      await con.page.click("#new");
+      await con.page.fill("#editor input[name=title]", "");
+      await con.page.fill("#editor textarea[name=body]", "<p>typed just before saving</p>");
+      await con.page.click("#editor button[type=submit]"); // before the preview's pause is over
+      await expect.poll(() => con.page.evaluate(() => document.getElementById("preview")!.innerHTML)).toContain("typed just before saving");
+      expect(await con.page.textContent(".error[data-field=title]")).not.toBe("");
+      expect(await con.page.textContent(".error[data-field=body]")).toBe("");
+    } finally {
+      await con.page.close();
+    }
+  });
+
   it("D47 D48 D49 the second editor is told someone else changed the message first; the audit trail shows both", async () => {
     const m = (await api(server, key).create("shared", draft({ title: "Original" }))).json;
     const [a, b] = [await signedInConsole(), await signedInConsole()];
