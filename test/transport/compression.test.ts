@@ -4,6 +4,8 @@
 // Connect, gRPC and gRPC-Web messages in the same codings, by their headers.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request } from "node:http";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { ReadValuesRequestSchema, ValuesChunkSchema } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync, zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { draft } from "../helpers/messages.js";
@@ -42,22 +44,21 @@ function send(method: string, path: string, headers: Record<string, string>, bod
 
 const encode: Record<string, (b: Buffer) => Buffer> = { zstd: zstdCompressSync, br: brotliCompressSync, gzip: gzipSync };
 
-/** A Connect streaming request body: one envelope (flags 0) holding `json`. */
-function envelope(json: unknown): Buffer {
-  const data = Buffer.from(JSON.stringify(json));
+/** A streaming request body of Connect or gRPC-Web: one envelope (flags 0) holding `data`. */
+function envelope(data: Uint8Array): Buffer {
   const head = Buffer.alloc(5);
   head.writeUInt32BE(data.length, 1);
   return Buffer.concat([head, data]);
 }
 
-/** The envelopes of a Connect streaming answer: flags, and the data inflated when flag 1 says it is compressed. */
-function envelopes(body: Buffer, coding: string): { flags: number; json: Record<string, unknown> }[] {
+/** The envelopes of a streamed answer: flags, and the data inflated where flag 1 says it is compressed. */
+function envelopes(body: Buffer, coding: string): { flags: number; data: Buffer }[] {
   const out = [];
   for (let at = 0; at < body.length; ) {
     const flags = body[at];
     const length = body.readUInt32BE(at + 1);
     const data = body.subarray(at + 5, at + 5 + length);
-    out.push({ flags, json: JSON.parse((flags & 1 ? decode[coding](data) : data).toString()) });
+    out.push({ flags, data: flags & 1 ? decode[coding](data) : data });
     at += 5 + length;
   }
   return out;
@@ -124,28 +125,34 @@ describe("D44 Connect, gRPC and gRPC-Web messages compressed", () => {
     expect((JSON.parse(plain.body.toString()) as { data: unknown[] }).data.length).toBeGreaterThanOrEqual(20);
   });
 
-  it("D44 a Connect values stream in zstd: every message compressed, the rows as sent", async () => {
+  it.each([
+    ["Connect", "application/connect+json", "connect-accept-encoding", "connect-content-encoding"],
+    ["gRPC-Web", "application/grpc-web+proto", "grpc-accept-encoding", "grpc-encoding"],
+  ])("D44 a %s values stream in zstd: every message compressed, the rows as sent", async (_protocol, type, accept, answered) => {
     const ts = tsApi(server, await server.key(TS_RW));
     const d = await ts.dataset();
     const s = await ts.series(d);
     const rows = makeRows(40_000);
     await ts.upload(d, s, rows);
+    const binary = type.endsWith("proto");
+    const request = { datasetId: d, timeSeriesId: s };
     const r = await send(
       "POST",
       "/meridian.timeseries.v1.TimeSeriesService/ReadValues",
-      { ...tsHeaders(await server.key(TS_RW), d), "content-type": "application/connect+json", "connect-accept-encoding": "zstd" },
-      envelope({ datasetId: d, timeSeriesId: s }),
+      { ...tsHeaders(await server.key(TS_RW), d), "content-type": type, [accept]: "zstd" },
+      envelope(binary ? toBinary(ReadValuesRequestSchema, create(ReadValuesRequestSchema, request)) : Buffer.from(JSON.stringify(request))),
     );
     expect(r.status).toBe(200);
-    expect(r.headers["connect-content-encoding"]).toBe("zstd");
+    expect(r.headers[answered]).toBe("zstd");
     const frames = envelopes(r.body, "zstd");
     const end = frames.pop()!;
-    expect(end.flags & 2).toBe(2); // the end-of-stream message
-    expect(end.json.error).toBeUndefined();
+    // The end: Connect's end-of-stream message (flag 2, JSON), gRPC-Web's trailers (flag 0x80, text).
+    if (binary) expect([end.flags, end.data.toString()]).toEqual([0x80, expect.stringMatching(/^grpc-status: ?0\r\n/)]);
+    else expect([end.flags, JSON.parse(end.data.toString()).error]).toEqual([2, undefined]);
     expect(frames.length).toBeGreaterThan(1);
     for (const f of frames) expect(f.flags).toBe(1);
-    const timestamps = frames.flatMap((f) => f.json.timestamps as string[]);
-    expect(timestamps).toHaveLength(rows.length);
+    const chunks = frames.map((f) => (binary ? fromBinary(ValuesChunkSchema, f.data).timestamps.length : (JSON.parse(f.data.toString()) as { timestamps: string[] }).timestamps.length));
+    expect(chunks.reduce((a, b) => a + b)).toBe(rows.length);
   });
 
   it.each(["zstd", "br", "gzip"])("D44 a Connect request sent in %s is read", async (coding) => {
