@@ -38,27 +38,49 @@ export function codingFor(req: NodeRequest): Coding | undefined {
   return chosen === undefined || chosen === "identity" ? undefined : (chosen as Coding);
 }
 
-const oneShot: Record<Coding, (data: Buffer) => Promise<Buffer>> = {
-  zstd: (data) => promisify(zlib.zstdCompress)(data, ZSTD_OPTIONS),
-  br: (data) => promisify(zlib.brotliCompress)(data, BR_OPTIONS),
-  gzip: (data) => promisify(zlib.gzip)(data, GZIP_OPTIONS),
-};
+/** What each coding does, with its settings: the one place they are chosen. */
+interface CodingImpl {
+  /** A whole answer compressed (off the event loop, on libuv's threads). */
+  compress(data: Uint8Array): Promise<Buffer>;
+  /** A whole message inflated, refused (ERR_BUFFER_TOO_LARGE) past maxOutputLength. */
+  inflate(data: Uint8Array, maxOutputLength: number): Promise<Buffer>;
+  /** A compressing stream for a streamed answer. */
+  stream(): zlib.Gzip | zlib.BrotliCompress | zlib.ZstdCompress;
+}
 
-const oneShotInflate: Record<Coding, (data: Uint8Array, o: { maxOutputLength: number }) => Promise<Buffer>> = {
-  zstd: promisify(zlib.zstdDecompress),
-  br: promisify(zlib.brotliDecompress),
-  gzip: promisify(zlib.gunzip),
+const zstdCompress = promisify(zlib.zstdCompress);
+const zstdDecompress = promisify(zlib.zstdDecompress);
+const brotliCompress = promisify(zlib.brotliCompress);
+const brotliDecompress = promisify(zlib.brotliDecompress);
+const gzip = promisify(zlib.gzip);
+const gunzip = promisify(zlib.gunzip);
+
+const CODINGS: Record<Coding, CodingImpl> = {
+  zstd: {
+    compress: (data) => zstdCompress(data, ZSTD_OPTIONS),
+    inflate: (data, maxOutputLength) => zstdDecompress(data, { maxOutputLength }),
+    stream: () => zlib.createZstdCompress(ZSTD_OPTIONS),
+  },
+  br: {
+    compress: (data) => brotliCompress(data, BR_OPTIONS),
+    inflate: (data, maxOutputLength) => brotliDecompress(data, { maxOutputLength }),
+    stream: () => zlib.createBrotliCompress(BR_OPTIONS),
+  },
+  gzip: {
+    compress: (data) => gzip(data, GZIP_OPTIONS),
+    inflate: (data, maxOutputLength) => gunzip(data, { maxOutputLength }),
+    stream: () => zlib.createGzip(GZIP_OPTIONS),
+  },
 };
 
 /** A whole answer compressed (off the event loop, on libuv's threads). */
-export function compress(coding: Coding, data: Buffer): Promise<Buffer> {
-  return oneShot[coding](data);
+export function compress(coding: Coding, data: Uint8Array): Promise<Buffer> {
+  return CODINGS[coding].compress(data);
 }
 
 /** A compressing stream for a streamed answer. */
 export function compressor(coding: Coding): zlib.Gzip | zlib.BrotliCompress | zlib.ZstdCompress {
-  if (coding === "zstd") return zlib.createZstdCompress(ZSTD_OPTIONS);
-  return coding === "br" ? zlib.createBrotliCompress(BR_OPTIONS) : zlib.createGzip(GZIP_OPTIONS);
+  return CODINGS[coding].stream();
 }
 
 /**
@@ -72,11 +94,11 @@ export function compressor(coding: Coding): zlib.Gzip | zlib.BrotliCompress | zl
 function connectCompression(coding: Coding): Compression {
   return {
     name: coding,
-    compress: async (bytes) => arrayBacked(await compress(coding, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))),
+    compress: async (bytes) => arrayBacked(await compress(coding, bytes)),
     async decompress(bytes, readMaxBytes) {
       if (bytes.length === 0) return new Uint8Array(0);
       try {
-        return arrayBacked(await oneShotInflate[coding](bytes, { maxOutputLength: readMaxBytes }));
+        return arrayBacked(await CODINGS[coding].inflate(bytes, readMaxBytes));
       } catch (e) {
         if ((e as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
           throw new ConnectError(`message is larger than ${readMaxBytes} bytes once inflated`, Code.ResourceExhausted, undefined, undefined, e);
@@ -93,4 +115,4 @@ function arrayBacked(b: Buffer): Uint8Array<ArrayBuffer> {
 }
 
 /** The codings Connect, gRPC and gRPC-Web messages may be sent and answered in. */
-export const CONNECT_COMPRESSIONS: readonly Compression[] = (["zstd", "br", "gzip"] as const).map(connectCompression);
+export const CONNECT_COMPRESSIONS: readonly Compression[] = (Object.keys(CODINGS) as Coding[]).map(connectCompression);
