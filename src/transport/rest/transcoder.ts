@@ -26,6 +26,12 @@ import { WriteAhead } from "../write-ahead.js";
 /** Bytes of a streamed answer that may wait in its compressor while the next chunk is made (D28, D44). */
 const COMPRESSOR_AHEAD = 1 << 20;
 
+/** Where a streamed answer's chunks go once its head is sent: the socket, or a compressor before it. */
+interface Sink {
+  write(chunk: Uint8Array): Promise<void>;
+  end(): void;
+}
+
 export interface TranscoderOptions {
   /** The router's interceptors, in its order. */
   interceptors: readonly Interceptor[];
@@ -251,9 +257,9 @@ export class Transcoder {
     const info = ctx.values.get(requestInfoKey);
     // Compressed as it goes (D44): the compressor takes the chunks and pipe() gives its output to
     // the socket at the socket's pace, so memory still does not grow with the answer (D28).
-    let out: NodeJS.WritableStream = res as NodeJS.WritableStream;
-    /** Sends the head; returns how each chunk is written. */
-    const start = (contentType: string): ((chunk: Uint8Array) => Promise<void>) => {
+    const socket = res as NodeJS.WritableStream;
+    /** Sends the head; returns how each chunk is written, and how the answer ends. */
+    const start = (contentType: string): Sink => {
       // Server-Sent Events are sent as they come: a compressor would hold them back (D46).
       if (contentType.startsWith("text/event-stream")) coding = undefined;
       const encoding: Record<string, string> = coding ? { "content-encoding": coding } : {};
@@ -261,39 +267,40 @@ export class Transcoder {
       if (!coding) {
         // The socket's own pace: after a refused write, wait for 'drain' (an HTTP response calls
         // a write's callback before the socket has taken its bytes, so only 'drain' tells).
-        return async (chunk) => {
-          if (!out.write(chunk) && !res.destroyed) await drainOrClose(out, res);
+        return {
+          write: async (chunk) => {
+            if (!socket.write(chunk) && !res.destroyed) await drainOrClose(res);
+          },
+          end: () => socket.end(),
         };
       }
       const z = compressor(coding);
-      z.pipe(res as NodeJS.WritableStream);
-      out = z;
+      z.pipe(socket);
       // A lead of COMPRESSOR_AHEAD bytes: the next chunk is made while one is compressed.
       const writer = new WriteAhead(z, () => res.destroyed, COMPRESSOR_AHEAD);
       res.once("close", () => {
         z.destroy();
         writer.wake();
       });
-      return (chunk) => writer.write(chunk);
+      return { write: (chunk) => writer.write(chunk), end: () => z.end() };
     };
-    let write: ((chunk: Uint8Array) => Promise<void>) | undefined; // once the head is sent
+    let sink: Sink | undefined; // once the head is sent
     let sent = 0;
     try {
       for await (const chunk of stream as AsyncIterable<HttpBody>) {
         if (res.destroyed) return; // leaving the loop ends the implementation's generator
-        write ??= start(chunk.contentType);
+        sink ??= start(chunk.contentType);
         if (chunk.data.length === 0) continue;
         sent += chunk.data.length;
         if (info) info.streamedBytes = sent;
-        await write(chunk.data);
+        await sink.write(chunk.data);
       }
     } catch (e) {
-      if (!write) throw e;
+      if (!sink) throw e;
       res.destroy(e as Error); // the status is sent: a cut stream is the only honest signal
       return;
     }
-    if (!write) start(JSON_CONTENT_TYPE);
-    out.end();
+    (sink ?? start(JSON_CONTENT_TYPE)).end();
   }
 }
 
@@ -304,15 +311,15 @@ function notModified(ifNoneMatch: string | undefined, etag: string | null): bool
   return ifNoneMatch.split(",").some((t) => t.trim() === "*" || opaque(t) === opaque(etag));
 }
 
-/** Resolves when `out` can take more, or the response is gone. */
-function drainOrClose(out: NodeJS.WritableStream, res: NodeResponse): Promise<void> {
+/** Resolves when the response can take more, or is gone. */
+function drainOrClose(res: NodeResponse): Promise<void> {
   return new Promise<void>((resolve) => {
     const done = () => {
-      out.off("drain", done);
+      res.off("drain", done);
       res.off("close", done);
       resolve();
     };
-    out.on("drain", done);
+    res.on("drain", done);
     res.on("close", done);
   });
 }
