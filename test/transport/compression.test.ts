@@ -8,6 +8,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ReadValuesRequestSchema, ValuesChunkSchema } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync, zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { envelope, envelopes } from "../helpers/envelopes.js";
 import { draft } from "../helpers/messages.js";
 import { TS_RW, makeRows, tsApi, tsHeaders } from "../helpers/timeseries.js";
 
@@ -44,24 +45,9 @@ function send(method: string, path: string, headers: Record<string, string>, bod
 
 const encode: Record<string, (b: Buffer) => Buffer> = { zstd: zstdCompressSync, br: brotliCompressSync, gzip: gzipSync };
 
-/** A streaming request body of Connect or gRPC-Web: one envelope (flags 0) holding `data`. */
-function envelope(data: Uint8Array): Buffer {
-  const head = Buffer.alloc(5);
-  head.writeUInt32BE(data.length, 1);
-  return Buffer.concat([head, data]);
-}
-
-/** The envelopes of a streamed answer: flags, and the data inflated where flag 1 says it is compressed. */
-function envelopes(body: Buffer, coding: string): { flags: number; data: Buffer }[] {
-  const out = [];
-  for (let at = 0; at < body.length; ) {
-    const flags = body[at];
-    const length = body.readUInt32BE(at + 1);
-    const data = body.subarray(at + 5, at + 5 + length);
-    out.push({ flags, data: flags & 1 ? decode[coding](data) : data });
-    at += 5 + length;
-  }
-  return out;
+/** The envelopes of a streamed answer, each message inflated where flag 1 says it is compressed. */
+function inflated(body: Buffer, coding: string): { flags: number; data: Buffer }[] {
+  return envelopes(body).map((e) => ({ flags: e.flags, data: e.flags & 1 ? decode[coding](e.data) : e.data }));
 }
 
 const decode: Record<string, (b: Buffer) => Buffer> = { zstd: zstdDecompressSync, br: brotliDecompressSync, gzip: gunzipSync, identity: (b) => b };
@@ -144,7 +130,7 @@ describe("D44 Connect, gRPC and gRPC-Web messages compressed", () => {
     );
     expect(r.status).toBe(200);
     expect(r.headers[answered]).toBe("zstd");
-    const frames = envelopes(r.body, "zstd");
+    const frames = inflated(r.body, "zstd");
     const end = frames.pop()!;
     // The end: Connect's end-of-stream message (flag 2, JSON), gRPC-Web's trailers (flag 0x80, text).
     if (binary) expect([end.flags, end.data.toString()]).toEqual([0x80, expect.stringMatching(/^grpc-status: ?0\r\n/)]);

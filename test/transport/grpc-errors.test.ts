@@ -8,6 +8,7 @@ import { TimeSeriesService } from "../../src/gen/meridian/timeseries/v1/time_ser
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { hostPort } from "../helpers/clients.js";
 import { TS_RW, makeRows, tsApi, tsHeaders } from "../helpers/timeseries.js";
+import { envelope } from "../helpers/envelopes.js";
 import { toBinary, create } from "@bufbuild/protobuf";
 import { ReadValuesRequestSchema } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
 
@@ -112,11 +113,8 @@ describe("D34 cancelled calls are logged as cancelled", () => {
     // the whole answer however slowly its caller reads, so the server would
     // finish first.)
     const session = http2.connect(server.url, { settings: { initialWindowSize: 65_535 } });
-    const body = request();
-    const frame = Buffer.concat([Buffer.from([0, 0, 0, 0, 0]), body]);
-    frame.writeUInt32BE(body.length, 1);
     const stream = session.request({ ":method": "POST", ":path": readValues, "content-type": "application/grpc", te: "trailers", "grpc-timeout": "300m", ...tsHeaders(key, d) });
-    stream.end(frame);
+    stream.end(envelope(request()));
     await new Promise<void>((resolve) => stream.once("response", () => resolve()));
     stream.pause();
     await new Promise((r) => setTimeout(r, 600)); // past the deadline

@@ -6,6 +6,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { FeatureStatusService, ListGlobalMessagesRequestSchema, ListMessagesResponseSchema } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { ReadValuesRequestSchema, TimeSeriesService } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { envelope, envelopes } from "../helpers/envelopes.js";
 import { draft } from "../helpers/messages.js";
 import { TS_RW, makeRows, tsApi, tsHeaders } from "../helpers/timeseries.js";
 
@@ -15,30 +16,14 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-function frame(message: Uint8Array): Buffer {
-  const out = Buffer.alloc(5 + message.length);
-  out.writeUInt32BE(message.length, 1);
-  out.set(message, 5);
-  return out;
-}
-
 /** gRPC-Web frames: data messages, then the trailer frame's text. */
 function frames(bytes: Buffer): { data: Buffer[]; trailer: string } {
-  const data: Buffer[] = [];
-  let trailer = "";
-  for (let at = 0; at < bytes.length; ) {
-    const flags = bytes[at];
-    const length = bytes.readUInt32BE(at + 1);
-    const body = bytes.subarray(at + 5, at + 5 + length);
-    if (flags & 0x80) trailer = body.toString();
-    else data.push(body);
-    at += 5 + length;
-  }
-  return { data, trailer };
+  const all = envelopes(bytes);
+  return { data: all.filter((e) => !(e.flags & 0x80)).map((e) => e.data), trailer: all.find((e) => e.flags & 0x80)?.data.toString() ?? "" };
 }
 
 async function call(path: string, message: Uint8Array, headers: Record<string, string>, text: boolean) {
-  const body = frame(message);
+  const body = envelope(message);
   const r = await fetch(`${server.url}${path}`, {
     method: "POST",
     headers: { ...headers, "content-type": text ? "application/grpc-web-text" : "application/grpc-web+proto", accept: text ? "application/grpc-web-text" : "application/grpc-web+proto", "x-grpc-web": "1" },
