@@ -35,7 +35,21 @@ export class WriteAhead {
       this.#queued -= n;
       this.wake();
     });
-    while (this.#queued > this.ahead && !this.gone()) await new Promise<void>((resolve) => (this.#wake = resolve));
+    await this.#queuedAtMost(this.ahead);
+  }
+
+  /**
+   * Resolves once every write is taken, or the reader is gone. A zlib stream ended
+   * while writes still wait in it finishes its frame with the last of them and then
+   * writes a second, empty one for the end itself (zstd: two frames, which one-frame
+   * decoders such as Python's zstandard reject, D59); ended after this, it ends one.
+   */
+  settled(): Promise<void> {
+    return this.#queuedAtMost(0);
+  }
+
+  async #queuedAtMost(bytes: number): Promise<void> {
+    while (this.#queued > bytes && !this.gone()) await new Promise<void>((resolve) => (this.#wake = resolve));
   }
 
   /** Lets a waiting write() look again (a write finished, or the reader left). */

@@ -9,6 +9,7 @@ import { ReadValuesRequestSchema, ValuesChunkSchema } from "../../src/gen/meridi
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync, zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { envelope, envelopes } from "../helpers/envelopes.js";
+import { frameEnds } from "../helpers/frames.js";
 import { draft } from "../helpers/messages.js";
 import { TS_RW, makeRows, tsApi, tsHeaders } from "../helpers/timeseries.js";
 
@@ -95,6 +96,32 @@ describe("D44 response compression", () => {
     expect(r.headers["content-encoding"]).toBe(coding);
     expect(decode[coding](r.body).equals(plain.body)).toBe(true);
     expect(r.body.length).toBeLessThan(plain.body.length / 4);
+  });
+
+  // Python's httpx (zstandard's decompressobj) and other one-frame decoders fail on a second
+  // frame, even an empty one: a streamed answer is one frame, one gzip member, one brotli stream.
+  it.each(["zstd", "gzip", "br"] as const)("D59 a streamed values, chart and many-series read in %s is one frame", async (coding) => {
+    const ts = tsApi(server, await server.key(TS_RW));
+    const d = await ts.dataset();
+    const s = await ts.series(d);
+    const s2 = await ts.series(d);
+    await ts.upload(d, s, makeRows(50_000));
+    await ts.upload(d, s2, makeRows(20_000));
+    const headers = tsHeaders(await server.key(TS_RW), d);
+    const reads: [string, string, Uint8Array?][] = [
+      ["GET", `/api/ts/dataset/${d}/timeseries/${s}/values`],
+      ["GET", `/api/ts/dataset/${d}/timeseries/${s}/values/chart?width=2000`],
+      ["POST", `/api/ts/dataset/${d}/timeseries/values`, Buffer.from(JSON.stringify([s, s2]))],
+    ];
+    for (const [method, path, body] of reads) {
+      const h = { ...headers, ...(body ? { "content-type": "application/json" } : {}) };
+      const plain = await send(method, path, h, body);
+      const r = await send(method, path, { ...h, "accept-encoding": coding }, body);
+      expect(r.status, path).toBe(200);
+      expect(r.headers["content-encoding"], path).toBe(coding);
+      expect(frameEnds(coding, r.body), path).toEqual([r.body.length]);
+      expect(decode[coding](r.body).equals(plain.body), path).toBe(true);
+    }
   });
 });
 

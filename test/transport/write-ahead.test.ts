@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
 import { compressor } from "../../src/transport/compression.js";
 import { WriteAhead } from "../../src/transport/write-ahead.js";
+import { frameEnds } from "../helpers/frames.js";
 
 /** A destination that finishes each write only when told to. */
 function heldSink() {
@@ -71,5 +72,29 @@ describe("D28 D44 writing a streamed answer ahead", () => {
     }
     expect(accepted).toBeGreaterThanOrEqual(1 << 20);
     z.destroy();
+  });
+
+  it("D59 settled() waits for every write; a zstd compressor ended then writes one frame", async () => {
+    const { out, finishOldest } = heldSink();
+    const w = new WriteAhead(out, () => false, 1 << 20);
+    await w.write(new Uint8Array(400));
+    await w.write(new Uint8Array(400));
+    const settled = w.settled();
+    finishOldest();
+    expect(await settles(settled)).toBe(false);
+    finishOldest();
+    expect(await settles(settled)).toBe(true);
+
+    const z = compressor("zstd");
+    const parts: Buffer[] = [];
+    z.on("data", (c: Buffer) => parts.push(c));
+    const ended = new Promise((resolve) => z.on("end", resolve));
+    const zw = new WriteAhead(z, () => false, 1 << 20);
+    for (let i = 0; i < 4; i++) await zw.write(Buffer.alloc(300_000, `row ${i},`));
+    await zw.settled();
+    z.end();
+    await ended;
+    const body = Buffer.concat(parts);
+    expect(frameEnds("zstd", body)).toEqual([body.length]);
   });
 });

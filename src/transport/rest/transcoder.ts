@@ -29,7 +29,7 @@ const COMPRESSOR_AHEAD = 1 << 20;
 /** Where a streamed answer's chunks go once its head is sent: the socket, or a compressor before it. */
 interface Sink {
   write(chunk: Uint8Array): Promise<void>;
-  end(): void;
+  end(): Promise<void> | void;
 }
 
 export interface TranscoderOptions {
@@ -271,7 +271,9 @@ export class Transcoder {
           write: async (chunk) => {
             if (!socket.write(chunk) && !res.destroyed) await drainOrClose(res);
           },
-          end: () => socket.end(),
+          end: () => {
+            socket.end();
+          },
         };
       }
       const z = compressor(coding);
@@ -282,7 +284,13 @@ export class Transcoder {
         z.destroy();
         writer.wake();
       });
-      return { write: (chunk) => writer.write(chunk), end: () => z.end() };
+      return {
+        write: (chunk) => writer.write(chunk),
+        end: async () => {
+          await writer.settled(); // one frame: see WriteAhead.settled
+          z.end();
+        },
+      };
     };
     let sink: Sink | undefined; // once the head is sent
     let sent = 0;
@@ -300,7 +308,7 @@ export class Transcoder {
       res.destroy(e as Error); // the status is sent: a cut stream is the only honest signal
       return;
     }
-    (sink ?? start(JSON_CONTENT_TYPE)).end();
+    await (sink ?? start(JSON_CONTENT_TYPE)).end();
   }
 }
 
