@@ -2,9 +2,9 @@
 // caller spells it and what is wrong with it, never the internal protobuf
 // type names protobuf-es puts in its messages
 // ("cannot decode message meridian.featurestatus.v1.MessageFields from JSON").
-import { fromJsonString, type DescMessage } from "@bufbuild/protobuf";
+import { fromJsonString, type DescField, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
-import { invalidField } from "./errors.js";
+import { invalidArgument, invalidField } from "./errors.js";
 
 /** A ConnectError for a JSON body that protobuf-es refused (or a ConnectError already). */
 export function jsonInputError(e: unknown): ConnectError {
@@ -39,10 +39,12 @@ export function checkedJsonDecoder(schema: DescMessage): { decode(data: Uint8Arr
     decode(data) {
       const text = utf8.decode(data);
       try {
+        // protobuf-es's own parse, for what JSON.parse lets through (a key given twice).
         fromJsonString(schema, text, { ignoreUnknownFields: true });
       } catch (e) {
         throw jsonInputError(e);
       }
+      rejectUnknownFields(schema, JSON.parse(text) as JsonValue);
       return text;
     },
   };
@@ -51,4 +53,41 @@ export function checkedJsonDecoder(schema: DescMessage): { decode(data: Uint8Arr
 /** protobuf-es gives fromJson's error a FieldError cause naming the field (not exported, hence the shape test). */
 function isFieldError(e: unknown): e is Error & { field(): { name: string; jsonName?: string } } {
   return e instanceof Error && typeof (e as { field?: unknown }).field === "function";
+}
+
+/**
+ * Refuses a body holding a field its type does not have (D59), naming each by
+ * its path from the body (`item.nmae`), so that a typo is not dropped without
+ * a word. `json` is what `field` (or, without one, a `schema` message) holds.
+ */
+export function rejectUnknownFields(schema: DescMessage, json: JsonValue, field?: DescField): void {
+  const unknown = field ? unknownInField(field, json, "") : unknownFields(schema, json, "");
+  if (unknown.length > 0) throw invalidArgument(Object.fromEntries(unknown.map((path) => [path, ["unknown field"]])));
+}
+
+function unknownFields(schema: DescMessage, json: JsonValue, prefix: string): string[] {
+  // The well-known types have JSON forms of their own (Struct holds any keys).
+  if (schema.typeName.startsWith("google.protobuf.") || json === null || typeof json !== "object" || Array.isArray(json)) return [];
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(json)) {
+    const f = schema.fields.find((x) => x.jsonName === key || x.name === key);
+    if (!f) out.push(prefix + key);
+    else out.push(...unknownInField(f, value, `${prefix}${key}.`));
+  }
+  return out;
+}
+
+function unknownInField(f: DescField, value: JsonValue, prefix: string): string[] {
+  switch (f.fieldKind) {
+    case "message":
+      return unknownFields(f.message, value, prefix);
+    case "list":
+      if (f.listKind !== "message" || !Array.isArray(value)) return [];
+      return value.flatMap((v, i) => unknownFields(f.message, v, `${prefix.slice(0, -1)}[${i}].`));
+    case "map":
+      if (f.mapKind !== "message" || value === null || typeof value !== "object" || Array.isArray(value)) return [];
+      return Object.entries(value).flatMap(([k, v]) => unknownFields(f.message, v, `${prefix}${k}.`));
+    default:
+      return [];
+  }
 }

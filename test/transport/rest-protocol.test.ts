@@ -120,10 +120,11 @@ describe("D6 request bodies", () => {
     expect(Object.keys(p.errors)).toEqual(["body"]);
   });
 
-  it("D6 unknown JSON fields are ignored", async () => {
+  it("D6 D59 unknown JSON fields are a 400 naming each (no longer ignored)", async () => {
     const body = { type: "Warning", title: "t", startDate: "2030-01-01T00:00:00Z", expiringDate: "2031-01-01T00:00:00Z", surprise: { nested: 1 }, whatever: [1, 2] };
     const r = await post("/api/admin/feature/message", JSON.stringify(body), "application/json");
-    expect(r.status).toBe(201);
+    expect(r.status).toBe(400);
+    expect(Object.keys((await r.json()).errors).sort()).toEqual(["surprise", "whatever"]);
   });
 });
 

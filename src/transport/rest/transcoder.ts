@@ -14,7 +14,7 @@ import { invalidField } from "../errors.js";
 import { writeHead, type NodeRequest, type NodeResponse } from "../node-types.js";
 import { codingFor, compress, compressor, MIN_COMPRESSED_BYTES, type Coding } from "../compression.js";
 import { JSON_CONTENT_TYPE, closeIfBodyPending, readBody, isJsonMediaType, sendJsonText, sendProblem } from "../http-io.js";
-import { jsonInputError } from "../json-input.js";
+import { jsonInputError, rejectUnknownFields } from "../json-input.js";
 import { buildRestRoutes, type RestRoute } from "./rest-routes.js";
 import { pathKey, setAtPath, textToJson } from "./field-path.js";
 import { JsonShaper, type ShapeRule } from "./json-shape.js";
@@ -137,8 +137,10 @@ export class Transcoder {
         }
         if (route.body === "*") {
           if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw invalidField("body", "must be a JSON object");
+          rejectUnknownFields(route.method.input, parsed);
           Object.assign(json, parsed);
         } else {
+          rejectUnknownFields(route.method.input, parsed, route.body[route.body.length - 1]);
           setAtPath(json, route.body, parsed);
         }
       }

@@ -1,0 +1,74 @@
+// D59: a JSON body with a field the API does not have is a 400 naming it, on
+// every REST route and over Connect's JSON, and nothing is stored; a field the
+// spec says is ignored (featureId in a message body, D15) stays accepted.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+import { api, draft, RW } from "../helpers/messages.js";
+import { TS_RW, tsApi } from "../helpers/timeseries.js";
+
+let server: TestServer;
+let key: string;
+beforeAll(async () => {
+  server = await startTestServer();
+  key = await server.key(RW);
+});
+afterAll(() => server.close());
+
+const problem = (r: { status: number; json: { errors?: Record<string, string[]>; detail?: string } }) => ({ status: r.status, fields: Object.keys(r.json?.errors ?? {}) });
+
+describe("D59 unknown JSON fields", () => {
+  it("D59 a message create with an unknown field is a 400 naming it, and nothing is stored", async () => {
+    const a = api(server, key);
+    const before = (await a.list(null, "expiry=All&limit=1000")).json.data.length;
+    for (const [body, field] of [
+      [{ ...draft(), bdy: "typo" }, "bdy"],
+      [{ ...draft(), translations: { de: { title: "Wartung" } } }, "translations"],
+    ] as const) {
+      const r = await a.create(null, body);
+      expect(problem(r)).toEqual({ status: 400, fields: [field] });
+      expect(r.json.detail).toContain(field);
+    }
+    expect((await a.list(null, "expiry=All&limit=1000")).json.data.length).toBe(before);
+  });
+
+  it("D59 an update with an unknown field is a 400 and changes nothing", async () => {
+    const a = api(server, key);
+    const m = (await a.create("uf", draft({ title: "kept" }))).json;
+    const r = await a.update("uf", m.id, { title: "changed", colour: "red" });
+    expect(problem(r)).toEqual({ status: 400, fields: ["colour"] });
+    const listed = (await a.list("uf", "expiry=All")).json.data.find((x: { id: number }) => x.id === m.id);
+    expect(listed.title).toBe("kept");
+  });
+
+  it("D15 D59 featureId in a message body is still accepted and ignored", async () => {
+    const r = await api(server, key).create("uf2", { ...draft(), featureId: "other" });
+    expect(r.status).toBe(201);
+    expect(r.json.featureId).toBe("uf2");
+  });
+
+  it("D59 an unknown field nested in a time series body is named by its path", async () => {
+    const ts = tsApi(server, await server.key(TS_RW));
+    const d = await ts.dataset();
+    const r = await ts.call("POST", `/api/ts/dataset/${d}/timeseries`, {
+      item: { name: "Level", nmae: "typo" },
+      dataFields: [{ name: "value", dataType: "Single" }],
+    });
+    expect(problem(r)).toEqual({ status: 400, fields: ["item.nmae"] });
+    const s = await ts.series(d);
+    const up = await ts.call("POST", `/api/ts/dataset/${d}/timeseries/${s}/values`, { data: [["2000-01-01T00:00:00", 1, 0]], dta: [] });
+    expect(problem(up)).toEqual({ status: 400, fields: ["dta"] });
+    expect((await ts.read(d, s)).json.data).toEqual([]);
+  });
+
+  it("D59 over Connect's JSON too: invalid_argument naming the field", async () => {
+    const r = await fetch(`${server.url}/meridian.featurestatus.v1.FeatureStatusService/CreateGlobalMessage`, {
+      method: "POST",
+      headers: { "svc-open-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify({ message: { ...draft(), bdy: "typo" } }),
+    });
+    expect(r.status).toBe(400);
+    const body = await r.json();
+    expect(body.code).toBe("invalid_argument");
+    expect(body.message).toContain("message.bdy");
+  });
+});
