@@ -24,6 +24,8 @@ import { traceOf } from "./trace-context.js";
 import { binaryResponseToText, isGrpcWebText, textRequestToBinary } from "./grpc-web-text.js";
 import type { Metrics, Protocol } from "../metrics/metrics.js";
 import { PublicFiles } from "./public-files.js";
+import { codeName, codeNameOfStatus } from "./problem.js";
+import { watchOutcome } from "./rpc-outcome.js";
 import { openApiDocument, type DocumentInfo } from "./rest/openapi.js";
 
 export interface HandlerParts {
@@ -118,7 +120,10 @@ export function createNodeHandler({ services, shutdownSignal, health, cors, logg
       .then((refusal) => {
         if (refusal) closeIfBodyPending(req, res); // answered without reading it: do not take in the rest
         if (rpc) return serveRpc(rpc, req, res, contextValues, logger, refusal);
-        if (refusal) return sendProblem(res, refusal);
+        if (refusal) {
+          info.code = codeName(refusal.code);
+          return sendProblem(res, refusal);
+        }
         return transcoder.serve(req, res, contextValues, rest);
       })
       .catch((e) => failed(e, res));
@@ -171,7 +176,10 @@ async function serveRpc(
   if (text) textRequestToBinary(uReq);
   if (refusal) uReq.body = refusingBody(refusal);
   try {
-    const uRes = await rpc(uReq);
+    const info = contextValues.get(requestInfoKey);
+    const watched = watchOutcome(info?.protocol ?? "connect", await rpc(uReq));
+    if (info) info.outcome = watched.outcome;
+    const uRes = watched.res;
     await universalResponseToNodeResponse(text ? binaryResponseToText(uRes) : uRes, res);
   } catch (e) {
     // A client gone mid-answer shows in the request line as cancelled (D34).
@@ -224,7 +232,8 @@ function countRequest(metrics: Metrics, res: NodeResponse, info: RequestInfo, st
   const protocol = info.protocol ?? "http";
   const method = info.method ?? "none";
   if (info.protocol) metrics.inFlight.dec({ protocol });
-  metrics.requests.inc({ method, protocol, code: info.code ?? `http_${res.statusCode}` });
+  const code = info.outcome?.() ?? info.code ?? codeNameOfStatus(res.statusCode);
+  metrics.requests.inc({ method, protocol, code, status: String(res.statusCode) });
   metrics.duration.observe({ method, protocol }, Number(process.hrtime.bigint() - started) / 1e9);
   if (info.streamedBytes) metrics.streamedBytes.inc(info.streamedBytes);
 }

@@ -80,3 +80,26 @@ function violationsOf(err: ConnectError): Violations | undefined {
 export function codeName(code: Code): string {
   return codeNames[code] ?? "unknown";
 }
+
+/** The code name of an answer no ConnectError produced (health, documents, files), by its HTTP status (D59). */
+export function codeNameOfStatus(status: number): string {
+  if (status < 400) return "ok";
+  return httpStatusCodes[status] ?? (status < 500 ? "invalid_argument" : "internal");
+}
+
+const httpStatusCodes: Record<number, string> = {
+  400: "invalid_argument",
+  401: "unauthenticated",
+  403: "permission_denied",
+  404: "not_found",
+  405: "unimplemented",
+  408: "deadline_exceeded",
+  409: "aborted",
+  412: "failed_precondition",
+  413: "resource_exhausted",
+  429: "resource_exhausted",
+  499: "canceled",
+  501: "unimplemented",
+  503: "unavailable",
+  504: "deadline_exceeded",
+};

@@ -8,6 +8,8 @@ export interface RequestInfo {
   method?: string;
   protocol?: Protocol;
   code?: string;
+  /** An RPC's outcome as its answer told the client (D59), read when the answer ends; wins over `code`. */
+  outcome?: () => string | undefined;
   /** W3C trace id of the request (D45): the caller's, or a new one. */
   traceId?: string;
   /** This server's span of that trace. */

@@ -11,6 +11,11 @@ import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/fe
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { envelope } from "../helpers/envelopes.js";
+
+/** promtool, from Debian's prometheus package (.ci/run installs it). */
+const PROMTOOL = ["/usr/bin/promtool", "/usr/local/bin/promtool"].find((p) => spawnSync(p, ["--version"]).status === 0);
 
 interface Family {
   name: string;
@@ -70,6 +75,56 @@ describe("D43 metrics", () => {
     await fetch(`${server.url}/random/${Math.random()}`);
     const after = await scrape(`${server.url}/metrics`);
     expect(JSON.stringify([...after.values()])).not.toContain("/random/");
+  });
+
+  it("D59 every outcome on every protocol is labelled by its gRPC code name, the HTTP status apart", async () => {
+    const key = await server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] });
+    const LIST = "FeatureStatusService/ListGlobalMessages";
+    const CREATE = "FeatureStatusService/CreateGlobalMessage";
+    const before = await scrape(`${server.url}/metrics`);
+    const count = (m: Map<string, Family>, labels: Record<string, string>) => Number(sample(m, "meridian_requests_total", labels)?.value ?? 0);
+    // Refused before any handler: gRPC without a key, a Connect body that is not its JSON, REST without a key,
+    // a REST body that is not JSON, and answers no RPC gives: a route nobody has, liveness.
+    expect((await grpcUnary(hostPort(server.url), FeatureStatusService.method.listGlobalMessages, {}, {})).error?.code).toBe(16);
+    const connect = await fetch(`${server.url}/meridian.featurestatus.v1.FeatureStatusService/CreateGlobalMessage`, {
+      method: "POST",
+      headers: { "svc-open-api-key": key, "content-type": "application/json" },
+      body: "{",
+    });
+    expect(connect.status).toBe(400);
+    const web = await fetch(`${server.url}/meridian.featurestatus.v1.FeatureStatusService/ListGlobalMessages`, {
+      method: "POST",
+      headers: { "content-type": "application/grpc-web+proto" },
+      body: new Uint8Array(envelope(new Uint8Array(0))),
+    });
+    expect(web.status).toBe(200);
+    await web.arrayBuffer();
+    expect((await fetch(`${server.url}/api/admin/feature/message`)).status).toBe(401);
+    const bad = await fetch(`${server.url}/api/admin/feature/message`, { method: "POST", headers: { "svc-open-api-key": key, "content-type": "application/json" }, body: "{" });
+    expect(bad.status).toBe(400);
+    expect((await fetch(`${server.url}/no/such/route`)).status).toBe(404);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 50));
+    const m = await scrape(`${server.url}/metrics`);
+    const grew = (labels: Record<string, string>) => count(m, labels) - count(before, labels);
+    expect(grew({ method: LIST, protocol: "grpc", code: "unauthenticated", status: "200" })).toBe(1);
+    expect(grew({ method: CREATE, protocol: "connect", code: "invalid_argument", status: "400" })).toBe(1);
+    expect(grew({ method: LIST, protocol: "grpc-web", code: "unauthenticated", status: "200" })).toBe(1);
+    expect(grew({ method: LIST, protocol: "rest", code: "unauthenticated", status: "401" })).toBe(1);
+    expect(grew({ method: CREATE, protocol: "rest", code: "invalid_argument", status: "400" })).toBe(1);
+    expect(grew({ method: "unknown", protocol: "rest", code: "not_found", status: "404" })).toBe(1);
+    expect(grew({ method: "none", protocol: "http", code: "ok", status: "200" })).toBeGreaterThanOrEqual(1);
+    const codes = new Set(m.get("meridian_requests_total")!.metrics.map((x) => x.labels!.code));
+    for (const c of codes) expect(c, "a gRPC code name").toMatch(/^(ok|canceled|unknown|invalid_argument|deadline_exceeded|not_found|already_exists|permission_denied|resource_exhausted|failed_precondition|aborted|out_of_range|unimplemented|internal|unavailable|data_loss|unauthenticated)$/);
+  });
+
+  it.skipIf(!PROMTOOL)("D59 promtool check metrics passes on a scrape after traffic", async () => {
+    const key = await server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] });
+    await fetch(`${server.url}/api/admin/feature/message`, { headers: { "svc-open-api-key": key } });
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const r = spawnSync(PROMTOOL!, ["check", "metrics"], { input: text, encoding: "utf8" });
+    expect(r.stdout + r.stderr).toBe("");
+    expect(r.status).toBe(0);
   });
 
   it("D43 MERIDIAN_METRICS=off: no /metrics", async () => {

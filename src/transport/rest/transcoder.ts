@@ -9,7 +9,7 @@ import { fromJson, toJson, type DescMessage, type JsonObject, type JsonValue, ty
 import { Code, ConnectError, createHandlerContext, type ContextValues, type HandlerContext, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
 import { createAsyncIterable, invokeUnaryImplementation, transformInvokeImplementation } from "@connectrpc/connect/protocol";
 import type { HttpBody } from "../../gen/google/api/httpbody_pb.js";
-import { HttpError } from "../problem.js";
+import { HttpError, codeName } from "../problem.js";
 import { invalidField } from "../errors.js";
 import { writeHead, type NodeRequest, type NodeResponse } from "../node-types.js";
 import { codingFor, compress, compressor, MIN_COMPRESSED_BYTES, type Coding } from "../compression.js";
@@ -119,7 +119,10 @@ export class Transcoder {
     } catch (e) {
       if (res.headersSent) return void res.destroy();
       closeIfBodyPending(req, res); // refused before its body was all read: do not read the rest
-      sendProblem(res, ConnectError.from(e));
+      const err = ConnectError.from(e);
+      const info = contextValues.get(requestInfoKey);
+      if (info) info.code = codeName(err.code); // the metrics' outcome (D59), also for what no interceptor saw
+      sendProblem(res, err);
     }
   }
 
