@@ -3,8 +3,8 @@
 // (D51), and puts the principal in the call's context values; the
 // interceptor every protocol passes (REST included) only checks it is there.
 import type { DescMethod } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
-import { unauthenticated } from "../transport/errors.js";
+import { ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { failure, unauthenticated } from "../transport/errors.js";
 import type { ApiKeyStore } from "./api-keys.js";
 import type { JwtVerifier } from "./jwt.js";
 import { principalKey, type Principal } from "./principal.js";
@@ -32,7 +32,7 @@ export function createAuthenticator(apiKeys: ApiKeyStore, jwt: JwtVerifier | und
         p = await apiKeys.verify(key.trim());
       } catch (e) {
         // The key store cannot be read (PostgreSQL away): a 503, never a 401 that tells a good key it is bad.
-        throw new ConnectError("credentials cannot be checked now: the database is unavailable; try again shortly", Code.Unavailable, { "retry-after": "1" }, undefined, e);
+        throw failure("DATABASE_UNAVAILABLE", "credentials cannot be checked now: the database is unavailable; try again shortly", { headers: { "retry-after": "1" }, cause: e });
       }
       if (!p) throw unauthenticated("invalid or revoked API key");
       return p;
@@ -48,7 +48,7 @@ export function createAuthenticator(apiKeys: ApiKeyStore, jwt: JwtVerifier | und
         throw unauthenticated(`invalid token: ${(e as Error).message}`);
       }
     }
-    throw unauthenticated("credentials required: svc-open-api-key or Authorization: Bearer");
+    throw unauthenticated("credentials required: svc-open-api-key or Authorization: Bearer", "CREDENTIALS_MISSING");
   };
 }
 
@@ -58,7 +58,7 @@ export const authFailureKey = createContextKey<ConnectError | undefined>(undefin
 /** Refuses a call of a non-public method that reached its handler without a principal (a guard: the request handler authenticates). */
 export function authInterceptor(): Interceptor {
   return (next) => async (req) => {
-    if (!isPublic(req.method) && !req.contextValues.get(principalKey)) throw req.contextValues.get(authFailureKey) ?? unauthenticated("credentials required");
+    if (!isPublic(req.method) && !req.contextValues.get(principalKey)) throw req.contextValues.get(authFailureKey) ?? unauthenticated("credentials required", "CREDENTIALS_MISSING");
     return next(req);
   };
 }

@@ -33,7 +33,7 @@ export const principalKey = createContextKey<Principal | undefined>(undefined, {
 /** The caller of an authenticated method; the interceptor has already refused anonymous calls. */
 export function principalOf(ctx: HandlerContext): Principal {
   const p = ctx.values.get(principalKey);
-  if (!p) throw unauthenticated("credentials required");
+  if (!p) throw unauthenticated("credentials required", "CREDENTIALS_MISSING");
   return p;
 }
 

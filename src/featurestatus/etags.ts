@@ -3,8 +3,8 @@
 // a listing's is a digest of the page as sent (weak: another encoding of the
 // same page would do). If-Match compares strongly (RFC 9110, 13.1.1).
 import { createHash } from "node:crypto";
-import { Code } from "@connectrpc/connect";
-import { HttpError } from "../transport/problem.js";
+import type { ConnectError } from "@connectrpc/connect";
+import { failure } from "../transport/errors.js";
 import type { MessageRow } from "./message-store.js";
 
 export function messageEtag(row: MessageRow): string {
@@ -29,7 +29,7 @@ export function ifMatch(value: string | null | undefined): ((row: MessageRow) =>
 }
 
 /** 412 (gRPC FAILED_PRECONDITION): the message changed since the caller's ETag; its current one goes along. */
-export function stale(current: MessageRow): HttpError {
+export function stale(current: MessageRow): ConnectError {
   const etag = messageEtag(current);
-  return new HttpError(412, `message ${current.id} has changed: its ETag is now ${etag}; read it again and retry`, Code.FailedPrecondition, { etag });
+  return failure("ETAG_MISMATCH", `message ${current.id} has changed: its ETag is now ${etag}; read it again and retry`, { headers: { etag } });
 }

@@ -1,7 +1,7 @@
 // The eight RPCs of part A. Per-feature and global routes share every rule;
 // they differ only in scope (a feature, or global) and in what a 404 means.
 import { create, toBinary, toJson } from "@bufbuild/protobuf";
-import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   ActiveMessagesSchema,
   AuditEntrySchema,
@@ -18,7 +18,7 @@ import {
   type MessageFields,
 } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { ROLES, SCOPES, hasRole, hasScope, principalOf, type Principal } from "../auth/principal.js";
-import { invalidField, notFound, permissionDenied, ViolationList } from "../transport/errors.js";
+import { failure, invalidField, notFound, permissionDenied, ViolationList } from "../transport/errors.js";
 import type { CursorSeal } from "../storage/cursor-seal.js";
 import { OPAQUE_ID_RULE, isOpaqueId } from "../transport/ids.js";
 import { BODY_MAX, TITLE_MAX, formatDate, withinLength, nowSeconds, parseMessageType, parseZonedDate } from "./message-fields.js";
@@ -206,7 +206,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     let after: { key: number; id: number } | undefined;
     if (cursor !== undefined && cursor !== "") {
       const opened = deps.cursors.open(binding, cursor);
-      if (!isPosition(opened)) throw invalidField("cursor", "malformed, or issued for another listing");
+      if (!isPosition(opened)) throw invalidField("cursor", "malformed, or issued for another listing", "CURSOR_INVALID");
       after = { key: opened[0], id: opened[1] };
     }
     // One row more than asked tells whether another page follows.
@@ -243,7 +243,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
       const written = await deps.store.update(existing, merged, actorOf(principalOf(ctx)));
       if (written) return answer(ctx, written);
     }
-    throw new ConnectError(`message ${messageId} kept changing while it was being updated; retry`, Code.Aborted);
+    throw failure("WRITE_CONFLICT", `message ${messageId} kept changing while it was being updated; retry`);
   };
 
   const deleteIn = async (ctx: HandlerContext, scope: Scope, messageId: number, etag: string | undefined) => {
@@ -277,7 +277,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     checkScope(scope);
     const row = messageId > 0 ? await deps.store.get(messageId) : undefined;
     if (!row || row.feature_id !== scope) {
-      throw notFound(scope === null ? `no global message ${messageId}` : `no message ${messageId} for feature ${scope}`);
+      throw notFound(scope === null ? `no global message ${messageId}` : `no message ${messageId} for feature ${scope}`, "MESSAGE_NOT_FOUND");
     }
     return row;
   };
@@ -318,7 +318,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
       const binding = JSON.stringify(["audit", req.messageId ?? null, req.featureId ?? null, req.clientId ?? null, req.from ?? null, req.to ?? null]);
       if (req.cursor !== undefined && req.cursor !== "") {
         const opened = deps.cursors.open(binding, req.cursor);
-        if (!Array.isArray(opened) || opened.length !== 1 || !Number.isSafeInteger(opened[0])) throw invalidField("cursor", "malformed, or issued for another listing");
+        if (!Array.isArray(opened) || opened.length !== 1 || !Number.isSafeInteger(opened[0])) throw invalidField("cursor", "malformed, or issued for another listing", "CURSOR_INVALID");
         query.beforeId = opened[0] as number;
       }
       const rows = await deps.store.listAudit(query);

@@ -3,7 +3,7 @@
 // own writes move it at once, before their notification comes back.
 import type { Sql } from "../storage/postgres/connect.js";
 import type { ChangeFeed } from "../storage/postgres/changes.js";
-import { MAX_MESSAGE_ID, type ListQuery, type MessageData, type MessageRow, type MessageStore } from "./message-store.js";
+import { MAX_MESSAGE_ID, messageIdsExhausted, type ListQuery, type MessageData, type MessageRow, type MessageStore } from "./message-store.js";
 import { listingParams, listingShape, listingSql, type ListParam } from "./listing-sql.js";
 import { AUDIT_COLUMNS, auditListingSql, auditRecord, type Actor, type AuditQuery, type AuditRow } from "./audit.js";
 
@@ -43,13 +43,13 @@ export class PostgresMessageStore implements MessageStore {
         const [row] = await tx<MessageRow[]>`
           INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date)
           VALUES (${data.feature_id}, ${data.type}, ${data.title}, ${data.body}, ${data.start_date}, ${data.expiring_date}) RETURNING *`;
-        if (row.id > MAX_MESSAGE_ID) throw new Error("message ids are exhausted");
+        if (row.id > MAX_MESSAGE_ID) throw messageIdsExhausted();
         await tx`INSERT INTO message_audit ${tx(auditRecord("create", undefined, row, by), ...AUDIT_COLUMNS)}`;
         return row;
       });
     } catch (e) {
       // The identity is an integer: past 2^31-1 the database refuses nextval (SQLSTATE 2200H).
-      if ((e as { code?: string }).code === "2200H") throw new Error("message ids are exhausted");
+      if ((e as { code?: string }).code === "2200H") throw messageIdsExhausted();
       throw e;
     } finally {
       this.changes.changed(TABLE);

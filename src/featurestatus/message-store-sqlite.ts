@@ -2,7 +2,7 @@
 // synchronously: a busy database fails it whole (storage/busy-retry.ts).
 import type { Statement } from "better-sqlite3";
 import type { Db } from "../storage/database.js";
-import { MAX_MESSAGE_ID, type ListQuery, type MessageData, type MessageRow, type MessageStore } from "./message-store.js";
+import { MAX_MESSAGE_ID, messageIdsExhausted, type ListQuery, type MessageData, type MessageRow, type MessageStore } from "./message-store.js";
 import { listingParams, listingShape, listingSql } from "./listing-sql.js";
 import { AUDIT_COLUMNS, auditListingSql, auditRecord, type Actor, type AuditQuery, type AuditRow } from "./audit.js";
 
@@ -57,7 +57,7 @@ export class SqliteMessageStore implements MessageStore {
     this.writes++;
     const row = this.db.transaction(() => {
       const row = this.insertStmt.get(data)!;
-      if (row.id > MAX_MESSAGE_ID) throw new Error("message ids are exhausted");
+      if (row.id > MAX_MESSAGE_ID) throw messageIdsExhausted();
       this.auditStmt.run(auditRecord("create", undefined, row, by));
       return row;
     })();

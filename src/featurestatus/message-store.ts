@@ -4,6 +4,8 @@
 // nor vanish (D21).
 import type { Actor, AuditQuery, AuditRow } from "./audit.js";
 import type { ChangeSource } from "./listing-cache.js";
+import type { ConnectError } from "@connectrpc/connect";
+import { failure } from "../transport/errors.js";
 
 export interface MessageRow {
   id: number;
@@ -36,6 +38,11 @@ export interface ListQuery {
 }
 
 export const MAX_MESSAGE_ID = 2 ** 31 - 1; // the API's id is an int32
+
+/** What an insert past MAX_MESSAGE_ID raises, on either backend (D59: a stable reason, not a 500). */
+export function messageIdsExhausted(): ConnectError {
+  return failure("MESSAGE_IDS_EXHAUSTED", `every message id up to ${MAX_MESSAGE_ID} has been used`);
+}
 
 export interface MessageStore extends ChangeSource {
   // Every write is recorded in the audit trail with it (D48), `by` whom (absent: unknown).

@@ -3,8 +3,8 @@
 // MessageStore.watch) or the clock reaching the next start or expiry of a
 // message, for which one timer serves every watcher (not polling). Watchers
 // are bounded per process (beyond: 503, gRPC UNAVAILABLE).
-import { Code, ConnectError } from "@connectrpc/connect";
 import type { MessageStore } from "./message-store.js";
+import { failure } from "../transport/errors.js";
 
 /** setTimeout's longest delay is 2^31-1 ms; a farther boundary is re-checked after an hour. */
 const MAX_WAIT_MS = 3_600_000;
@@ -24,7 +24,7 @@ export class MessageWatch {
   /** Counts a subscriber in for as long as it holds the returned release; refuses one past the bound. */
   enter(): () => void {
     if (this.subscribers >= this.maxSubscribers) {
-      throw new ConnectError(`this server has ${this.maxSubscribers} watchers already (MERIDIAN_MAX_WATCHERS); retry later or on another replica`, Code.Unavailable, { "retry-after": "5" });
+      throw failure("WATCHERS_EXHAUSTED", `this server has ${this.maxSubscribers} watchers already (MERIDIAN_MAX_WATCHERS); retry later or on another replica`, { headers: { "retry-after": "5" } });
     }
     if (this.subscribers++ === 0) {
       this.unwatch = this.store.watch(() => this.changed());

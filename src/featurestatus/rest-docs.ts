@@ -10,6 +10,7 @@ const SSE =
 export function documentFeatureStatusRest(registry: ServiceRegistry): void {
   const writes = (method: string) => method === "PATCH" || method === "DELETE";
   const LISTINGS = new Set(["ListFeatureMessages", "ListGlobalMessages"]); // the answers that carry an ETag
+  const CREATES = new Set(["CreateFeatureMessage", "CreateGlobalMessage"]);
   registry.documentRest(FeatureStatusService, {
     headers: (route) =>
       writes(route.httpMethod)
@@ -24,7 +25,9 @@ export function documentFeatureStatusRest(registry: ServiceRegistry): void {
         ? { "412": { description: "the message changed since the ETag of If-Match; its current ETag is in the answer's ETag header", problem: true } }
         : LISTINGS.has(route.method.name)
           ? { "304": { description: "the listing is still the one of If-None-Match" } }
-          : {},
+          : CREATES.has(route.method.name)
+            ? { "507": { description: "every message id has been used (reason MESSAGE_IDS_EXHAUSTED)", problem: true } }
+            : {},
     streamedJson: {
       WatchFeatureMessagesSse: { mediaType: "text/event-stream", schema: { type: "string" }, description: SSE },
       WatchGlobalMessagesSse: { mediaType: "text/event-stream", schema: { type: "string" }, description: SSE },

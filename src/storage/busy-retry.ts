@@ -8,8 +8,9 @@
 // metadata writes are single statements, key lookups only read.
 // Streamed reads only read (WAL readers never wait for writers); should one
 // still meet a busy database, it is a 503 too, never a 500.
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import { setTimeout as sleep } from "node:timers/promises";
+import { failure } from "../transport/errors.js";
 
 export interface BusyRetryOptions {
   /** Errors that mean the database is away (PostgreSQL restarting, D40): a 503 at once, not retried. */
@@ -36,7 +37,7 @@ export function isBusy(e: unknown): boolean {
 
 function unavailable(cause?: unknown): ConnectError {
   const why = cause === undefined ? "busy" : "unavailable";
-  return new ConnectError(`the database is ${why}; try again shortly`, Code.Unavailable, { "retry-after": "1" }, undefined, cause);
+  return failure("DATABASE_UNAVAILABLE", `the database is ${why}; try again shortly`, { headers: { "retry-after": "1" }, cause });
 }
 
 export function busyRetryInterceptor(options: Partial<BusyRetryOptions> = {}): Interceptor {

@@ -2,7 +2,7 @@
 // (value-reads.ts), behind one D14 check of project and dataset.
 import { randomUUID } from "node:crypto";
 import { create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
-import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { ListValue } from "@bufbuild/protobuf/wkt";
 import {
   DatasetSchema,
@@ -13,7 +13,7 @@ import {
   type TimeSeries,
   type TimeSeriesService,
 } from "../gen/meridian/timeseries/v1/time_series_pb.js";
-import { notFound, ViolationList } from "../transport/errors.js";
+import { failure, notFound, ViolationList } from "../transport/errors.js";
 import type { BlockStore } from "./blocks/block-store.js";
 import { authorize } from "./access.js";
 import { guid } from "../transport/ids.js";
@@ -44,14 +44,14 @@ export function timeSeriesService({ metadata, blocks, cursors, onRows }: TimeSer
     const project = authorize(ctx, access, datasetId);
     const id = guid(datasetId, "datasetId");
     const d = await metadata.getDataset(id);
-    if (!d || d.project !== project) throw notFound(`no dataset ${id}`);
+    if (!d || d.project !== project) throw notFound(`no dataset ${id}`, "DATASET_NOT_FOUND");
     return d;
   };
   /** A series of the dataset, by an id as sent in `field`; another dataset's is a 404. */
   const seriesIn = async (d: DatasetRecord, seriesId: string, field: string): Promise<SeriesRecord> => {
     const id = guid(seriesId, field);
     const s = await metadata.getSeries(d.id, id);
-    if (!s) throw notFound(`no time series ${id} in dataset ${d.id}`);
+    if (!s) throw notFound(`no time series ${id} in dataset ${d.id}`, "TIME_SERIES_NOT_FOUND");
     return s;
   };
   const seriesFor = async (ctx: HandlerContext, access: "read" | "write", datasetId: string, seriesId: string): Promise<SeriesRecord> =>
@@ -80,7 +80,7 @@ export function timeSeriesService({ metadata, blocks, cursors, onRows }: TimeSer
       v.throwIfAny();
       const json = toJson(DatasetSchema, d, { alwaysEmitImplicit: true }) as JsonObject;
       const record: DatasetRecord = { id, project, items: json.items as unknown[], properties: json.timeSeriesProperties as DatasetRecord["properties"], metadata: (json.metadata ?? {}) as Record<string, unknown> };
-      if (!(await metadata.createDataset(record))) throw new ConnectError(`dataset ${id} exists`, Code.AlreadyExists);
+      if (!(await metadata.createDataset(record))) throw failure("DATASET_EXISTS", `dataset ${id} exists`);
       return toDataset(record);
     },
 
@@ -125,7 +125,7 @@ export function timeSeriesService({ metadata, blocks, cursors, onRows }: TimeSer
       const record = { id, datasetId: d.id, item: json.item as Record<string, unknown>, properties: s.properties, dataFields: json.dataFields as SeriesRecord["dataFields"] };
       // Series ids are unique across datasets, which the table's constraint enforces.
       const created = await metadata.createSeries(record);
-      if (!created) throw new ConnectError(`time series ${id} exists`, Code.AlreadyExists);
+      if (!created) throw failure("TIME_SERIES_EXISTS", `time series ${id} exists`);
       return toSeries(created);
     },
 

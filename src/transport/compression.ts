@@ -6,12 +6,12 @@
 // millions of rows a second and must not wait on its compressor. Connect, gRPC
 // and gRPC-Web messages get the same three codings with the same settings
 // (CONNECT_COMPRESSIONS), negotiated by their own headers.
-import { Code, ConnectError } from "@connectrpc/connect";
 import type { Compression } from "@connectrpc/connect/protocol";
 import Negotiator from "negotiator";
 import { promisify } from "node:util";
 import * as zlib from "node:zlib";
 import type { NodeRequest } from "./node-types.js";
+import { failure } from "./errors.js";
 
 export type Coding = "zstd" | "br" | "gzip";
 
@@ -101,9 +101,9 @@ function connectCompression(coding: Coding): Compression {
         return arrayBacked(await CODINGS[coding].inflate(bytes, readMaxBytes));
       } catch (e) {
         if ((e as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
-          throw new ConnectError(`message is larger than ${readMaxBytes} bytes once inflated`, Code.ResourceExhausted, undefined, undefined, e);
+          throw failure("BODY_TOO_LARGE", `message is larger than ${readMaxBytes} bytes once inflated`, { cause: e });
         }
-        throw new ConnectError(`message is not valid ${coding}`, Code.InvalidArgument, undefined, undefined, e);
+        throw failure("MALFORMED_BODY", `message is not valid ${coding}`, { cause: e });
       }
     },
   };

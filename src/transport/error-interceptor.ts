@@ -2,26 +2,28 @@
 // protocol as a bare "internal error" (D8): no internals leak. A call whose
 // client left or whose deadline passed is no error of ours: it ends as
 // cancelled, and the request handler logs it at info (D34).
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../log/logger.js";
 import { isCancellation } from "./cancellation.js";
 import { codeName } from "./problem.js";
 import { requestInfoKey, type RequestInfo } from "./request-info.js";
+import { failure, withReason } from "./errors.js";
 
 export function errorInterceptor(logger: Logger): Interceptor {
   const hide = (e: unknown, rpc: string, signal: AbortSignal, info: RequestInfo | undefined): unknown => {
     const err = hidden(e, rpc, signal, info);
-    if (info && err instanceof ConnectError) info.code = codeName(err.code);
-    return err;
+    if (!(err instanceof ConnectError)) return err;
+    if (info) info.code = codeName(err.code);
+    return withReason(err); // D59: gRPC and Connect callers read a reason too
   };
   const hidden = (e: unknown, rpc: string, signal: AbortSignal, info: RequestInfo | undefined): unknown => {
     if (isCancellation(e, signal)) {
       if (info) info.cancelled = true;
-      return e instanceof ConnectError ? e : new ConnectError("the call was cancelled", Code.Canceled, undefined, undefined, e);
+      return e instanceof ConnectError ? e : failure("CANCELED", "the call was cancelled", { cause: e });
     }
     if (e instanceof ConnectError) return e;
     logger.error({ err: e, rpc }, "unexpected error");
-    return new ConnectError("internal error", Code.Internal);
+    return failure("INTERNAL", "internal error");
   };
   return (next) => async (req) => {
     const rpc = `${req.service.typeName}/${req.method.name}`;

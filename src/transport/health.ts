@@ -1,7 +1,7 @@
 // Serving state for /healthz and the gRPC health service (D32).
 import type { ServiceImpl } from "@connectrpc/connect";
-import { Code, ConnectError } from "@connectrpc/connect";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "../gen/grpc/health/v1/health_pb.js";
+import { failure } from "./errors.js";
 
 export type ServingState = "starting" | "serving" | "draining";
 
@@ -35,7 +35,7 @@ export class HealthState {
 /** The services a health check may name: "" means the whole server. */
 export function healthService(state: HealthState, services: readonly string[]): Partial<ServiceImpl<typeof Health>> {
   const statusOf = (service: string) => {
-    if (service !== "" && !services.includes(service)) throw new ConnectError(`unknown service ${service}`, Code.NotFound);
+    if (service !== "" && !services.includes(service)) throw failure("SERVICE_NOT_FOUND", `unknown service ${service}`);
     return state.state === "serving" ? Status.SERVING : Status.NOT_SERVING;
   };
   return {

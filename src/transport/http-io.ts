@@ -5,6 +5,7 @@ import { writeHead, type NodeRequest, type NodeResponse } from "./node-types.js"
 import { constants as h2, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
 import type { Readable, Transform } from "node:stream";
 import * as zlib from "node:zlib";
+import { failure } from "./errors.js";
 
 /** What JSON answers are sent as. */
 export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
@@ -37,7 +38,7 @@ export function readBody(req: NodeRequest, maxBytes: number): Promise<Buffer> {
   if (encoding !== "identity" && !(encoding in decoders)) {
     req.resume();
     return Promise.reject(
-      new HttpError(415, `content encoding ${encoding} is not accepted; send one of ${ACCEPTED_ENCODINGS}`, Code.InvalidArgument, { "accept-encoding": ACCEPTED_ENCODINGS }),
+      failure("UNSUPPORTED_MEDIA_TYPE", `content encoding ${encoding} is not accepted; send one of ${ACCEPTED_ENCODINGS}`, { headers: { "accept-encoding": ACCEPTED_ENCODINGS } }),
     );
   }
   const declared = Number(req.headers["content-length"] ?? NaN);
@@ -54,7 +55,7 @@ export function readBody(req: NodeRequest, maxBytes: number): Promise<Buffer> {
     if (received > maxBytes) decoder.destroy(tooLarge(maxBytes));
   });
   req.pipe(decoder);
-  return collect(req, decoder, maxBytes, (e) => (e instanceof HttpError ? e : new HttpError(400, `request body is not valid ${encoding}`, Code.InvalidArgument)));
+  return collect(req, decoder, maxBytes, (e) => (e instanceof HttpError ? e : failure("MALFORMED_BODY", `request body is not valid ${encoding}`)));
 }
 
 /** Concatenates `source` until it ends; past maxBytes stops taking in `req` and rejects with 413. */
@@ -110,8 +111,8 @@ export function closeIfBodyPending(req: NodeRequest, res: NodeResponse): void {
   });
 }
 
-function tooLarge(maxBytes: number): HttpError {
-  return new HttpError(413, `request body larger than ${maxBytes} bytes`, Code.ResourceExhausted);
+function tooLarge(maxBytes: number): ConnectError {
+  return failure("BODY_TOO_LARGE", `request body larger than ${maxBytes} bytes`);
 }
 
 /** JSON whatever Accept says (D7). */

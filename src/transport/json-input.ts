@@ -10,7 +10,7 @@ import { invalidArgument, invalidField } from "./errors.js";
 export function jsonInputError(e: unknown): ConnectError {
   if (e instanceof ConnectError) return e;
   const cause = (e as Error).cause;
-  if (cause instanceof SyntaxError) return invalidField("body", `malformed JSON: ${cause.message}`);
+  if (cause instanceof SyntaxError) return invalidField("body", `malformed JSON: ${cause.message}`, "MALFORMED_BODY");
   if (isFieldError(cause)) {
     const field = cause.field();
     return invalidField(field.jsonName ?? field.name, publicText(cause.message));
@@ -62,7 +62,7 @@ function isFieldError(e: unknown): e is Error & { field(): { name: string; jsonN
  */
 export function rejectUnknownFields(schema: DescMessage, json: JsonValue, field?: DescField): void {
   const unknown = field ? unknownInField(field, json, "") : unknownFields(schema, json, "");
-  if (unknown.length > 0) throw invalidArgument(Object.fromEntries(unknown.map((path) => [path, ["unknown field"]])));
+  if (unknown.length > 0) throw invalidArgument(Object.fromEntries(unknown.map((path) => [path, ["unknown field"]])), undefined, "UNKNOWN_FIELD");
 }
 
 function unknownFields(schema: DescMessage, json: JsonValue, prefix: string): string[] {

@@ -12,7 +12,7 @@ import { principalKey } from "../auth/principal.js";
 import type { Logger } from "../log/logger.js";
 import { isCancellation } from "./cancellation.js";
 import type { Cors } from "./cors.js";
-import { unauthenticated } from "./errors.js";
+import { failure, unauthenticated } from "./errors.js";
 import type { HealthState } from "./health.js";
 import { isGrpcContentType, sendGrpcStatus } from "./grpc-status.js";
 import { closeIfBodyPending, sendJson, sendJsonText, sendProblem } from "./http-io.js";
@@ -43,7 +43,7 @@ export interface HandlerParts {
   publicMetrics?: boolean;
 }
 
-const noCredentials: Authenticator = () => Promise.reject(unauthenticated("credentials required"));
+const noCredentials: Authenticator = () => Promise.reject(unauthenticated("credentials required", "CREDENTIALS_MISSING"));
 
 export function createNodeHandler({ services, shutdownSignal, health, cors, logger, authenticate = noCredentials, metrics, publicMetrics = false, apiInfo = { title: "Meridian", version: "0", description: "" } }: HandlerParts): NodeHandler {
   const rpcPaths = new Map(services.router.handlers.map((h) => [h.requestPath, h]));
@@ -63,7 +63,7 @@ export function createNodeHandler({ services, shutdownSignal, health, cors, logg
   function failed(e: unknown, res: NodeResponse): void {
     logger.error({ err: e }, "request failed");
     try {
-      if (!res.headersSent) sendProblem(res, new ConnectError("internal error", Code.Internal));
+      if (!res.headersSent) sendProblem(res, failure("INTERNAL", "internal error"));
       else res.destroy();
     } catch {
       res.destroy();
@@ -89,7 +89,7 @@ export function createNodeHandler({ services, shutdownSignal, health, cors, logg
         ({ text, contentType }) => sendJsonText(res, 200, text, {}, contentType),
         (e) => {
           logger.error({ err: e }, "metrics scrape failed");
-          sendProblem(res, new ConnectError("internal error", Code.Internal));
+          sendProblem(res, failure("INTERNAL", "internal error"));
         },
       );
       return;
@@ -105,7 +105,7 @@ export function createNodeHandler({ services, shutdownSignal, health, cors, logg
     if (!rpc && isGrpcContentType(req.headers["content-type"])) {
       // A gRPC client understands only a gRPC answer (grpcio cannot parse problem+json).
       closeIfBodyPending(req, res);
-      sendGrpcStatus(req, res, new ConnectError(`unknown method ${path}`, Code.Unimplemented));
+      sendGrpcStatus(req, res, failure("METHOD_NOT_FOUND", `unknown method ${path}`));
       return;
     }
     const rest = rpc ? undefined : transcoder.resolve(req);

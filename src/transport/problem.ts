@@ -4,7 +4,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import { STATUS_CODES } from "node:http";
 import { BadRequestSchema } from "../gen/google/rpc/error_details_pb.js";
-import type { Violations } from "./errors.js";
+import { reasonOf, type Violations } from "./errors.js";
 
 export interface Problem {
   type: string;
@@ -13,20 +13,12 @@ export interface Problem {
   detail: string;
   /** Stable machine-readable code: the Connect/gRPC code name. */
   code: string;
+  /** The stable reason, finer than the code (D59, reasons.ts). */
+  reason: string;
   errors?: Violations;
 }
 
-/** An error raised by the REST layer itself, whose status no Connect code names (405, 413, 415). */
-export class HttpError extends ConnectError {
-  constructor(
-    readonly httpStatus: number,
-    message: string,
-    code: Code,
-    headers?: Record<string, string>,
-  ) {
-    super(message, code, headers);
-  }
-}
+export { HttpError } from "./errors.js";
 
 const codeNames: Record<number, string> = {
   [Code.Canceled]: "canceled",
@@ -47,9 +39,11 @@ const codeNames: Record<number, string> = {
   [Code.Unauthenticated]: "unauthenticated",
 };
 
+const HIDDEN = new Set([Code.Internal, Code.Unknown, Code.DataLoss]);
+
 export function httpStatusOf(err: ConnectError): number {
   // Not instanceof: ConnectError's Symbol.hasInstance makes every ConnectError an HttpError.
-  const own = (err as Partial<HttpError>).httpStatus;
+  const own = (err as { httpStatus?: number }).httpStatus;
   return typeof own === "number" ? own : codeToHttpStatus(err.code);
 }
 
@@ -59,9 +53,11 @@ export function problemOf(err: ConnectError): Problem {
     type: "about:blank",
     title: STATUS_CODES[status] ?? "Error",
     status,
-    // Internal errors never show their cause (D8); it is logged instead.
-    detail: status >= 500 && err.code !== Code.Unimplemented && err.code !== Code.Unavailable ? "internal error" : err.rawMessage,
+    // Internal errors never show their cause (D8); it is logged instead. Other 5xx (unavailable,
+    // unimplemented, message ids exhausted) are the caller's to read.
+    detail: HIDDEN.has(err.code) ? "internal error" : err.rawMessage,
     code: codeName(err.code),
+    reason: reasonOf(err),
   };
   const violations = violationsOf(err);
   if (violations) problem.errors = violations;

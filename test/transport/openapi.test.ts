@@ -67,9 +67,9 @@ describe("D41 OpenAPI document", () => {
     ]);
     expect(read.parameters.filter((p) => p.in === "query").map((p) => p.name).sort()).toEqual(["cursor", "from", "limit", "to"]);
     const create = doc.paths["/api/admin/feature/message"].post;
-    expect(Object.keys(create.responses).sort()).toEqual(["201", "400", "401", "403", "404", "409", "413", "415", "503"]);
+    expect(Object.keys(create.responses).sort()).toEqual(["201", "400", "401", "403", "404", "409", "413", "415", "503", "507"]);
     expect(create.responses["401"]).toEqual({ $ref: "#/components/responses/401" });
-    expect(doc.components.schemas.Problem).toMatchObject({ required: ["type", "title", "status", "detail", "code"] });
+    expect(doc.components.schemas.Problem).toMatchObject({ required: ["type", "title", "status", "detail", "code", "reason"] });
   });
 
   it("D41 answers exactly as REST sends them: featureId may be null, value rows are arrays, a wrong answer is caught", async () => {

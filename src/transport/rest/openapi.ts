@@ -9,6 +9,7 @@ import { ScalarType, type DescEnum, type DescField, type DescMessage, type DescM
 import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import { Code } from "@connectrpc/connect";
 import type { RestRoute } from "./rest-routes.js";
+import { REASONS, allReasons } from "../reasons.js";
 
 export type Schema = Record<string, unknown>;
 
@@ -244,13 +245,21 @@ const API_VERSION: Parameter = {
 /** RFC 9457 problem details (D8), as every REST error is written. */
 const PROBLEM: Schema = {
   type: "object",
-  required: ["type", "title", "status", "detail", "code"],
+  required: ["type", "title", "status", "detail", "code", "reason"],
   properties: {
     type: { type: "string" },
     title: { type: "string" },
     status: { type: "integer" },
     detail: { type: "string" },
     code: { type: "string", description: "the gRPC/Connect code name, e.g. invalid_argument" },
+    reason: {
+      type: "string",
+      enum: allReasons(),
+      description:
+        "A stable reason, finer than the code (the same as google.rpc.ErrorInfo's over gRPC and Connect). " +
+        "An error the server made without one has its code's name in capitals.\n\n" +
+        Object.entries(REASONS).map(([r, s]) => `- \`${r}\`: ${s.description}`).join("\n"),
+    },
     errors: { type: "object", additionalProperties: { type: "array", items: { type: "string" } }, description: "per field, what is wrong with it" },
   },
   additionalProperties: false,

@@ -9,8 +9,8 @@ import { fromJson, toJson, type DescMessage, type JsonObject, type JsonValue, ty
 import { Code, ConnectError, createHandlerContext, type ContextValues, type HandlerContext, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
 import { createAsyncIterable, invokeUnaryImplementation, transformInvokeImplementation } from "@connectrpc/connect/protocol";
 import type { HttpBody } from "../../gen/google/api/httpbody_pb.js";
-import { HttpError, codeName } from "../problem.js";
-import { invalidField } from "../errors.js";
+import { codeName } from "../problem.js";
+import { failure, invalidField } from "../errors.js";
 import { writeHead, type NodeRequest, type NodeResponse } from "../node-types.js";
 import { codingFor, compress, compressor, MIN_COMPRESSED_BYTES, type Coding } from "../compression.js";
 import { JSON_CONTENT_TYPE, closeIfBodyPending, readBody, isJsonMediaType, sendJsonText, sendProblem } from "../http-io.js";
@@ -109,9 +109,9 @@ export class Transcoder {
   async serve(req: NodeRequest, res: NodeResponse, contextValues: ContextValues, resolved = this.resolve(req)): Promise<void> {
     try {
       const { url, match } = resolved;
-      if (match.kind === "not-found") throw new HttpError(404, `no route for ${url.pathname}`, Code.NotFound);
+      if (match.kind === "not-found") throw failure("ROUTE_NOT_FOUND", `no route for ${url.pathname}`);
       if (match.kind === "method-not-allowed") {
-        throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`, Code.Unimplemented, { allow: match.allowed.join(", ") });
+        throw failure("METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${url.pathname}`, { headers: { allow: match.allowed.join(", ") } });
       }
       const route = match.route;
       const input = await this.buildInput(route, req, url, match.segments);
@@ -136,10 +136,10 @@ export class Transcoder {
         try {
           parsed = JSON.parse(text);
         } catch (e) {
-          throw invalidField("body", `malformed JSON: ${(e as Error).message}`);
+          throw invalidField("body", `malformed JSON: ${(e as Error).message}`, "MALFORMED_BODY");
         }
         if (route.body === "*") {
-          if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw invalidField("body", "must be a JSON object");
+          if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw invalidField("body", "must be a JSON object", "MALFORMED_BODY");
           rejectUnknownFields(route.method.input, parsed);
           Object.assign(json, parsed);
         } else {
@@ -360,7 +360,7 @@ async function readJsonBody(req: NodeRequest, maxBytes: number): Promise<string 
   if (type === undefined && !hasBody) return undefined;
   if (!isJsonMediaType(type)) {
     req.resume();
-    throw new HttpError(415, `content type ${type ?? "(none)"} is not JSON; send application/json`, Code.InvalidArgument);
+    throw failure("UNSUPPORTED_MEDIA_TYPE", `content type ${type ?? "(none)"} is not JSON; send application/json`);
   }
   const bytes = await readBody(req, maxBytes);
   // A UTF-8 byte-order mark is not part of the JSON text (RFC 8259, 8.1: a parser may ignore it).
