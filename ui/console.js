@@ -2,7 +2,11 @@
 // in sessionStorage only), list messages, create, edit and delete them with a
 // live preview of the body as it will be shown, the server's field errors
 // beside their fields, a message's audit trail, and a clear word when someone
-// else changed the message first (412: edits send If-Match, D47). Plain DOM:
+// else changed the message first (412: edits send If-Match, D47). A credential
+// is tried before the signed-in view opens: a refused one keeps the sign-in
+// form, with the server's reason beside it. Dates are shown in the operator's
+// time zone, the UTC value on hover; each row says whether its message is
+// live, pending or expired. Plain DOM:
 // text is set as text; the preview is the server's sanitised body, shown
 // through the banner's allowlist check.
 import { bodyFragment } from "/ui/meridian-banner.js";
@@ -41,6 +45,31 @@ function notice(text, kind = "") {
   n.hidden = !text;
 }
 
+/** Milliseconds since the epoch of an API date ("2030-01-01T00:00:00Z"; one without a zone is UTC too). */
+const utc = (iso) => Date.parse(/(Z|[+-]\d\d:?\d\d)$/.test(iso) ? iso : `${iso}Z`);
+
+// The operator's locale and time zone, with the zone's name so that no one reads it as UTC.
+const LOCAL = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
+
+/** A date cell: local time as text, the UTC value on hover. */
+function dateCell(row, iso) {
+  const td = cell(row, "");
+  if (!iso) return td;
+  const at = new Date(utc(iso));
+  const time = document.createElement("time");
+  time.dateTime = at.toISOString();
+  time.textContent = LOCAL.format(at);
+  time.title = `${at.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+  td.append(time);
+  return td;
+}
+
+/** live, pending or expired, by the listing's own rule (D19): live from its start until, not including, its expiry. */
+function status(m, now = Date.now()) {
+  if (now < utc(m.startDate)) return "pending";
+  return utc(m.expiringDate) <= now ? "expired" : "live";
+}
+
 function cell(row, text) {
   const td = document.createElement("td");
   td.textContent = text ?? "";
@@ -59,28 +88,40 @@ function button(label, onClick) {
 const filters = () => Object.fromEntries(new FormData($("filters")));
 const base = (feature) => (feature ? `/api/admin/feature/${encodeURIComponent(feature)}/message` : "/api/admin/feature/message");
 
-async function list(more = false) {
+/** One page of the listing the filters ask for. */
+function page(more) {
   const f = filters();
   const q = new URLSearchParams({ expiry: f.expiry, sortBy: f.sortBy, sortOrder: f.sortOrder });
   if (more && cursor) q.set("cursor", cursor);
-  const r = await call("GET", `${base(f.feature)}?${q}`);
+  return call("GET", `${base(f.feature)}?${q}`);
+}
+
+async function list(more = false) {
+  const r = await page(more);
+  if (r.status === 401) return signOut(refusal(r)); // revoked or expired meanwhile
   if (r.status !== 200) return notice(r.json?.detail ?? `listing failed (${r.status})`, "conflict");
+  show(r.json, more);
+}
+
+function show(listing, more) {
   const body = $("messages").tBodies[0];
   if (!more) body.replaceChildren();
-  for (const m of r.json.data) {
+  for (const m of listing.data) {
     const row = document.createElement("tr");
     row.dataset.id = String(m.id);
     cell(row, String(m.id));
     cell(row, m.type);
     cell(row, m.title);
-    cell(row, m.startDate);
-    cell(row, m.expiringDate);
+    row.dataset.status = status(m);
+    cell(row, row.dataset.status).className = `status ${row.dataset.status}`;
+    dateCell(row, m.startDate);
+    dateCell(row, m.expiringDate);
     const actions = cell(row, "");
     const scope = m.featureId;
     actions.append(button("Edit", () => edit(scope, m.id)), " ", button("Delete", () => remove(scope, m.id)), " ", button("Audit", () => audit(m.id)));
     body.append(row);
   }
-  cursor = r.json.cursor;
+  cursor = listing.cursor;
   $("more").hidden = !cursor;
 }
 
@@ -166,7 +207,7 @@ async function audit(id) {
   body.replaceChildren();
   for (const e of r.json.data) {
     const row = document.createElement("tr");
-    cell(row, e.at);
+    dateCell(row, e.at);
     cell(row, e.action);
     cell(row, e.clientId === null ? "retention cleanup" : `${e.clientId} (${e.keyId ? `key ${e.keyId}` : `${e.issuer ?? "?"} / ${e.subject ?? "?"}`})`);
     cell(row, e.before?.title ?? "");
@@ -182,18 +223,59 @@ function signedIn(yes) {
   $("sign-out").hidden = !yes;
 }
 
+/** Nothing of a previous session stays: no notice, no field error, no rows, no open editor or audit trail. */
+function clearView() {
+  notice("");
+  showErrors();
+  $("sign-in-error").textContent = "";
+  $("messages").tBodies[0].replaceChildren();
+  $("audit").querySelector("tbody").replaceChildren();
+  $("audit").hidden = true;
+  $("editor").hidden = true;
+  $("more").hidden = true;
+  editing = null;
+  cursor = null;
+}
+
+/** Why the server would not take the credential, in its own words. */
+function refusal(r) {
+  const why = r.json?.detail ?? r.json?.message ?? r.json?.title;
+  if (r.status === 401) return `This credential was refused${why ? `: ${why}` : ""}.`;
+  if (r.status === 403) return `This credential may not manage messages${why ? `: ${why}` : ""}.`;
+  return `Could not sign in (${r.status}${why ? `: ${why}` : ""}).`;
+}
+
+/** Back to the sign-in form, with `reason` beside it when there is one. */
+function signOut(reason = "") {
+  sessionStorage.removeItem(STORE);
+  clearView();
+  $("sign-in").elements.value.value = "";
+  $("sign-in-error").textContent = reason;
+  signedIn(false);
+}
+
+/** Opens the signed-in view only once the server has answered the stored credential's first listing. */
+async function enter() {
+  let r;
+  try {
+    r = await page(false);
+  } catch (e) {
+    return signOut(`Could not reach the server (${e.message}).`);
+  }
+  if (r.status !== 200) return signOut(refusal(r));
+  clearView();
+  signedIn(true);
+  show(r.json, false);
+}
+
 function start() {
   $("sign-in").addEventListener("submit", (event) => {
     event.preventDefault();
     const { kind, value } = Object.fromEntries(new FormData(event.target));
     sessionStorage.setItem(STORE, JSON.stringify({ kind, value: value.trim() }));
-    signedIn(true);
-    void list();
+    void enter();
   });
-  $("sign-out").addEventListener("click", () => {
-    sessionStorage.removeItem(STORE);
-    signedIn(false);
-  });
+  $("sign-out").addEventListener("click", () => signOut());
   $("filters").addEventListener("submit", (event) => {
     event.preventDefault();
     void list();
@@ -210,8 +292,8 @@ function start() {
   });
   $("editor").addEventListener("submit", (event) => void save(event));
   $("editor").elements.body.addEventListener("input", preview);
-  signedIn(credential() !== null);
-  if (credential()) void list();
+  if (credential()) void enter();
+  else signOut();
 }
 
 start();

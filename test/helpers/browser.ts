@@ -2,7 +2,7 @@
 // later the banner and console). .ci/run installs `chromium`; where it is
 // absent the browser tests are skipped and say why.
 import { existsSync } from "node:fs";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContextOptions, type Page } from "playwright-core";
 
 const CANDIDATES = [process.env.MERIDIAN_TEST_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"].filter(Boolean) as string[];
 
@@ -14,9 +14,9 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"], headless: true });
 }
 
-/** A page that records its dialogs and its CSP violations (an init script is not bound by the page's CSP). */
-export async function watchedPage(browser: Browser): Promise<{ page: Page; dialogs: string[]; violations: () => Promise<string[]> }> {
-  const page = await browser.newPage();
+/** A page that records its dialogs and its CSP violations (an init script is not bound by the page's CSP); `options` set its locale, time zone... */
+export async function watchedPage(browser: Browser, options: BrowserContextOptions = {}): Promise<{ page: Page; dialogs: string[]; violations: () => Promise<string[]> }> {
+  const page = await browser.newPage(options);
   const dialogs: string[] = [];
   page.on("dialog", (d) => {
     dialogs.push(d.message());

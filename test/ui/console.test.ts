@@ -3,11 +3,14 @@
 // publishing makes a banner on a second page show the message within 1 s;
 // the server's field errors appear beside their fields and the preview keeps
 // only what the allowlist keeps; a second editor is told of a 412; the audit
-// trail is shown; no dialog and no CSP violation anywhere.
+// trail is shown; no dialog and no CSP violation anywhere. Signing in: a
+// refused credential keeps the sign-in form with the reason beside it, a good
+// one clears every error of before; dates in the operator's time zone with
+// UTC on hover; each row says whether its message is live, pending or expired.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { NO_CHROMIUM, bannerPage, launchChromium, watchedPage } from "../helpers/browser.js";
-import { RW, api, draft } from "../helpers/messages.js";
+import { RW, api, draft, iso } from "../helpers/messages.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 let server: TestServer;
@@ -24,13 +27,33 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function signedInConsole(): Promise<Awaited<ReturnType<typeof watchedPage>>> {
-  const w = await watchedPage(browser);
+async function signIn(page: Page, value: string) {
+  await page.fill("#sign-in input[name=value]", value);
+  await page.click("#sign-in button[type=submit]");
+}
+
+async function signedInConsole(options: Parameters<typeof watchedPage>[1] = {}): Promise<Awaited<ReturnType<typeof watchedPage>>> {
+  const w = await watchedPage(browser, options);
   await w.page.goto(`${server.url}/console`);
-  await w.page.fill("#sign-in input[name=value]", key);
-  await w.page.click("#sign-in button[type=submit]");
+  await signIn(w.page, key);
   await w.page.locator("#app").waitFor();
   return w;
+}
+
+/** What the operator sees: which parts are shown, and every error and notice on the page. */
+function view(page: Page) {
+  return page.evaluate(() => {
+    const shown = (id: string) => !document.getElementById(id)!.hidden;
+    return {
+      signIn: shown("sign-in"),
+      app: shown("app"),
+      signInError: document.getElementById("sign-in-error")!.textContent,
+      notice: shown("notice") ? document.getElementById("notice")!.textContent : "",
+      fieldErrors: [...document.querySelectorAll("#editor .error")].map((e) => e.textContent).join(""),
+      rows: document.querySelectorAll("#messages tbody tr").length,
+      stored: Object.keys(sessionStorage),
+    };
+  });
 }
 
 async function listFeature(page: Page, feature: string) {
@@ -39,6 +62,95 @@ async function listFeature(page: Page, feature: string) {
 }
 
 describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` (${NO_CHROMIUM})` : ""}`, () => {
+  it("D49 a refused key keeps the sign-in form with the server's reason beside it, and opens nothing", async () => {
+    const w = await watchedPage(browser);
+    try {
+      await w.page.goto(`${server.url}/console`);
+      await signIn(w.page, "mrd_not_a_key");
+      await expect.poll(() => w.page.textContent("#sign-in-error")).toMatch(/^This credential was refused: .+/);
+      expect(await view(w.page)).toMatchObject({ signIn: true, app: false, notice: "", rows: 0, stored: [] });
+      expect(await w.page.isVisible("#sign-in-error")).toBe(true);
+      expect(await w.page.isVisible("#sign-out")).toBe(false);
+      // A good key that may not read messages (a time series key) is refused too, saying why.
+      await signIn(w.page, await server.key({ clientId: "ts", scopes: ["platform_timeseries_read"] }));
+      await expect.poll(() => w.page.textContent("#sign-in-error")).toMatch(/^This credential may not manage messages/);
+      expect(await view(w.page)).toMatchObject({ signIn: true, app: false, rows: 0, stored: [] });
+      expect(w.dialogs).toEqual([]);
+      expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("D49 after errors, Sign out and a refused key, a good sign-in clears every error", async () => {
+    await api(server, key).create("tidy", draft({ title: "Listed" }));
+    const w = await signedInConsole();
+    try {
+      // Errors of the first session: a save's field errors and its notice.
+      await w.page.click("#new");
+      await w.page.fill("#editor input[name=title]", "");
+      await w.page.click("#editor button[type=submit]");
+      await expect.poll(() => view(w.page)).toMatchObject({ notice: expect.stringMatching(/.+/), fieldErrors: expect.stringMatching(/.+/) });
+      await w.page.click("#sign-out");
+      expect(await view(w.page)).toMatchObject({ signIn: true, app: false, notice: "", fieldErrors: "", rows: 0, stored: [] });
+      await signIn(w.page, "mrd_not_a_key");
+      await expect.poll(() => w.page.textContent("#sign-in-error")).toContain("refused");
+      await signIn(w.page, key);
+      await w.page.locator("#app").waitFor();
+      await listFeature(w.page, "tidy");
+      await expect.poll(() => w.page.locator("#messages tbody tr").count()).toBe(1);
+      expect(await view(w.page)).toEqual({ signIn: false, app: true, signInError: "", notice: "", fieldErrors: "", rows: 1, stored: ["meridian-console-credential"] });
+      expect(await w.page.isVisible("#editor")).toBe(false);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("D49 dates show in the operator's time zone, the UTC value on hover", async () => {
+    await api(server, key).create("kolkata", draft({ title: "Far", startDate: "2030-01-01T00:00:00Z", expiringDate: "2030-01-02T12:00:00Z" }));
+    const w = await signedInConsole({ timezoneId: "Asia/Kolkata", locale: "en-GB" });
+    try {
+      await w.page.selectOption("#filters select[name=expiry]", "Pending");
+      await listFeature(w.page, "kolkata");
+      const times = w.page.locator("#messages tbody tr td time");
+      await expect.poll(() => times.count()).toBe(2);
+      const shown = await times.evaluateAll((ts) => ts.map((t) => [t.textContent, t.getAttribute("title"), t.getAttribute("datetime")]));
+      // UTC+5:30: midnight UTC is half past five there; noon UTC half past five in the evening.
+      expect(shown).toEqual([
+        [expect.stringMatching(/^1 Jan 2030, 05:30 GMT\+5:30$/), "2030-01-01 00:00:00 UTC", "2030-01-01T00:00:00.000Z"],
+        [expect.stringMatching(/^2 Jan 2030, 17:30 GMT\+5:30$/), "2030-01-02 12:00:00 UTC", "2030-01-02T12:00:00.000Z"],
+      ]);
+      expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("D19 D49 each row says whether its message is live, pending or expired", async () => {
+    const a = api(server, key);
+    for (const [state, startDate, expiringDate] of [
+      ["live", iso(-3600), iso(3600)],
+      ["pending", iso(86_400), iso(2 * 86_400)],
+      ["expired", iso(-7200), iso(-3600)],
+    ]) {
+      expect((await a.create("states", draft({ title: state, startDate, expiringDate }))).status).toBe(201);
+    }
+    const w = await signedInConsole();
+    try {
+      await w.page.selectOption("#filters select[name=expiry]", "All");
+      await listFeature(w.page, "states");
+      await expect.poll(() => w.page.locator("#messages tbody tr").count()).toBe(3);
+      const rows = await w.page.locator("#messages tbody tr").evaluateAll((trs) => trs.map((tr) => [tr.children[2].textContent, tr.children[3].textContent, (tr as HTMLElement).dataset.status]));
+      expect(rows.sort()).toEqual([
+        ["expired", "expired", "expired"],
+        ["live", "live", "live"],
+        ["pending", "pending", "pending"],
+      ]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
   it("D49 publishing in the console shows on a banner on a second page within 1 s; the credential is in sessionStorage only", async () => {
     const banner = await bannerPage(browser, server.url, "shop", await server.key({ clientId: "shop", scopes: ["platform_iam_featurestatus_read"] }));
     const con = await signedInConsole();
