@@ -20,7 +20,7 @@ import { servedAssetFiles } from "../dist/transport/public-files.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
-const work = join(root, "release", ".work");
+const work = join(root, "release", ".work", "sea"); // release/.work/image is npm run image's cached root
 const output = join(root, "dist", `meridian-${version}-${process.platform}-${process.arch}`);
 const started = performance.now();
 
