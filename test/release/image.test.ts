@@ -97,6 +97,13 @@ function podman(args: string[], timeout = 120_000) {
   return spawnSync("podman", [...podmanFlags(), ...args], { encoding: "utf8", timeout });
 }
 
+/** Removes the test's containers, volumes and images, and so their mounts (not `system reset`: that also drops the machine's networks). */
+function forget() {
+  podman(["rm", "-af", "-t", "0"]);
+  podman(["volume", "rm", "-af"]);
+  podman(["rmi", "-af"]);
+}
+
 /** Why podman cannot run the image here, or undefined: the image is loaded and run once. */
 function podmanProblem(): string | undefined {
   if (SQLITE_ONLY) return SQLITE_ONLY; // the image's database is a SQLite file in its volume
@@ -108,7 +115,7 @@ function podmanProblem(): string | undefined {
     const ran = loaded.status === 0 ? podman(["run", "--rm", ...LIMITS, IMAGE, "--version"]) : loaded;
     if (ran.status === 0 && ran.stdout === `${version}\n`) return undefined;
     problems.push(`${driver}: ${(ran.stderr || ran.stdout || String(ran.error)).trim().split("\n").pop()}`);
-    podman(["system", "reset", "--force"]);
+    forget();
   }
   return `podman cannot run the image here (${problems.join("; ")})`;
 }
@@ -126,7 +133,7 @@ function freePort(): Promise<number> {
 
 describe.skipIf(POD_SKIP)(`D38 the OCI image (npm run image) under podman${POD_SKIP ? ` (${POD_SKIP})` : ""}`, () => {
   afterAll(() => {
-    podman(["system", "reset", "--force"]); // containers, volumes, images and their mounts
+    forget();
     rmSync(storage, { recursive: true, force: true });
   });
 
