@@ -36,9 +36,10 @@ export function applyHttp1Options(server: http2.Http2SecureServer, t: Timeouts):
 }
 
 /**
- * Bounds one HTTP/2 session: its client's SETTINGS must arrive within the headers
- * timeout, a stream must receive its whole request within the request timeout, and
- * a session without open streams is closed after the idle timeout.
+ * Bounds one HTTP/2 session: its client's SETTINGS and first request's headers
+ * must arrive within the headers timeout, a stream must receive its whole
+ * request within the request timeout, and a session without open streams is
+ * closed after the idle timeout.
  */
 export function guardSession(session: http2.ServerHttp2Session, t: Timeouts): void {
   let open = 0;
@@ -52,10 +53,12 @@ export function guardSession(session: http2.ServerHttp2Session, t: Timeouts): vo
     session.close();
     arm(t.headersMs, () => session.destroy());
   };
-  arm(t.headersMs, () => session.destroy());
-  session.once("remoteSettings", () => {
-    if (open === 0) arm(t.idleMs, closeIdle);
-  });
+  // The first request is due within the headers timeout, as on HTTP/1.1: a
+  // session that sent its preface (and SETTINGS) and nothing more is closed
+  // then, not after the idle timeout (D55). Without its SETTINGS it is cut.
+  let settled = false;
+  session.once("remoteSettings", () => (settled = true));
+  arm(t.headersMs, () => (settled ? closeIdle() : session.destroy()));
   session.on("stream", (stream) => {
     open++;
     clearTimeout(timer);

@@ -3,7 +3,9 @@ import { Code, type ConnectError } from "@connectrpc/connect";
 import { HttpError, problemOf } from "./problem.js";
 import { writeHead, type NodeRequest, type NodeResponse } from "./node-types.js";
 import { constants as h2, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Readable, Transform } from "node:stream";
+import { lingerAfterAnswer } from "./lingering-close.js";
 import * as zlib from "node:zlib";
 import { failure } from "./errors.js";
 
@@ -91,17 +93,20 @@ function collect(req: NodeRequest, source: Readable, maxBytes: number, sourceErr
 
 /**
  * For an answer given before the request body was read (a 401, a 413 on its
- * declared length): the rest of the body is not taken in. HTTP/1.1 closes the
- * connection after the answer instead of reading on to the next request;
- * HTTP/2 resets the stream with NO_ERROR once the answer is out, which tells
- * the client to stop sending (RFC 9113, 8.1).
+ * declared length, a refused gRPC-Web message): the rest of the body is not
+ * taken in (D55). HTTP/1.1 closes the connection after the answer instead of
+ * reading on to the next request, lingering so that a client still writing
+ * reads the answer; HTTP/2 resets the stream with NO_ERROR once the answer is
+ * out, which tells the client to stop sending (RFC 9113, 8.1).
  */
 export function closeIfBodyPending(req: NodeRequest, res: NodeResponse): void {
   if (req.complete) return;
   if (req.httpVersionMajor === 1) {
     const length = req.headers["content-length"];
     if ((length === undefined || length === "0") && req.headers["transfer-encoding"] === undefined) return;
-    if (!res.headersSent) res.setHeader("connection", "close");
+    if (res.headersSent) return;
+    res.setHeader("connection", "close");
+    lingerAfterAnswer(req as IncomingMessage, res as ServerResponse);
     return;
   }
   const stream = (req as Http2ServerRequest).stream;

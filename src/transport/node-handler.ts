@@ -5,7 +5,7 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import { constants as h2, type Http2ServerRequest } from "node:http2";
 import { Code, ConnectError, createContextValues, type ContextValues } from "@connectrpc/connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { authFailureKey, isPublic, type Authenticator } from "../auth/authenticate.js";
 import { principalKey } from "../auth/principal.js";
@@ -180,12 +180,46 @@ async function serveRpc(
     const watched = watchOutcome(info?.protocol ?? "connect", await rpc(uReq));
     if (info) info.outcome = watched.outcome;
     const uRes = watched.res;
-    await universalResponseToNodeResponse(text ? binaryResponseToText(uRes) : uRes, res);
+    await universalResponseToNodeResponse(closingIfUnread(text ? binaryResponseToText(uRes) : uRes, req, res), res);
   } catch (e) {
     // A client gone mid-answer shows in the request line as cancelled (D34).
     if (isCancellation(e, uReq.signal)) (contextValues.get(requestInfoKey) ?? ({} as RequestInfo)).cancelled = true;
     else logger.error({ err: e, rpc: rpc.requestPath }, "RPC failed");
   }
+}
+
+/**
+ * The answer, checked as its head goes out (the router sends it after the
+ * first chunk): a call answered before its request body was all read, a
+ * message refused for its size say, does not leave the rest of that body to
+ * be read as the connection's next request (D55).
+ */
+function closingIfUnread(uRes: UniversalServerResponse, req: NodeRequest, res: NodeResponse): UniversalServerResponse {
+  const body = uRes.body;
+  if (!body) {
+    closeIfBodyPending(req, res);
+    return uRes;
+  }
+  return {
+    ...uRes,
+    body: {
+      [Symbol.asyncIterator]() {
+        const it = body[Symbol.asyncIterator]();
+        let headSent = false;
+        return {
+          next: async () => {
+            if (headSent) return it.next();
+            const first = await it.next();
+            headSent = true;
+            closeIfBodyPending(req, res);
+            return first;
+          },
+          return: (value?: unknown) => it.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined }),
+          throw: (e?: unknown) => it.throw?.(e) ?? Promise.reject(e),
+        };
+      },
+    },
+  };
 }
 
 // eslint-disable-next-line require-yield
