@@ -290,7 +290,9 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     previewMessage: (req, ctx) => {
       requireWriter(principalOf(ctx));
       // The write's own validation over a neutral message: what is sent comes back as it would be stored.
-      const out = validated({ feature_id: null, type: "Informational", title: "-", body: "", start_date: 0, expiring_date: 1 }, req, deps.sanitizer);
+      // Its dates are the ends of time, so that a date sent alone meets no order it was not sent with.
+      const neutral = { feature_id: null, type: "Informational", title: "-", body: "", start_date: -Infinity, expiring_date: Infinity } as const;
+      const out = validated(neutral, req, deps.sanitizer);
       return create(MessageFieldsSchema, {
         type: req.type === undefined ? undefined : out.type,
         title: req.title === undefined ? undefined : out.title,

@@ -2,6 +2,7 @@
 // client uses by default: the same frames as binary gRPC-Web, in base64.
 // Connect serves binary gRPC-Web only, so a text call is decoded into a
 // binary one on the way in and its answer encoded on the way out.
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 
 const TEXT = /^application\/grpc-web-text(\+proto)?\s*(;|$)/i;
@@ -33,10 +34,20 @@ async function* base64Decoded(chunks: AsyncIterable<Uint8Array>): AsyncIterable<
   for await (const chunk of chunks) {
     pending += Buffer.from(chunk).toString("latin1").replace(/\s+/g, "");
     const whole = pending.length - (pending.length % 4);
-    yield* decodeQuanta(pending.slice(0, whole));
+    const text = pending.slice(0, whole);
+    // Node's decoder skips what is not base64; a body that is not is the caller's error, not ours (D8).
+    if (!QUANTA.test(text)) throw notBase64("it holds characters or padding that base64 does not");
+    yield* decodeQuanta(text);
     pending = pending.slice(whole);
   }
-  if (pending.length > 0) throw new Error("gRPC-Web text body is not base64: its length is not a multiple of 4");
+  if (pending.length > 0) throw notBase64("its length is not a multiple of 4");
+}
+
+/** Whole base64 quanta, each padded on its own or not at all. */
+const QUANTA = /^(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2}==)*$/;
+
+function notBase64(why: string): ConnectError {
+  return new ConnectError(`gRPC-Web text body is not base64: ${why}`, Code.InvalidArgument);
 }
 
 function* decodeQuanta(text: string): Generator<Uint8Array> {

@@ -120,6 +120,16 @@ function tooLarge(maxBytes: number): ConnectError {
   return failure("BODY_TOO_LARGE", `request body larger than ${maxBytes} bytes`);
 }
 
+/**
+ * The Vary of an answer that also varies on `name`. A Vary given to writeHead
+ * replaces one set before, and CORS sets Vary: Origin first (D36): a shared
+ * cache told only one of the two would serve one origin's answer to another.
+ */
+export function varyAlso(res: NodeResponse, name: string): string {
+  const before = res.getHeader("vary");
+  return before ? `${String(before)}, ${name}` : name;
+}
+
 /** JSON whatever Accept says (D7). */
 export function sendJson(res: NodeResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   sendJsonText(res, status, JSON.stringify(body), headers);

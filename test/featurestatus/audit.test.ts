@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { connectClient } from "../helpers/clients.js";
-import { RW, api, draft } from "../helpers/messages.js";
+import { RW, api, draft, forgedCursors } from "../helpers/messages.js";
 import { checkAnswer } from "../helpers/openapi.js";
 import { bearer, signToken, startTestServer, type TestServer } from "../helpers/server.js";
 
@@ -82,6 +82,8 @@ describe("D48 audit trail", () => {
     expect((await audit(`featureId=paged-audit&from=${future}`)).json.data).toEqual([]);
     expect((await audit(`featureId=paged-audit&to=${future}`)).json.data).toHaveLength(6);
     expect((await audit(`featureId=other-feature&cursor=${encodeURIComponent(byFeature.json.cursor!)}`)).status).toBe(400); // bound to its filters
+    // D21: exactly the cursor issued, not one a lenient base64 decoder reads the same.
+    for (const bad of forgedCursors(byFeature.json.cursor!)) expect([bad, (await audit(`featureId=paged-audit&limit=4&cursor=${encodeURIComponent(bad)}`)).status]).toEqual([bad, 400]);
   });
 
   it("D13 D48 only BackOffice reads it", async () => {

@@ -119,4 +119,14 @@ describe("D47 conditional requests", () => {
     expect([bad.status, Object.keys(bad.json.errors)]).toEqual([400, ["title"]]);
     expect((await t.a.list(null, "expiry=All")).json.data.length).toBe(before);
   });
+
+  it("D49 a preview checks what was sent: a start date alone, or an expiring date alone, is not held against a date it was not sent", async () => {
+    const start = await send("POST", "/api/admin/feature/message/preview", {}, { startDate: "2030-01-01T00:00:00+02:00" });
+    expect([start.status, start.json]).toEqual([200, expect.objectContaining({ startDate: "2029-12-31T22:00:00Z", expiringDate: null })]);
+    const expiring = await send("POST", "/api/admin/feature/message/preview", {}, { expiringDate: "1999-01-01T00:00:00Z" });
+    expect([expiring.status, expiring.json]).toEqual([200, expect.objectContaining({ startDate: null, expiringDate: "1999-01-01T00:00:00Z" })]);
+    // Both sent: their order is checked, as a write would.
+    const both = await send("POST", "/api/admin/feature/message/preview", {}, { startDate: "2030-01-02T00:00:00Z", expiringDate: "2030-01-01T00:00:00Z" });
+    expect([both.status, both.json.errors]).toEqual([400, { expiringDate: ["must be after startDate"] }]);
+  });
 });

@@ -1,6 +1,6 @@
 // Part A routes, D15-D19, D21 through REST on the real server.
 import { beforeAll, describe, expect, it } from "vitest";
-import { draft, iso, useMessageServer, type ApiMessage } from "../helpers/messages.js";
+import { draft, forgedCursors, iso, useMessageServer, type ApiMessage } from "../helpers/messages.js";
 
 const t = useMessageServer();
 
@@ -55,6 +55,23 @@ describe("the eight routes", () => {
     expect((await t.a.update(null, g.id, { type: "Critical" })).json).toMatchObject({ id: g.id, featureId: null, type: "Critical" });
     expect((await t.a.remove(null, g.id)).status).toBe(204);
     expect((await t.a.update(null, 999999, { title: "x" })).status).toBe(404);
+  });
+
+  it("D15 a message id in a path is a decimal integer without sign or leading zeros, else 400 and nothing changes", async () => {
+    const m = (await t.a.create("ids", draft({ title: "by id" }))).json as ApiMessage;
+    const id = String(m.id);
+    const forms = [`0x${m.id.toString(16)}`, `+${id}`, `%2B${id}`, `-${id}`, `0${id}`, `00${id}`, `${id}.0`, `${id}e0`, `%20${id}`, `${id}%20`, `${id}%00`, `1_${id}`];
+    for (const form of forms) {
+      const path = `/api/admin/feature/ids/message/${form}`;
+      for (const [method, body] of [["GET"], ["PATCH", { title: "changed" }], ["DELETE"]] as const) {
+        const r = await t.a.call(method, path, body);
+        expect([form, method, r.status, Object.keys(r.json.errors ?? {})]).toEqual([form, method, 400, ["messageId"]]);
+      }
+    }
+    // Percent-encoded digits are the digits (RFC 3986, 2.3: unreserved characters are equivalent encoded or not).
+    const encoded = [...id].map((d) => `%3${d}`).join("");
+    expect(((await t.a.call("GET", `/api/admin/feature/ids/message/${encoded}`)).json as ApiMessage).title).toBe("by id");
+    expect(((await t.a.call("GET", `/api/admin/feature/ids/message/${id}`)).json as ApiMessage).title).toBe("by id");
   });
 
   it("a problem+json 404 for an unknown message id", async () => {
@@ -249,6 +266,17 @@ describe("D21 limit and cursor", () => {
     }
     // The same listing with a different limit is the same listing.
     expect((await t.a.list("page", `expiry=All&limit=9&cursor=${cursor}`)).status).toBe(200);
+  });
+
+  it("D21 a cursor is exactly what the server issued: junk after its signature, or other padding bits in its last character, is 400", async () => {
+    const first = await t.a.list("page", "expiry=All&limit=5");
+    const issued: string = first.json.cursor;
+    for (const bad of forgedCursors(issued)) {
+      const r = await t.a.list("page", `expiry=All&limit=5&cursor=${encodeURIComponent(bad)}`);
+      expect([bad, r.status]).toEqual([bad, 400]);
+      expect(Object.keys(r.json.errors)).toEqual(["cursor"]);
+    }
+    expect((await t.a.list("page", `expiry=All&limit=5&cursor=${encodeURIComponent(issued)}`)).status).toBe(200);
   });
 
   it("D21 inserts and deletes between pages neither repeat nor skip a row", async () => {

@@ -64,3 +64,17 @@ export function xssPayloads(): { file: string; payload: string }[] {
   }
   return out;
 }
+
+const B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/**
+ * Cursors that differ from an issued one (D21) only in ways a lenient base64
+ * decoder would not see: junk after the signature, and the last character
+ * with other values in its padding bits (16 bytes of MAC in 22 characters
+ * leave the last one's low 4 bits unused).
+ */
+export function forgedCursors(issued: string): string[] {
+  const last = B64URL.indexOf(issued[issued.length - 1]);
+  const repadded = [1, 2, 15].map((bits) => issued.slice(0, -1) + B64URL[(last & ~15) | ((last & 15) ^ bits)]);
+  return [issued + "!", issued + "=", issued + "==", issued + " ", issued + "#", issued + ".", ...repadded];
+}

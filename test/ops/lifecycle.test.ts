@@ -130,6 +130,20 @@ describe("D36 CORS", () => {
     const pre = await fetch(`${server.url}/api/admin/feature/message`, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } });
     expect(pre.headers.get("access-control-allow-origin")).toBeNull();
   });
+
+  it("D36 D44 an answer that varies on the origin and on Accept-Encoding says both (Vary: Origin and accept-encoding)", async () => {
+    const key = await server.key({ scopes: ["platform_iam_featurestatus_read"] });
+    for (const acceptEncoding of ["identity", "gzip"]) {
+      const r = await fetch(`${server.url}/api/admin/feature/message`, { headers: { origin: "https://app.example", "svc-open-api-key": key, "accept-encoding": acceptEncoding } });
+      expect(r.status).toBe(200);
+      const vary = (r.headers.get("vary") ?? "").split(",").map((v) => v.trim().toLowerCase());
+      expect([acceptEncoding, vary.sort()]).toEqual([acceptEncoding, ["accept-encoding", "origin"]]);
+    }
+    // Refused: the answer still varies on the origin.
+    const refused = await fetch(`${server.url}/api/admin/feature/message`, { headers: { origin: "https://app.example" } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("vary")).toMatch(/origin/i);
+  });
 });
 
 describe("D4 TLS", () => {

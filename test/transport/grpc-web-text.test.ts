@@ -72,4 +72,20 @@ describe("gRPC-Web text mode", () => {
     const status = r.headers.get("grpc-status") ?? frames(Buffer.from(Buffer.from(await r.arrayBuffer()).toString("latin1"), "base64")).trailer;
     expect(String(status)).not.toMatch(/^0$|grpc-status: ?0/);
   });
+
+  it("D8 a text body that is not base64 is INVALID_ARGUMENT (grpc-status 3), whatever is wrong with it", async () => {
+    const key = await server.key({ scopes: ["platform_iam_featurestatus_read"] });
+    const good = envelope(toBinary(ListGlobalMessagesRequestSchema, create(ListGlobalMessagesRequestSchema))).toString("base64");
+    // Its length is not a multiple of 4; characters outside base64; padding inside a quantum; URL-safe characters.
+    for (const body of ["abc", "@@@@", "AAAAA", "A=AA", "AA=A" + good, good + "*", "-_-_"]) {
+      const r = await fetch(`${server.url}/${FeatureStatusService.typeName}/ListGlobalMessages`, {
+        method: "POST",
+        headers: { "content-type": "application/grpc-web-text", "x-grpc-web": "1", "svc-open-api-key": key },
+        body,
+      });
+      const text = Buffer.from(Buffer.from(await r.arrayBuffer()).toString("latin1"), "base64");
+      const status = r.headers.get("grpc-status") ?? /grpc-status: ?(\d+)/.exec(frames(text).trailer)?.[1];
+      expect([body, status]).toEqual([body, "3"]);
+    }
+  });
 });

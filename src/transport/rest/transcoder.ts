@@ -5,7 +5,7 @@
 // Connect) and turn its answer into the spec's JSON, or its error into
 // problem+json (D8). The call stays in-process as message objects: no
 // protobuf binary round trip on the REST path.
-import { fromJson, toJson, type DescMessage, type JsonObject, type JsonValue, type Message } from "@bufbuild/protobuf";
+import { fromJson, ScalarType, toJson, type DescField, type DescMessage, type JsonObject, type JsonValue, type Message } from "@bufbuild/protobuf";
 import { Code, ConnectError, createHandlerContext, type ContextValues, type HandlerContext, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
 import { createAsyncIterable, invokeUnaryImplementation, transformInvokeImplementation } from "@connectrpc/connect/protocol";
 import type { HttpBody } from "../../gen/google/api/httpbody_pb.js";
@@ -13,7 +13,7 @@ import { codeName } from "../problem.js";
 import { failure, invalidField } from "../errors.js";
 import { writeHead, type NodeRequest, type NodeResponse } from "../node-types.js";
 import { codingFor, compress, compressor, MIN_COMPRESSED_BYTES, type Coding } from "../compression.js";
-import { JSON_CONTENT_TYPE, closeIfBodyPending, readBody, isJsonMediaType, sendJsonText, sendProblem } from "../http-io.js";
+import { JSON_CONTENT_TYPE, closeIfBodyPending, readBody, isJsonMediaType, sendJsonText, sendProblem, varyAlso } from "../http-io.js";
 import { jsonInputError, rejectUnknownFields } from "../json-input.js";
 import { buildRestRoutes, type RestRoute } from "./rest-routes.js";
 import { pathKey, setAtPath, textToJson } from "./field-path.js";
@@ -158,7 +158,10 @@ export class Transcoder {
       } catch {
         throw invalidField(pathKey(v.fields), "malformed percent-encoding in the path");
       }
-      setAtPath(json, v.fields, textToJson(v.fields[v.fields.length - 1], text));
+      const field = v.fields[v.fields.length - 1];
+      // An id in a path names one resource one way: JSON's number forms (0x1, +1, 1e0, 01) are not ids.
+      if (isInteger(field) && !DECIMAL.test(text)) throw invalidField(pathKey(v.fields), "must be a decimal integer without sign or leading zeros");
+      setAtPath(json, v.fields, textToJson(field, text));
     }
     // 3. Query parameters, for fields neither the body nor the path set.
     if (route.body !== "*") {
@@ -229,11 +232,11 @@ export class Transcoder {
       const coding = codingFor(req);
       if (coding && text.length >= MIN_COMPRESSED_BYTES) {
         const body = await compress(coding, Buffer.from(text));
-        writeHead(res, route.successStatus, { ...headers, vary: "accept-encoding", "content-type": JSON_CONTENT_TYPE, "content-encoding": coding, "content-length": String(body.length) });
+        writeHead(res, route.successStatus, { ...headers, vary: varyAlso(res, "accept-encoding"), "content-type": JSON_CONTENT_TYPE, "content-encoding": coding, "content-length": String(body.length) });
         res.end(body);
         return;
       }
-      sendJsonText(res, route.successStatus, text, { ...headers, vary: "accept-encoding" });
+      sendJsonText(res, route.successStatus, text, { ...headers, vary: varyAlso(res, "accept-encoding") });
     } finally {
       res.off("close", onClose);
       ctx.abort(CALL_ENDED); // ends the call's signal: work tied to it stops
@@ -268,7 +271,7 @@ export class Transcoder {
       // Server-Sent Events are sent as they come: a compressor would hold them back (D46).
       if (contentType.startsWith("text/event-stream")) coding = undefined;
       const encoding: Record<string, string> = coding ? { "content-encoding": coding } : {};
-      writeHead(res, route.successStatus, { ...passHeaders(ctx.responseHeader), vary: "accept-encoding", ...encoding, "content-type": contentType || JSON_CONTENT_TYPE });
+      writeHead(res, route.successStatus, { ...passHeaders(ctx.responseHeader), vary: varyAlso(res, "accept-encoding"), ...encoding, "content-type": contentType || JSON_CONTENT_TYPE });
       if (!coding) {
         // The socket's own pace: after a refused write, wait for 'drain' (an HTTP response calls
         // a write's callback before the socket has taken its bytes, so only 'drain' tells).
@@ -335,6 +338,15 @@ function drainOrClose(res: NodeResponse): Promise<void> {
     res.on("drain", done);
     res.on("close", done);
   });
+}
+
+/** A whole number as written in a path: decimal digits, no sign, no leading zero. */
+const DECIMAL = /^(0|[1-9][0-9]*)$/;
+
+const INTEGER_SCALARS = new Set([ScalarType.INT32, ScalarType.INT64, ScalarType.UINT32, ScalarType.UINT64, ScalarType.SINT32, ScalarType.SINT64, ScalarType.FIXED32, ScalarType.FIXED64, ScalarType.SFIXED32, ScalarType.SFIXED64]);
+
+function isInteger(field: DescField): boolean {
+  return field.fieldKind === "scalar" && INTEGER_SCALARS.has(field.scalar);
 }
 
 function splitPath(pathname: string): string[] {
