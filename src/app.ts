@@ -24,6 +24,7 @@ import { HealthState, healthService } from "./transport/health.js";
 import { listen, type Listener } from "./transport/listener.js";
 import { createNodeHandler } from "./transport/node-handler.js";
 import { ServiceRegistry } from "./transport/service-registry.js";
+import { ClientAddress } from "./transport/client-address.js";
 import { addReflection } from "./transport/reflection.js";
 import { Metrics } from "./metrics/metrics.js";
 import { listenForMetrics } from "./metrics/metrics-listener.js";
@@ -72,6 +73,8 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   const backend = await openBackend(settings);
   const health = new HealthState();
   const shutdown = new AbortController();
+  // D57: streams end as soon as the drain begins; the drain then waits for ordinary requests only.
+  const streamsEnd = new AbortController();
   const services = [FeatureStatusService, TimeSeriesService];
   const metrics = settings.metrics.kind === "off" ? undefined : new Metrics();
 
@@ -95,6 +98,10 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
       onCacheEvent: metrics && ((event) => metrics.cache.inc({ event })),
       cursors,
       maxWatchers: settings.maxWatchers,
+      maxWatchersPerClient: settings.maxWatchersPerClient,
+      maxWatcherQueuedBytes: settings.watcherQueueKb * 1024,
+      onWatcherDropped: (client, queuedBytes) => logger.warn({ watcher: client, queuedBytes }, `dropped a message watcher (${client}) that did not read: ${queuedBytes} bytes waited for it (MERIDIAN_WATCHER_QUEUE_KB)`),
+      stopSignal: streamsEnd.signal,
       heartbeatMs: settings.sseHeartbeatS * 1000,
     }),
   );
@@ -114,6 +121,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     authenticate,
     metrics,
     publicMetrics: settings.metrics.kind === "public",
+    clientAddress: new ClientAddress(settings.trustedProxies),
     apiInfo: { title: "Meridian", version: VERSION, description: API_DESCRIPTION },
   });
   let listener: Listener;
@@ -155,6 +163,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     close(graceMs = DRAIN_MS) {
       closing ??= (async () => {
         health.set("draining");
+        streamsEnd.abort();
         cleanup.stop();
         await listener.close(graceMs);
         shutdown.abort();

@@ -3,7 +3,7 @@
 // (D51), and puts the principal in the call's context values; the
 // interceptor every protocol passes (REST included) only checks it is there.
 import type { DescMethod } from "@bufbuild/protobuf";
-import { ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, createContextKey, type ContextValues, type Interceptor } from "@connectrpc/connect";
 import { failure, unauthenticated } from "../transport/errors.js";
 import type { ApiKeyStore } from "./api-keys.js";
 import type { JwtVerifier } from "./jwt.js";
@@ -61,4 +61,27 @@ export function authInterceptor(): Interceptor {
     if (!isPublic(req.method) && !req.contextValues.get(principalKey)) throw req.contextValues.get(authFailureKey) ?? unauthenticated("credentials required", "CREDENTIALS_MISSING");
     return next(req);
   };
+}
+
+/**
+ * D53: authenticates the call's caller again from the headers it came with
+ * (a key revoked since, on any replica, or a token past its exp, is a 401).
+ * Set by the request handler for every authenticated call; long-lived answers
+ * call it before each event.
+ */
+export const callerCheckKey = createContextKey<(() => Promise<unknown>) | undefined>(undefined, { description: "re-authenticates the caller" });
+
+/**
+ * Throws the 401 when the call's credential has ended since it began (D53).
+ * A credential that cannot be checked now (the database away) is not one that
+ * ended: the stream goes on, as a new request would get a 503, not a 401.
+ */
+export async function recheckCaller(values: ContextValues): Promise<void> {
+  const check = values.get(callerCheckKey);
+  if (!check) return;
+  try {
+    await check();
+  } catch (e) {
+    if (e instanceof ConnectError && e.code === Code.Unauthenticated) throw e;
+  }
 }

@@ -15,6 +15,8 @@ export interface Principal {
   /** The token's iss and sub claims (via jwt), for the audit trail (D48). */
   issuer?: string;
   subject?: string;
+  /** When the credential ends (ms since the epoch; a token's exp), if it does by itself (D53). */
+  expiresAt?: number;
 }
 
 /** Every scope Meridian grants something for (D13, D14); a credential may carry others, which grant nothing here. */
@@ -35,6 +37,11 @@ export function principalOf(ctx: HandlerContext): Principal {
   const p = ctx.values.get(principalKey);
   if (!p) throw unauthenticated("credentials required", "CREDENTIALS_MISSING");
   return p;
+}
+
+/** The credential a principal came from, as one string (D54 counts watchers by it): a key's id, or a token's issuer and subject. */
+export function credentialOf(p: Principal): string {
+  return p.via === "api-key" ? `key ${p.keyId}` : `token ${JSON.stringify([p.issuer ?? "", p.subject ?? p.clientId])}`;
 }
 
 export function hasScope(p: Principal, ...anyOf: string[]): boolean {

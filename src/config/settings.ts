@@ -1,6 +1,7 @@
 // Every setting once: its environment variable, its flag on `meridian serve`,
 // its default and its help line (D31). Flags win over the environment.
 import { parseMetricsSetting, type MetricsExposure } from "../metrics/metrics-listener.js";
+import { ClientAddress } from "../transport/client-address.js";
 export interface Settings {
   port: number;
   host: string;
@@ -19,6 +20,10 @@ export interface Settings {
   allowHttpLinks: boolean;
   listingCacheMb: number;
   maxWatchers: number;
+  maxWatchersPerClient: number;
+  watcherQueueKb: number;
+  trustedProxies: string[];
+  h2MaxStreams: number;
   auditRetentionDays: number;
   sseHeartbeatS: number;
   idleTimeoutS: number;
@@ -56,6 +61,15 @@ const metricsSetting = (text: string, name: string) => {
   return m;
 };
 const list = (text: string) => text.split(",").map((s) => s.trim()).filter(Boolean);
+const addresses = (text: string, name: string) => {
+  const entries = list(text);
+  try {
+    new ClientAddress(entries);
+  } catch (e) {
+    throw new SettingError(`${name}: ${(e as Error).message}`);
+  }
+  return entries;
+};
 
 type AnySpec = { [K in keyof Settings]: Spec<K> }[keyof Settings];
 
@@ -78,6 +92,10 @@ export const SETTINGS: readonly AnySpec[] = [
   { key: "listingCacheMb", env: "MERIDIAN_LISTING_CACHE_MB", default: "32", help: "megabytes of message listings kept in memory (0 keeps none)", parse: int(0, 4096) },
   { key: "auditRetentionDays", env: "MERIDIAN_AUDIT_RETENTION_DAYS", default: "365", help: "days an entry of the messages' audit trail is kept", parse: int(0, 36_500) },
   { key: "maxWatchers", env: "MERIDIAN_MAX_WATCHERS", default: "10000", help: "message watchers (SSE and WatchMessages streams) one process serves at once; beyond, 503", parse: int(0, 1_000_000) },
+  { key: "maxWatchersPerClient", env: "MERIDIAN_MAX_WATCHERS_PER_CLIENT", default: "100", help: "message watchers one credential may hold from one address; beyond, 429", parse: int(1, 1_000_000) },
+  { key: "watcherQueueKb", env: "MERIDIAN_WATCHER_QUEUE_KB", default: "256", help: "kilobytes a watcher that does not read may leave waiting before it is dropped", parse: int(16, 1_048_576) },
+  { key: "trustedProxies", env: "MERIDIAN_TRUSTED_PROXIES", default: "", help: "proxies' addresses or CIDR ranges whose X-Forwarded-For names the client, comma separated", parse: addresses },
+  { key: "h2MaxStreams", env: "MERIDIAN_H2_MAX_STREAMS", default: "100", help: "concurrent streams one HTTP/2 connection may open", parse: int(1, 1_000_000) },
   { key: "sseHeartbeatS", env: "MERIDIAN_SSE_HEARTBEAT_S", default: "15", help: "seconds between heartbeat comments on a quiet message stream", parse: int(1, 3600) },
   { key: "idleTimeoutS", env: "MERIDIAN_IDLE_TIMEOUT_S", default: "65", help: "seconds a connection may stay open with no request in progress", parse: int(1, 86_400) },
   { key: "headersTimeoutS", env: "MERIDIAN_HEADERS_TIMEOUT_S", default: "20", help: "seconds a client has to connect fully and send a request's headers", parse: int(1, 3600) },

@@ -1,7 +1,7 @@
 // The eight RPCs of part A. Per-feature and global routes share every rule;
 // they differ only in scope (a feature, or global) and in what a 404 means.
 import { create, toBinary, toJson } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import {
   ActiveMessagesSchema,
   AuditEntrySchema,
@@ -17,7 +17,11 @@ import {
   type Message,
   type MessageFields,
 } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
-import { ROLES, SCOPES, hasRole, hasScope, principalOf, type Principal } from "../auth/principal.js";
+import { ROLES, SCOPES, credentialOf, hasRole, hasScope, principalOf, type Principal } from "../auth/principal.js";
+import { recheckCaller } from "../auth/authenticate.js";
+import { problemOf } from "../transport/problem.js";
+import { requestInfoKey } from "../transport/request-info.js";
+import { outletKey } from "../transport/outlet.js";
 import { failure, invalidField, notFound, permissionDenied, ViolationList } from "../transport/errors.js";
 import type { CursorSeal } from "../storage/cursor-seal.js";
 import { OPAQUE_ID_RULE, isOpaqueId } from "../transport/ids.js";
@@ -54,6 +58,14 @@ export interface FeatureStatusDeps {
   onCacheEvent?: (event: "hit" | "miss" | "eviction") => void;
   /** D46: watchers (streams of WatchMessages and SSE) this process serves at once. */
   maxWatchers?: number;
+  /** D54: watchers one client (credential and address) holds at once. */
+  maxWatchersPerClient?: number;
+  /** D54: bytes of a watcher's answer that may wait for its client before it is dropped. */
+  maxWatcherQueuedBytes?: number;
+  /** D54: told of a watcher dropped for not reading. */
+  onWatcherDropped?: (client: string, queuedBytes: number) => void;
+  /** D57: aborted when the server starts to stop; every watcher ends then. */
+  stopSignal?: AbortSignal;
   /** D46: a quiet SSE stream gets a comment this often. */
   heartbeatMs?: number;
 }
@@ -61,7 +73,8 @@ export interface FeatureStatusDeps {
 /** An active set (D46), and its SSE event text, made when first asked. */
 interface WatchedSet {
   set: ActiveMessages;
-  sse(): string;
+  /** The event's bytes, one copy for every SSE watcher of the set (a client slow to read holds no copy of its own). */
+  sse(): Uint8Array;
 }
 
 /** Where a message lives: one feature, or global (null). */
@@ -91,8 +104,19 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
   const now = deps.now ?? nowSeconds;
   const listings = new ListingCache<ListMessagesResponse>(deps.store, deps.listingCacheBytes ?? LISTING_CACHE_BYTES, pageBytes, deps.onCacheEvent);
 
-  const watch = new MessageWatch(deps.store, deps.maxWatchers ?? 10_000, now);
   const heartbeatMs = deps.heartbeatMs ?? 15_000;
+  const watch = new MessageWatch(
+    deps.store,
+    {
+      maxWatchers: deps.maxWatchers ?? 10_000,
+      maxPerClient: deps.maxWatchersPerClient ?? 100,
+      maxQueuedBytes: deps.maxWatcherQueuedBytes ?? 256 * 1024,
+      sweepMs: heartbeatMs,
+      onDropped: deps.onWatcherDropped,
+    },
+    now,
+  );
+  deps.stopSignal?.addEventListener("abort", () => watch.stop(), { once: true });
   const shaper = new JsonShaper(); // REST's message JSON: featureId null when unset
   /** Listing pages' ETags (D47), made once per page the cache holds. */
   const pageEtags = new WeakMap<ListMessagesResponse, string>();
@@ -150,57 +174,75 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     if (memo) return memo;
     const set = create(ActiveMessagesSchema, { data: pages.flatMap((p) => p.data) });
     set.eventId = digest(toBinary(ActiveMessagesSchema, set));
-    let sse: string | undefined;
+    let sse: Uint8Array | undefined;
     const watched: WatchedSet = {
       set,
       // The SSE event as REST writes messages (featureId null when unset), made once.
-      sse: () => (sse ??= sseEvent(set.eventId, "messages", JSON.stringify({ data: set.data.map((m) => shaper.shape(MessageSchema, toJson(MessageSchema, m, { alwaysEmitImplicit: true }))) }))),
+      sse: () => (sse ??= Buffer.from(sseEvent(set.eventId, "messages", JSON.stringify({ data: set.data.map((m) => shaper.shape(MessageSchema, toJson(MessageSchema, m, { alwaysEmitImplicit: true }))) })))),
     };
     if (pages.length === 1) setsOfPage.set(pages[0], watched);
     return watched;
   };
 
-  /** D46: checks the caller (D13) and counts it among the watchers, before any byte is sent; returns the release. */
+  /** D46: checks the caller (D13) and counts it among the watchers (D54: also among its client's), before any byte is sent; returns the release. */
   const openWatch = (ctx: HandlerContext, scope: Scope): (() => void) => {
     authorizeList(ctx, scope);
-    return watch.enter();
+    const address = ctx.values.get(requestInfoKey)?.clientAddress ?? "";
+    return watch.enter(`${credentialOf(principalOf(ctx))} from ${address}`, ctx.values.get(outletKey));
   };
 
   /**
    * D46: the active set at once (unless the caller's last event is still it),
-   * then again after every change that alters it; a heartbeat when nothing
-   * happened for a while. Ends when the caller goes away or the server stops.
+   * then again after every change that alters it; a heartbeat when nothing was
+   * sent for a while, however many changes elsewhere woke the watcher. Ends
+   * when the caller goes away or the server stops (D57). D53: the caller is
+   * authenticated again before anything is sent and whenever the clock wakes
+   * the watcher (a heartbeat is due, the token expires): a credential that
+   * ended ends the stream with its 401 (thrown), before anything more is sent.
    */
   async function* watchSets(ctx: HandlerContext, scope: Scope, lastEventId: string | undefined): AsyncGenerator<WatchedSet | "heartbeat"> {
+    const expiresAt = principalOf(ctx).expiresAt;
     let sent = lastEventId;
-    while (!ctx.signal.aborted) {
-      const watched = await activeSet(scope);
-      if (watched.set.eventId !== sent) {
-        sent = watched.set.eventId;
-        yield watched;
+    let changed = true; // the first set is sent at once
+    let heartbeatAt = Date.now() + heartbeatMs;
+    for (;;) {
+      const watched = changed ? await activeSet(scope) : undefined;
+      // A timer may fire a millisecond early: a heartbeat that is as good as due is sent.
+      const event = watched && watched.set.eventId !== sent ? watched : Date.now() + 5 >= heartbeatAt ? "heartbeat" : undefined;
+      if (event || !changed) await recheckCaller(ctx.values);
+      if (event) {
+        if (event !== "heartbeat") sent = event.set.eventId;
+        yield event;
+        heartbeatAt = Date.now() + heartbeatMs;
       }
-      if (!(await watch.next(heartbeatMs, ctx.signal)) && !ctx.signal.aborted) yield "heartbeat";
+      const untilExpiry = expiresAt === undefined ? Infinity : expiresAt - Date.now();
+      const wait = Math.min(heartbeatAt - Date.now(), untilExpiry > 0 ? untilExpiry + 1 : Infinity);
+      changed = await watch.next(Math.max(0, wait), ctx.signal);
+      if (ctx.signal.aborted || watch.stopped) return;
     }
   }
 
   /** The same as Server-Sent Events, in the message JSON of REST answers. */
   async function* watchSse(ctx: HandlerContext, scope: Scope, req: WatchMessagesRequest): AsyncGenerator<HttpBody> {
     const release = openWatch(ctx, scope);
+    const body = (data: string | Uint8Array) => create(HttpBodySchema, { contentType: SSE_CONTENT_TYPE, data: typeof data === "string" ? Buffer.from(data) : data });
     try {
       ctx.responseHeader.set("cache-control", "no-cache");
       ctx.responseHeader.set("x-accel-buffering", "no"); // proxies: pass each event on at once
-      const body = (text: string) => create(HttpBodySchema, { contentType: SSE_CONTENT_TYPE, data: Buffer.from(text) });
       yield body(sseRetry(SSE_RETRY_MS));
       const lastEventId = req.lastEventId ?? ctx.requestHeader.get("last-event-id") ?? undefined;
       for await (const set of watchSets(ctx, scope, lastEventId)) {
         if (set === "heartbeat") yield body(sseComment("heartbeat"));
         else yield body(set.sse());
       }
+    } catch (e) {
+      // D53: the status went out long ago; the refusal is an event the page can read, then the end.
+      if (!(e instanceof ConnectError) || e.code !== Code.Unauthenticated) throw e;
+      yield body(sseEvent(undefined, "error", JSON.stringify(problemOf(e))));
     } finally {
       release(); // whenever the caller leaves, also before the first set
     }
   }
-
 
   const page = async ({ binding, scope, expiry, sortBy, sortOrder, limit, cursor, at }: PageQuery): Promise<ListMessagesResponse> => {
     let after: { key: number; id: number } | undefined;

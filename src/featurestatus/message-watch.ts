@@ -2,71 +2,154 @@
 // change is a write (this process's, and on PostgreSQL every replica's:
 // MessageStore.watch) or the clock reaching the next start or expiry of a
 // message, for which one timer serves every watcher (not polling). Watchers
-// are bounded per process (beyond: 503, gRPC UNAVAILABLE).
+// are bounded per process (beyond: 503, gRPC UNAVAILABLE) and per client, a
+// credential from one address (D54, beyond: 429, gRPC RESOURCE_EXHAUSTED), so
+// that one client cannot take every slot; a watcher that does not read what
+// it is sent is dropped once too much of it waits here (D54); and when the
+// server stops, every watcher ends at once (D57).
+import type { Outlet } from "../transport/outlet.js";
 import type { MessageStore } from "./message-store.js";
 import { failure } from "../transport/errors.js";
+
+export interface WatchLimits {
+  /** Watchers this process serves at once (MERIDIAN_MAX_WATCHERS). */
+  maxWatchers: number;
+  /** Watchers one client (credential and address) holds at once (MERIDIAN_MAX_WATCHERS_PER_CLIENT). */
+  maxPerClient: number;
+  /** Bytes of a watcher's answer that may wait in this process for its client; past it, the watcher is dropped. */
+  maxQueuedBytes: number;
+  /** How often watchers that do not read are looked for, besides at every change. */
+  sweepMs: number;
+  /** Told of a watcher dropped for not reading. */
+  onDropped?: (client: string, queuedBytes: number) => void;
+}
+
+/** One watcher: whose it is, its answer's outlet, and its release. */
+interface Watcher {
+  client: string;
+  outlet?: Outlet;
+  release: () => void;
+}
 
 /** setTimeout's longest delay is 2^31-1 ms; a farther boundary is re-checked after an hour. */
 const MAX_WAIT_MS = 3_600_000;
 
 export class MessageWatch {
-  private readonly waiting = new Set<() => void>();
-  private subscribers = 0;
+  /** Watchers waiting for the next change, each told whether one came (false: the server stops). */
+  private readonly waiting = new Set<(changed: boolean) => void>();
+  private readonly watchers = new Set<Watcher>();
+  /** Watchers per client. */
+  private readonly perClient = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
+  private sweeper: NodeJS.Timeout | undefined;
   private unwatch: (() => void) | undefined;
+  private ended = false;
 
   constructor(
     private readonly store: MessageStore,
-    private readonly maxSubscribers: number,
+    private readonly limits: WatchLimits,
     private readonly now: () => number,
   ) {}
 
-  /** Counts a subscriber in for as long as it holds the returned release; refuses one past the bound. */
-  enter(): () => void {
-    if (this.subscribers >= this.maxSubscribers) {
-      throw failure("WATCHERS_EXHAUSTED", `this server has ${this.maxSubscribers} watchers already (MERIDIAN_MAX_WATCHERS); retry later or on another replica`, { headers: { "retry-after": "5" } });
+  /**
+   * Counts a watcher of `client` in for as long as it holds the returned
+   * release; refuses one past a bound, before anything is sent.
+   */
+  enter(client: string, outlet?: Outlet): () => void {
+    const { maxWatchers, maxPerClient } = this.limits;
+    if (this.stopped) throw failure("SERVER_STOPPING", "this server is stopping; reconnect to another replica", { headers: { "retry-after": "1" } });
+    if (this.watchers.size >= maxWatchers) {
+      throw failure("WATCHERS_EXHAUSTED", `this server has ${maxWatchers} watchers already (MERIDIAN_MAX_WATCHERS); retry later or on another replica`, { headers: { "retry-after": "5" } });
     }
-    if (this.subscribers++ === 0) {
+    const held = this.perClient.get(client) ?? 0;
+    if (held >= maxPerClient) {
+      throw failure("CLIENT_WATCHERS_EXHAUSTED", `this client (credential and address) has ${maxPerClient} watchers open already (MERIDIAN_MAX_WATCHERS_PER_CLIENT); close one first`, { headers: { "retry-after": "5" } });
+    }
+    this.perClient.set(client, held + 1);
+    let released = false;
+    const watcher: Watcher = {
+      client,
+      outlet,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.watchers.delete(watcher);
+        const n = this.perClient.get(client)! - 1;
+        if (n === 0) this.perClient.delete(client);
+        else this.perClient.set(client, n);
+        if (this.watchers.size === 0) {
+          this.unwatch?.();
+          clearTimeout(this.timer);
+          clearInterval(this.sweeper);
+          this.timer = this.sweeper = undefined;
+        }
+      },
+    };
+    this.watchers.add(watcher);
+    if (this.watchers.size === 1) {
       this.unwatch = this.store.watch(() => this.changed());
       this.arm();
+      this.sweeper = setInterval(() => this.sweep(), this.limits.sweepMs).unref();
     }
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      if (--this.subscribers === 0) {
-        this.unwatch?.();
-        clearTimeout(this.timer);
-        this.timer = undefined;
-      }
-    };
+    return watcher.release;
   }
 
-  /** Resolves at the next change, after `ms`, or when the signal aborts, whichever is first: true for a change. */
+  /** D57: ends every watcher now (those waiting end cleanly; one stuck on a client that does not read is cut) and admits no more. */
+  stop(): void {
+    if (this.stopped) return;
+    this.ended = true;
+    for (const w of [...this.waiting]) w(false);
+    for (const w of [...this.watchers]) {
+      if (w.outlet && w.outlet.queued() > 0) this.drop(w);
+    }
+  }
+
+  get stopped(): boolean {
+    return this.ended;
+  }
+
+  /** Resolves at the next change, after `ms`, or when the signal aborts or the server stops, whichever is first: true for a change. */
   next(ms: number, signal: AbortSignal): Promise<boolean> {
     return new Promise((resolve) => {
+      if (signal.aborted || this.stopped) return resolve(false);
       const done = (changed: boolean) => {
-        this.waiting.delete(wake);
+        this.waiting.delete(done);
         clearTimeout(timeout);
         signal.removeEventListener("abort", aborted);
         resolve(changed);
       };
-      const wake = () => done(true);
       const aborted = () => done(false);
-      const timeout = setTimeout(() => done(false), ms);
-      this.waiting.add(wake);
+      const timeout = setTimeout(aborted, ms);
+      this.waiting.add(done);
       signal.addEventListener("abort", aborted, { once: true });
     });
   }
 
   get count(): number {
-    return this.subscribers;
+    return this.watchers.size;
+  }
+
+  /** D54: drops every watcher whose client has left more than the bound waiting here. */
+  private sweep(): void {
+    for (const w of this.watchers) {
+      if (w.outlet && w.outlet.queued() > this.limits.maxQueuedBytes) this.limits.onDropped?.(w.client, this.drop(w));
+    }
+  }
+
+  /** Cuts a watcher's answer; returns the bytes it left waiting. */
+  private drop(w: Watcher): number {
+    const queued = w.outlet!.queued();
+    w.release(); // its slot is free at once, whenever its generator gets to run again
+    w.outlet!.drop();
+    return queued;
   }
 
   private changed(): void {
+    // Before the change is written out: what waits now is what the client has not taken.
+    this.sweep();
     const woken = [...this.waiting];
     this.waiting.clear();
-    for (const w of woken) w();
+    for (const w of woken) w(true);
     this.arm(); // a write may have brought the next boundary nearer
   }
 
@@ -76,7 +159,7 @@ export class MessageWatch {
     const asked = this.now();
     this.store.nextChangeAfter(asked).then(
       (at) => {
-        if (this.subscribers === 0 || !Number.isFinite(at)) return;
+        if (this.watchers.size === 0 || !Number.isFinite(at)) return;
         clearTimeout(this.timer);
         // D19 windows are by whole seconds: wake just after second `at` begins.
         const ms = Math.min(MAX_WAIT_MS, Math.max(0, at * 1000 - Date.now()) + 5);

@@ -17,6 +17,8 @@ export interface ListenOptions {
   idleTimeoutS: number;
   headersTimeoutS: number;
   requestTimeoutS: number;
+  /** Concurrent streams per HTTP/2 session (D54). */
+  h2MaxStreams: number;
 }
 
 export interface Listener {
@@ -50,7 +52,7 @@ export async function listen(handler: NodeHandler, opts: ListenOptions): Promise
     for (const s of sockets) if (!h2Sockets.has(s) && !active.get(s)) s.end();
   };
   const timeouts = timeoutsOf(opts);
-  const h2Options = { settings: { initialWindowSize: 1 << 20 } };
+  const h2Options = { settings: { initialWindowSize: 1 << 20, maxConcurrentStreams: opts.h2MaxStreams } };
   // No Nagle: a response's last small write must not wait for the client's
   // delayed ACK (about 40 ms a response on a kept-alive connection).
   const socketOptions = { noDelay: true };

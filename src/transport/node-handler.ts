@@ -7,7 +7,7 @@ import { constants as h2, type Http2ServerRequest } from "node:http2";
 import { Code, ConnectError, createContextValues, type ContextValues } from "@connectrpc/connect";
 import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
-import { authFailureKey, isPublic, type Authenticator } from "../auth/authenticate.js";
+import { authFailureKey, callerCheckKey, isPublic, type Authenticator } from "../auth/authenticate.js";
 import { principalKey } from "../auth/principal.js";
 import type { Logger } from "../log/logger.js";
 import { isCancellation } from "./cancellation.js";
@@ -18,6 +18,8 @@ import { isGrpcContentType, sendGrpcStatus } from "./grpc-status.js";
 import { closeIfBodyPending, sendJson, sendJsonText, sendProblem } from "./http-io.js";
 import type { NodeHandler, NodeRequest, NodeResponse } from "./node-types.js";
 import { requestInfoKey, type RequestInfo } from "./request-info.js";
+import { ClientAddress } from "./client-address.js";
+import { outletKey, outletOf } from "./outlet.js";
 import { Transcoder } from "./rest/transcoder.js";
 import type { ServiceRegistry } from "./service-registry.js";
 import { traceOf } from "./trace-context.js";
@@ -41,11 +43,24 @@ export interface HandlerParts {
   /** Counts requests (D43); `publicMetrics` also answers GET /metrics on this port. */
   metrics?: Metrics;
   publicMetrics?: boolean;
+  /** Whose address a request is (D54); by default the peer's. */
+  clientAddress?: ClientAddress;
 }
 
 const noCredentials: Authenticator = () => Promise.reject(unauthenticated("credentials required", "CREDENTIALS_MISSING"));
 
-export function createNodeHandler({ services, shutdownSignal, health, cors, logger, authenticate = noCredentials, metrics, publicMetrics = false, apiInfo = { title: "Meridian", version: "0", description: "" } }: HandlerParts): NodeHandler {
+export function createNodeHandler({
+  services,
+  shutdownSignal,
+  health,
+  cors,
+  logger,
+  authenticate = noCredentials,
+  metrics,
+  publicMetrics = false,
+  apiInfo = { title: "Meridian", version: "0", description: "" },
+  clientAddress = new ClientAddress([]),
+}: HandlerParts): NodeHandler {
   const rpcPaths = new Map(services.router.handlers.map((h) => [h.requestPath, h]));
   const transcoder = new Transcoder(services.methods, { interceptors: services.interceptors, shutdownSignal, jsonShapes: services.jsonShapes });
   const docs = new PublicFiles(openApiDocument(transcoder.routes, services.restDocs, apiInfo));
@@ -115,6 +130,11 @@ export function createNodeHandler({ services, shutdownSignal, health, cors, logg
       info.protocol = rpc ? protocolOf(req.headers["content-type"]) : "rest";
       metrics.inFlight.inc({ protocol: info.protocol });
     }
+    if (method?.methodKind === "server_streaming") {
+      // A long-lived answer (D54): counted per client address, and dropped if its client stops reading.
+      info.clientAddress = clientAddress.of(req);
+      contextValues.set(outletKey, outletOf(res));
+    }
 
     credentials(method, req, contextValues, info, authenticate)
       .then((refusal) => {
@@ -143,12 +163,15 @@ async function credentials(
   authenticate: Authenticator,
 ): Promise<ConnectError | undefined> {
   if (!method || isPublic(method)) return undefined; // unknown paths get their 404/405 without credentials
+  const header = (name: string) => {
+    const v = req.headers[name];
+    return Array.isArray(v) ? v.join(", ") : v;
+  };
   try {
-    const principal = await authenticate((name) => {
-      const v = req.headers[name];
-      return Array.isArray(v) ? v.join(", ") : v;
-    });
+    const principal = await authenticate(header);
     contextValues.set(principalKey, principal);
+    // D53: a long-lived answer asks again, with the same headers, whether the credential still holds.
+    contextValues.set(callerCheckKey, () => authenticate(header));
     info.clientId = principal.clientId;
     return undefined;
   } catch (e) {

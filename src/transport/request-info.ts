@@ -15,6 +15,8 @@ export interface RequestInfo {
   /** This server's span of that trace. */
   spanId?: string;
   clientId?: string;
+  /** The client's network address (D54): the peer's, or X-Forwarded-For's when the peer is a trusted proxy. */
+  clientAddress?: string;
   /** Body bytes of a streamed REST response handed to the socket (shows where a cut stream stopped). */
   streamedBytes?: number;
   /** The client left, cancelled or ran out of time before the call ended (D34: info, not an error). */

@@ -2,10 +2,13 @@
 // text/event-stream answer is made of.
 export const SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8";
 
-/** One event; `data` is written as one data line (JSON has no raw newline). */
-export function sseEvent(id: string, event: string, data: string): string {
-  if (/[\r\n]/.test(id + event + data)) throw new Error("an SSE field may not hold a line break");
-  return `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`;
+/**
+ * One event; `data` is written as one data line (JSON has no raw newline).
+ * Without an id the reader keeps the last one it had (an empty id would reset it).
+ */
+export function sseEvent(id: string | undefined, event: string, data: string): string {
+  if (/[\r\n]/.test((id ?? "") + event + data)) throw new Error("an SSE field may not hold a line break");
+  return `${id === undefined ? "" : `id: ${id}\n`}event: ${event}\ndata: ${data}\n\n`;
 }
 
 /** A comment line: ignored by the reader, keeps the connection and its proxies awake. */

@@ -14,6 +14,8 @@ export interface SseStream {
   headers: Headers;
   /** The next event (or comment), or throws after `ms`. */
   next(ms?: number): Promise<SseEvent>;
+  /** Resolves when the server ends the stream (or it is cut): "ended" after a clean end, "cut" otherwise. */
+  ended: Promise<"ended" | "cut">;
   close(): void;
 }
 
@@ -23,8 +25,9 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
   const queue: SseEvent[] = [];
   const waiters: ((e: SseEvent) => void)[] = [];
   const deliver = (e: SseEvent) => (waiters.length ? waiters.shift()!(e) : queue.push(e));
+  let ended: Promise<"ended" | "cut"> = new Promise(() => {});
   if (r.body && r.headers.get("content-type")?.startsWith("text/event-stream")) {
-    void (async () => {
+    ended = (async () => {
       const decoder = new TextDecoder();
       let text = "";
       try {
@@ -46,8 +49,9 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
             deliver(e);
           }
         }
+        return "ended" as const;
       } catch {
-        // closed
+        return "cut" as const; // closed by either side
       }
     })();
   }
@@ -64,6 +68,7 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
         });
       });
     },
+    ended,
     close: () => abort.abort(),
   };
 }

@@ -1,7 +1,7 @@
 // D32 health and graceful shutdown, D34 request logs, D36 CORS, D4 TLS.
 import { createConnectRouter } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFileSync } from "node:child_process";
+import { execFileSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { secretOf, startTestServer, type TestServer } from "../helpers/server.js";
 import { exited, meridian, serve } from "../helpers/cli.js";
 import { draft } from "../helpers/messages.js";
+import { nextEvent, openSse } from "../helpers/sse.js";
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-life-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -53,26 +54,7 @@ describe("D32 health", () => {
     const db = join(dir, "sigterm.db");
     const key = meridian(["apikey", "create", "--client-id", "t", "--scope", "platform_iam_featurestatus_readwrite", "--role", "BackOffice"], { MERIDIAN_DB: db }).stdout.trim();
     const { child, url, stderr } = await serve({ MERIDIAN_DB: db });
-    // A request whose body is still arriving when SIGTERM comes.
-    const body = JSON.stringify(draft({ title: "Sent across SIGTERM" }));
-    const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = httpRequest(`${url}/api/admin/feature/message`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "svc-open-api-key": key, "transfer-encoding": "chunked" },
-      });
-      req.on("response", (res) => {
-        let text = "";
-        res.on("data", (d) => (text += d));
-        res.on("end", () => resolve({ status: res.statusCode!, body: text }));
-      });
-      req.on("error", reject);
-      req.write(body.slice(0, 20));
-      setTimeout(() => {
-        child.kill("SIGTERM");
-        setTimeout(() => req.end(body.slice(20)), 300);
-      }, 200);
-    });
-    const answer = await response;
+    const answer = await postAcrossSigterm(url, key, child, "Sent across SIGTERM");
     expect(answer.status).toBe(201);
     expect(JSON.parse(answer.body)).toMatchObject({ id: 1, type: "Warning", title: "Sent across SIGTERM" });
     expect(await exited(child)).toBe(0);
@@ -81,6 +63,54 @@ describe("D32 health", () => {
     expect(existsSync(`${db}-wal`)).toBe(false);
   });
 });
+
+describe("D57 drain", () => {
+  it("D57 SIGTERM with 100 open streams: they end at once, a request in flight is still answered, and the process is gone within 2 s", async () => {
+    const db = join(dir, "streams.db");
+    const key = meridian(["apikey", "create", "--client-id", "t", "--scope", "platform_iam_featurestatus_readwrite", "--role", "BackOffice"], { MERIDIAN_DB: db }).stdout.trim();
+    const { child, url } = await serve({ MERIDIAN_DB: db });
+    const streams = await Promise.all(Array.from({ length: 100 }, () => openSse(`${url}/api/admin/feature/message/stream`, { "svc-open-api-key": key })));
+    try {
+      expect(streams.every((s) => s.status === 200)).toBe(true);
+      await Promise.all(streams.map((s) => nextEvent(s)));
+      const t0 = performance.now();
+      const answer = await postAcrossSigterm(url, key, child, "Sent while streams end");
+      expect(answer.status).toBe(201);
+      expect(await exited(child)).toBe(0);
+      expect(performance.now() - t0).toBeLessThan(2000);
+      // Ended, not cut: a reader reconnects (with Last-Event-ID) to another replica.
+      expect(new Set(await Promise.all(streams.map((s) => s.ended)))).toEqual(new Set(["ended"]));
+    } finally {
+      streams.forEach((s) => s.close());
+      child.kill("SIGKILL");
+    }
+  });
+});
+
+/**
+ * A request whose body is still arriving when SIGTERM comes: SIGTERM 200 ms
+ * after its first bytes, the rest 300 ms later. Resolves with its answer.
+ */
+function postAcrossSigterm(url: string, key: string, child: ChildProcess, title: string): Promise<{ status: number; body: string }> {
+  const body = JSON.stringify(draft({ title }));
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${url}/api/admin/feature/message`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "svc-open-api-key": key, "transfer-encoding": "chunked" },
+    });
+    req.on("response", (res) => {
+      let text = "";
+      res.on("data", (d) => (text += d));
+      res.on("end", () => resolve({ status: res.statusCode!, body: text }));
+    });
+    req.on("error", reject);
+    req.write(body.slice(0, 20));
+    setTimeout(() => {
+      child.kill("SIGTERM");
+      setTimeout(() => req.end(body.slice(20)), 300);
+    }, 200);
+  });
+}
 
 describe("D34 request logs", () => {
   let server: TestServer;

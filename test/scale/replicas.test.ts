@@ -12,8 +12,14 @@ import { loadSettings } from "../../src/config/settings.js";
 import { draft } from "../helpers/messages.js";
 import { nextEvent, openSse } from "../helpers/sse.js";
 import { meridian } from "../helpers/cli.js";
+import { Code, ConnectError } from "@connectrpc/connect";
+import * as grpc from "@grpc/grpc-js";
+import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { connectClient, grpcStream, hostPort } from "../helpers/clients.js";
 import { PG_SKIP_REASON, PG_URL, freshPgDatabase } from "../helpers/postgres.js";
 
+const HEARTBEAT_S = 2;
+const READER = { clientId: "banner", roles: [], scopes: ["platform_iam_featurestatus_read"], projects: [] };
 const RW = { clientId: "ops", roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"], projects: [] };
 const TS = { clientId: "ts", roles: [], scopes: ["platform_timeseries_readwrite"], projects: ["p"] };
 
@@ -60,7 +66,9 @@ describe.skipIf(!PG_URL)("D40 two replicas on one PostgreSQL", () => {
   let key: string;
   beforeAll(async () => {
     db = await freshPgDatabase();
-    [a, b] = [await replica(db.url), await replica(db.url)];
+    // A short heartbeat: D53 streams end within one.
+    const env = { MERIDIAN_SSE_HEARTBEAT_S: String(HEARTBEAT_S) };
+    [a, b] = [await replica(db.url, env), await replica(db.url, env)];
     key = (await a.app.backend.apiKeys.create(RW)).key;
   });
   afterAll(async () => {
@@ -122,6 +130,35 @@ describe.skipIf(!PG_URL)("D40 two replicas on one PostgreSQL", () => {
     expect((await call(b, k, "GET", "/api/admin/feature/message")).status).toBe(200); // now cached on b
     expect(await a.app.backend.apiKeys.revoke(id)).toBe(true);
     expect(await until(async () => (await call(b, k, "GET", "/api/admin/feature/message")).status === 401, 500)).toBe(true);
+  });
+
+  it("D53 D40 a key revoked through one replica ends its streams on the other within one heartbeat: SSE, Connect and gRPC", async () => {
+    const { id, key: k } = await b.app.backend.apiKeys.create(READER);
+    const headers = { "svc-open-api-key": k };
+    const sse = await openSse(`${b.app.url}/api/admin/feature/message/stream`, headers);
+    const connect = connectClient(FeatureStatusService, b.app.url).watchMessages({}, { headers })[Symbol.asyncIterator]();
+    const grpcCall = grpcStream(hostPort(b.app.url), FeatureStatusService.method.watchMessages, {}, headers);
+    try {
+      await nextEvent(sse);
+      await connect.next();
+      await new Promise((r) => setTimeout(r, 300)); // grpc-js has its first set too
+      expect(await a.app.backend.apiKeys.revoke(id)).toBe(true);
+      const t0 = performance.now();
+      const within = (p: Promise<unknown>) => p.then(() => performance.now() - t0);
+      const [sseMs, connectMs, grpcMs] = await Promise.all([
+        within(
+          (async () => {
+            for (let e = await sse.next(HEARTBEAT_S * 1000 + 2000); e.event !== "error"; e = await sse.next(HEARTBEAT_S * 1000 + 2000));
+            expect(await sse.ended).toBe("ended");
+          })(),
+        ),
+        within(connect.next().then(() => expect.fail("a set after the revocation"), (e: unknown) => expect(ConnectError.from(e).code).toBe(Code.Unauthenticated))),
+        within(grpcCall.then(({ error }) => expect(error?.code).toBe(grpc.status.UNAUTHENTICATED))),
+      ]);
+      for (const ms of [sseMs, connectMs, grpcMs]) expect(ms).toBeLessThan(HEARTBEAT_S * 1000 + 1000);
+    } finally {
+      sse.close();
+    }
   });
 
   it("D33 D40 the CLI creates, lists and revokes keys in PostgreSQL; file commands say what to use instead", async () => {
