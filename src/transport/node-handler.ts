@@ -7,7 +7,7 @@ import { constants as h2, type Http2ServerRequest } from "node:http2";
 import { Code, ConnectError, createContextValues, type ContextValues } from "@connectrpc/connect";
 import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
-import { authFailureKey, callerCheckKey, isPublic, type Authenticator } from "../auth/authenticate.js";
+import { authFailureKey, callerCheckKey, isPublic, recheckOf, type Authenticator } from "../auth/authenticate.js";
 import { principalKey } from "../auth/principal.js";
 import type { Logger } from "../log/logger.js";
 import { isCancellation } from "./cancellation.js";
@@ -171,7 +171,7 @@ async function credentials(
     const principal = await authenticate(header);
     contextValues.set(principalKey, principal);
     // D53: a long-lived answer asks again, with the same headers, whether the credential still holds.
-    contextValues.set(callerCheckKey, () => authenticate(header));
+    contextValues.set(callerCheckKey, recheckOf(principal, () => authenticate(header)));
     info.clientId = principal.clientId;
     return undefined;
   } catch (e) {
