@@ -128,12 +128,19 @@ class MeridianBanner extends HTMLElement {
 
   #event(block) {
     let id;
+    let event;
     let data = "";
     for (const line of block.split("\n")) {
       if (line.startsWith("id: ")) id = line.slice(4);
+      else if (line.startsWith("event: ")) event = line.slice(7);
       else if (line.startsWith("data: ")) data += line.slice(6);
     }
     if (!data) return;
+    if (event === "error") {
+      // D53: the credential ended (revoked, expired); the server says why, then ends the stream.
+      this.dataset.state = "refused";
+      throw new Error(`stream: ${JSON.parse(data).detail}`);
+    }
     this.dataset.state = "live"; // a set has arrived: what is shown is current
     this.#lastEventId = id;
     this.#messages = JSON.parse(data).data;

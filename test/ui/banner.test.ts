@@ -113,6 +113,27 @@ describe.skipIf(NO_CHROMIUM)(`D49 <meridian-banner> in Chromium${NO_CHROMIUM ? `
     }
   });
 
+  it("D49 D53 a key revoked while the banner shows: the stream's error event makes it say refused, not a set", async () => {
+    const { id, key } = await server.app.backend.apiKeys.create({ clientId: "revoked", roles: [], scopes: ["platform_iam_featurestatus_read"], projects: [] });
+    const { page, violations } = await bannerPage(browser, server.url, "revoked", key);
+    try {
+      await page.locator("meridian-banner[data-state=live]").waitFor({ state: "attached" });
+      const errors: string[] = [];
+      page.on("pageerror", (e) => errors.push(e.message));
+      await server.app.backend.apiKeys.revoke(id);
+      const t0 = Date.now();
+      await writer.create("revoked", draft({ title: "Not for a revoked key" })); // wakes the stream at once
+      await page.locator("meridian-banner[data-state=refused]").waitFor({ state: "attached", timeout: 2000 });
+      // At once, from the error event; not after the reconnection a second later that the key's 401 would also refuse.
+      expect(Date.now() - t0).toBeLessThan(900);
+      expect(await titles(page)).toEqual([]);
+      expect(errors).toEqual([]);
+      expect(await violations()).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
   it("D46 D49 the banner reconnects after a drop and shows what changed meanwhile", async () => {
     const feature = "reconnect";
     const readerKey = await server.key({ clientId: feature, scopes: ["platform_iam_featurestatus_read"] });
