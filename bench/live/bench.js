@@ -24,6 +24,8 @@ const db = openDatabase(dbPath);
 const key = new SqliteApiKeyStore(db).createNow({ clientId: "bench", roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"], projects: [] }).key;
 db.close();
 
+// Every stream is this process's, with one key, from one address: a single client to the server (D54).
+process.env.MERIDIAN_MAX_WATCHERS_PER_CLIENT ??= String(WATCHERS + 1);
 const server = await startMeridian(dbPath);
 const url = server.address;
 const headers = { "svc-open-api-key": key };

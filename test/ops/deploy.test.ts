@@ -13,7 +13,7 @@ const analyze = spawnSync("systemd-analyze", ["--version"]).status === 0;
 
 describe("deploy/", () => {
   it("D31 meridian.env.example names every setting the server reads, and the binary's cache directory", () => {
-    const named = new Set([...envExample.matchAll(/^#?(MERIDIAN_[A-Z_]+)=/gm)].map((m) => m[1]));
+    const named = new Set([...envExample.matchAll(/^#?(MERIDIAN_[A-Z0-9_]+)=/gm)].map((m) => m[1]));
     expect([...SETTINGS.map((s) => s.env), "MERIDIAN_CACHE_DIR"].filter((e) => !named.has(e))).toEqual([]);
   });
 
