@@ -33,6 +33,8 @@ interface Watcher {
 
 /** setTimeout's longest delay is 2^31-1 ms; a farther boundary is re-checked after an hour. */
 const MAX_WAIT_MS = 3_600_000;
+/** How long a watcher still writing when the server stops may take to finish its write (D57). */
+const STUCK_AT_STOP_MS = 250;
 
 export class MessageWatch {
   /** Watchers waiting for the next change, each told whether one came (false: the server stops). */
@@ -94,14 +96,18 @@ export class MessageWatch {
     return watcher.release;
   }
 
-  /** D57: ends every watcher now (those waiting end cleanly; one stuck on a client that does not read is cut) and admits no more. */
+  /**
+   * D57: ends every watcher and admits no more. Those waiting end cleanly now,
+   * those writing when they next wait; one still stuck on a client that does
+   * not read a moment later is cut.
+   */
   stop(): void {
     if (this.stopped) return;
     this.ended = true;
     for (const w of [...this.waiting]) w(false);
-    for (const w of [...this.watchers]) {
-      if (w.outlet && w.outlet.queued() > 0) this.drop(w);
-    }
+    setTimeout(() => {
+      for (const w of [...this.watchers]) if (w.outlet && w.outlet.queued() > 0) this.drop(w);
+    }, STUCK_AT_STOP_MS).unref();
   }
 
   get stopped(): boolean {

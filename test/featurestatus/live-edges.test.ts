@@ -267,3 +267,31 @@ describe("D54 a watcher that does not read", () => {
     }
   });
 });
+
+describe("D57 streams end when the server stops", () => {
+  it("D57 a watcher stuck on a client that does not read does not hold the drain: it is cut, a reader's stream ends cleanly", async () => {
+    const server = await startTestServer({ MERIDIAN_WATCHER_QUEUE_KB: "1048576" }); // never dropped for not reading
+    try {
+      const w = api(server, await server.key(RW));
+      for (let i = 0; i < 100; i++) expect((await w.create("big", draft({ title: `m${i}`, body: "x".repeat(4000) }))).status).toBe(201);
+      const key = await server.key({ ...READER, clientId: "big" });
+      const session = h2connect(server.url);
+      session.on("error", () => {});
+      const stalled = session.request({ ":path": "/api/admin/feature/big/message/stream", "svc-open-api-key": key });
+      stalled.on("error", () => {});
+      stalled.end();
+      stalled.pause();
+      await new Promise((resolve) => stalled.once("response", resolve));
+      const reader = await openSse(`${server.url}/api/admin/feature/big/message/stream`, { "svc-open-api-key": key });
+      await nextEvent(reader);
+      await new Promise((r) => setTimeout(r, 200)); // the stalled stream's window is full
+      const t0 = performance.now();
+      await server.app.close(10_000);
+      expect(performance.now() - t0).toBeLessThan(2000);
+      expect(await reader.ended).toBe("ended");
+      session.destroy();
+    } finally {
+      await server.close();
+    }
+  });
+});
