@@ -53,7 +53,7 @@ describe("D53 a credential that ends ends its streams", () => {
       const took = performance.now() - t0;
       expect(e.event).toBe("error");
       expect(e.id).toBeUndefined(); // the reader keeps the last set's id for its reconnection
-      expect(JSON.parse(e.data!)).toMatchObject({ status: 401, code: "unauthenticated", detail: "invalid or revoked API key" });
+      expect(JSON.parse(e.data!)).toMatchObject({ status: 401, code: "unauthenticated", reason: "CREDENTIALS_INVALID", detail: "invalid or revoked API key" });
       expect(await s.ended).toBe("ended");
       expect(took).toBeLessThan(HEARTBEAT_S * 1000 + 1000);
     } finally {
@@ -180,7 +180,7 @@ describe("D54 fair shares", () => {
       expect(open.map((s) => s.status)).toEqual([200, 200]);
       const third = await fetch(`${server.url}/api/admin/feature/message/stream`, { headers: { "svc-open-api-key": key } });
       expect(third.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-      expect(await refusal(third)).toMatchObject({ status: 429, retryAfter: "5", problem: { status: 429, code: "resource_exhausted" } });
+      expect(await refusal(third)).toMatchObject({ status: 429, retryAfter: "5", problem: { status: 429, code: "resource_exhausted", reason: "CLIENT_WATCHERS_EXHAUSTED" } });
       // A client's own address in X-Forwarded-For counts for nothing when the peer is no trusted proxy.
       const spoofed = await fetch(`${server.url}/api/admin/feature/message/stream`, { headers: { "svc-open-api-key": key, "x-forwarded-for": "198.51.100.7" } });
       expect(spoofed.status).toBe(429);
