@@ -34,7 +34,7 @@ import type { Actor, AuditQuery, AuditRow } from "./audit.js";
 import { MessageWatch } from "./message-watch.js";
 import { HttpBodySchema, type HttpBody } from "../gen/google/api/httpbody_pb.js";
 import { JsonShaper } from "../transport/rest/json-shape.js";
-import { SSE_CONTENT_TYPE, sseComment, sseEvent, sseRetry } from "../transport/sse.js";
+import { SSE_CONTENT_TYPE, sseComment, sseEvent, sseRetryField } from "../transport/sse.js";
 
 const READ_SCOPES = [SCOPES.featureStatusRead, SCOPES.featureStatusReadWrite];
 const WRITE_SCOPE = SCOPES.featureStatusReadWrite;
@@ -229,11 +229,19 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     try {
       ctx.responseHeader.set("cache-control", "no-cache");
       ctx.responseHeader.set("x-accel-buffering", "no"); // proxies: pass each event on at once
-      yield body(sseRetry(SSE_RETRY_MS));
+      // The head goes out at once (a comment, no event), so the caller knows the stream is open
+      // even when its Last-Event-ID is still the set; the first event carries the retry hint.
+      yield body(sseComment("stream open"));
+      let retry: string | undefined = sseRetryField(SSE_RETRY_MS);
+      const withRetry = (event: string | Uint8Array) => {
+        const head = retry;
+        retry = undefined;
+        return head === undefined ? event : Buffer.concat([Buffer.from(head), Buffer.from(event)]);
+      };
       const lastEventId = req.lastEventId ?? ctx.requestHeader.get("last-event-id") ?? undefined;
       for await (const set of watchSets(ctx, scope, lastEventId)) {
         if (set === "heartbeat") yield body(sseComment("heartbeat"));
-        else yield body(set.sse());
+        else yield body(withRetry(set.sse()));
       }
     } catch (e) {
       // D53: the status went out long ago; the refusal is an event the page can read, then the end.

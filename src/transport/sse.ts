@@ -16,7 +16,12 @@ export function sseComment(text: string): string {
   return `: ${text}\n\n`;
 }
 
-/** How long a reader waits before reconnecting after a drop. */
-export function sseRetry(ms: number): string {
-  return `retry: ${ms}\n\n`;
+/**
+ * How long a reader waits before reconnecting after a drop, as a field to put
+ * in front of an event: a block of `retry:` alone is, to some readers
+ * (httpx-sse), an event with empty data, which a client's JSON.parse then
+ * fails on (D59). Fields of one event may come in any order.
+ */
+export function sseRetryField(ms: number): string {
+  return `retry: ${ms}\n`;
 }

@@ -9,6 +9,7 @@ import { connectClient } from "../helpers/clients.js";
 import { RW, api, draft, iso } from "../helpers/messages.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { nextEvent, openSse } from "../helpers/sse.js";
+import { createParser, type EventSourceMessage } from "eventsource-parser";
 
 let server: TestServer;
 let writer: string;
@@ -23,6 +24,38 @@ afterAll(() => server.close());
 const stream = (feature: string | null, headers: Record<string, string> = {}) =>
   openSse(`${server.url}/api/admin/feature/${feature === null ? "" : `${feature}/`}message/stream`, { "svc-open-api-key": writer, ...headers });
 
+describe("D59 SSE for every client", () => {
+  it("D59 a parser of the format (eventsource-parser) reads no event with empty data; the retry hint comes with the first event", async () => {
+    await w.create("parsed", draft({ title: "Parsed" }));
+    const abort = new AbortController();
+    const r = await fetch(`${server.url}/api/admin/feature/parsed/message/stream`, { headers: { "svc-open-api-key": writer }, signal: abort.signal });
+    const events: EventSourceMessage[] = [];
+    const retries: number[] = [];
+    const comments: string[] = [];
+    const parser = createParser({ onEvent: (e) => events.push(e), onRetry: (ms) => retries.push(ms), onComment: (c) => comments.push(c) });
+    const reader = r.body!.getReader();
+    const decoder = new TextDecoder();
+    try {
+      // Until the first set and a heartbeat (1 s here) have come.
+      while (events.length === 0 || !comments.some((c) => c.includes("heartbeat"))) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        parser.feed(decoder.decode(value, { stream: true }));
+      }
+    } finally {
+      abort.abort();
+    }
+    expect(events.length).toBeGreaterThanOrEqual(1);
+    for (const e of events) {
+      expect(e.data, "an event with data").not.toBe("");
+      expect(() => JSON.parse(e.data)).not.toThrow();
+    }
+    expect(events[0].event).toBe("messages");
+    expect(JSON.parse(events[0].data).data.map((m: { title: string }) => m.title)).toEqual(["Parsed"]);
+    expect(retries).toEqual([2000]);
+  });
+});
+
 describe("D46 live push", () => {
   it("D46 SSE: the active set on connect, then the whole set after each write, within a fraction of a second", async () => {
     await w.create("live", draft({ title: "Before" }));
@@ -31,9 +64,10 @@ describe("D46 live push", () => {
       expect(s.status).toBe(200);
       expect(s.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
       expect(s.headers.get("content-encoding")).toBeNull();
-      expect(await s.next()).toEqual({ retry: "2000" });
+      expect(await s.next()).toEqual({ comment: "stream open" });
       const first = await nextEvent(s);
       expect(first.event).toBe("messages");
+      expect(first.retry).toBe("2000"); // in the first event, not a block of its own (D59)
       expect(first.messages.map((m) => m.title)).toEqual(["Before"]);
       const t0 = performance.now();
       const created = await w.create("live", draft({ title: "After" }));
