@@ -122,7 +122,8 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     metrics,
     publicMetrics: settings.metrics.kind === "public",
     clientAddress: new ClientAddress(settings.trustedProxies),
-    apiInfo: { title: "Meridian", version: VERSION, description: API_DESCRIPTION },
+    // Proprietary, as package.json says (UNLICENSED): no licence is granted, so there is no licence text or SPDX identifier to name.
+    apiInfo: { title: "Meridian", version: VERSION, description: API_DESCRIPTION, license: { name: "Proprietary" } },
   });
   let listener: Listener;
   try {

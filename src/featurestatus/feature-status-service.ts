@@ -26,7 +26,7 @@ import { failure, invalidField, notFound, permissionDenied, ViolationList } from
 import type { CursorSeal } from "../storage/cursor-seal.js";
 import { OPAQUE_ID_RULE, isOpaqueId } from "../transport/ids.js";
 import { BODY_MAX, TITLE_MAX, formatDate, withinLength, nowSeconds, parseMessageType, parseZonedDate } from "./message-fields.js";
-import { sortKeyOf, type Expiry, type MessageData, type MessageRow, type MessageStore, type SortBy, type SortOrder } from "./message-store.js";
+import { EXPIRIES, SORT_BYS, SORT_ORDERS, sortKeyOf, type Expiry, type MessageData, type MessageRow, type MessageStore, type SortBy, type SortOrder } from "./message-store.js";
 import type { Sanitizer } from "./sanitize.js";
 import { ListingCache } from "./listing-cache.js";
 import { digest, ifMatch, listingEtag, messageEtag, stale } from "./etags.js";
@@ -40,9 +40,9 @@ const READ_SCOPES = [SCOPES.featureStatusRead, SCOPES.featureStatusReadWrite];
 const WRITE_SCOPE = SCOPES.featureStatusReadWrite;
 const BACK_OFFICE = ROLES.backOffice;
 
-const DEFAULT_LIMIT = 100; // D21
+export const DEFAULT_LIMIT = 100; // D21
 const LISTING_CACHE_BYTES = 32 * 1024 * 1024;
-const MAX_LIMIT = 1000;
+export const MAX_LIMIT = 1000;
 const SSE_RETRY_MS = 2_000; // how soon a browser reconnects after a drop
 const MERGE_ATTEMPTS = 5; // an unconditional update merged again when others keep writing the message
 
@@ -137,9 +137,9 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
   /** A listing page, from the cache when it is current. */
   const pageOf = (scope: Scope, p: ListParams): Promise<ListMessagesResponse> => {
     const v = new ViolationList();
-    const expiry = oneOf<Expiry>(p.expiry, ["All", "NonExpired", "Expired", "Pending"], "NonExpired", "expiry", v);
-    const sortBy = oneOf<SortBy>(p.sortBy, ["StartDate", "ExpiringDate"], "StartDate", "sortBy", v);
-    const sortOrder = oneOf<SortOrder>(p.sortOrder, ["Asc", "Desc"], "Desc", "sortOrder", v);
+    const expiry = oneOf<Expiry>(p.expiry, EXPIRIES, "NonExpired", "expiry", v);
+    const sortBy = oneOf<SortBy>(p.sortBy, SORT_BYS, "StartDate", "sortBy", v);
+    const sortOrder = oneOf<SortOrder>(p.sortOrder, SORT_ORDERS, "Desc", "sortOrder", v);
     const limit = limitOf(p.limit, v);
     v.throwIfAny();
 

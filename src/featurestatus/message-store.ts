@@ -21,9 +21,13 @@ export interface MessageRow {
 
 export type MessageData = Omit<MessageRow, "id" | "version">;
 
-export type Expiry = "All" | "NonExpired" | "Expired" | "Pending";
-export type SortBy = "StartDate" | "ExpiringDate";
-export type SortOrder = "Asc" | "Desc";
+/** D19: the listing windows and orders, as callers spell them (they may use any case). */
+export const EXPIRIES = ["All", "NonExpired", "Expired", "Pending"] as const;
+export const SORT_BYS = ["StartDate", "ExpiringDate"] as const;
+export const SORT_ORDERS = ["Asc", "Desc"] as const;
+export type Expiry = (typeof EXPIRIES)[number];
+export type SortBy = (typeof SORT_BYS)[number];
+export type SortOrder = (typeof SORT_ORDERS)[number];
 
 export interface ListQuery {
   /** A feature's listing (its messages and every global one), or null for global messages only. */

@@ -1,17 +1,133 @@
 // What the OpenAPI document (D41) says of the message routes beyond their
-// descriptors: the conditional requests of D47 and the event streams of D46.
+// descriptors, taken from the rules that enforce it (D59): what each field
+// accepts (the severities, the listing windows and orders, feature ids, dates,
+// page sizes), the create and update bodies, the conditional requests of D47,
+// the event streams of D46, and an example of each operation.
+import type { DescField } from "@bufbuild/protobuf";
 import { FeatureStatusService } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
-import type { RestDocs } from "../transport/rest/openapi.js";
+import type { OperationExamples, RestDocs, Schema } from "../transport/rest/openapi.js";
+import { OPAQUE_ID, OPAQUE_ID_RULE } from "../transport/ids.js";
 import type { ServiceRegistry } from "../transport/service-registry.js";
+import { DEFAULT_LIMIT, MAX_LIMIT } from "./feature-status-service.js";
+import { BODY_MAX, MESSAGE_TYPES, TITLE_MAX } from "./message-fields.js";
+import { EXPIRIES, SORT_BYS, SORT_ORDERS } from "./message-store.js";
 
 const SSE =
   "Server-Sent Events (D46): `event: messages` with `data: {\"data\": [message...]}`, the active messages the caller may see, at once and again whenever that set changes (by a write on any replica, or by the clock); each event's id names its set; a `: heartbeat` comment when quiet. Beyond MERIDIAN_MAX_WATCHERS streams, 503.";
+
+const PKG = "meridian.featurestatus.v1";
+const CREATE_BODY = `${PKG}.CreateMessageFields`;
+const UPDATE_BODY = `${PKG}.UpdateMessageFields`;
+
+/** A filter or order of the listings: one of `values`, in any case (D19). */
+const caseless = (values: readonly string[], fallback: string, what: string): Schema => ({
+  type: "string",
+  enum: [...values],
+  default: fallback,
+  description: `${what}. Case is ignored: ${values[0].toLowerCase()} is ${values[0]}.`,
+});
+
+/** The schema facts of the message fields, by `Message.field`, from the rules of D15-D21. */
+const FACTS: Record<string, Schema> = {
+  "MessageFields.type": { enum: [...MESSAGE_TYPES], description: `The severity: ${MESSAGE_TYPES.join(", ")}, spelled exactly so.` },
+  "MessageFields.title": { description: `Plain text: markup is removed. At most ${TITLE_MAX} characters as a reader sees them (a character reference such as &lt; counts as one), not empty once markup is removed.` },
+  "MessageFields.body": { description: `HTML, kept to the allowed subset (links only https: and mailto:). At most ${BODY_MAX.toLocaleString("en")} characters as a reader sees them. Absent on create: empty.` },
+  "MessageFields.start_date": { format: "date-time", description: "When the message becomes active: an RFC 3339 date-time with Z or an offset (one without a zone is refused), stored in UTC to the second." },
+  "MessageFields.expiring_date": { format: "date-time", description: "When the message expires: as startDate, and after it." },
+  "MessageFields.feature_id": { deprecated: true, description: "Ignored: a message belongs to the feature of its path, or is global. Accepted so that a body carrying it is not refused; do not send it." },
+  "Message.type": { enum: [...MESSAGE_TYPES] },
+  "Message.start_date": { format: "date-time", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$" },
+  "Message.expiring_date": { format: "date-time", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$" },
+  "AuditEntry.at": { format: "date-time" },
+  "AuditEntry.action": { enum: ["create", "update", "delete", "cleanup"] },
+  "ListMessageAuditRequest.from": { format: "date-time", description: "Entries at or after this RFC 3339 date-time (with Z or an offset)." },
+  "ListMessageAuditRequest.to": { format: "date-time", description: "Entries at or before this RFC 3339 date-time (with Z or an offset), its whole second included." },
+};
+
+/**
+ * A page's size (D21). A size above the largest is answered with the largest
+ * page, not refused, so the schema has no maximum: a maximum would make such
+ * a request look invalid. Below 1 is refused.
+ */
+const LIMIT: Schema = {
+  minimum: 1,
+  default: DEFAULT_LIMIT,
+  description: `Entries per page: default ${DEFAULT_LIMIT}; a larger value than ${MAX_LIMIT.toLocaleString("en")} is answered with ${MAX_LIMIT.toLocaleString("en")} (clamped), one below 1 is refused.`,
+};
+
+const LISTING: Record<string, Schema> = {
+  expiry: caseless(EXPIRIES, "NonExpired", "Which messages: All, NonExpired (active now), Expired or Pending (not yet started)"),
+  sort_by: caseless(SORT_BYS, "StartDate", "The sort key (ties broken by id)"),
+  sort_order: caseless(SORT_ORDERS, "Desc", "The order"),
+  limit: LIMIT,
+  cursor: { description: "The cursor of the previous page, for the next one (it is bound to the listing's feature, filter and order)." },
+};
+
+function fieldFacts(f: DescField): Schema | undefined {
+  const message = f.parent.typeName;
+  if (!message.startsWith(`${PKG}.`)) return undefined;
+  const local = message.slice(PKG.length + 1);
+  const listing = local === "ListFeatureMessagesRequest" || local === "ListGlobalMessagesRequest";
+  if (listing && LISTING[f.name]) return LISTING[f.name];
+  if (local === "ListMessageAuditRequest" && f.name === "limit") return LIMIT;
+  // Feature ids (D18), wherever one is given or answered, but in a message body, where it is ignored.
+  if (f.name === "feature_id" && local !== "MessageFields") return { pattern: OPAQUE_ID.source, description: `A feature id: ${OPAQUE_ID_RULE}.` };
+  return FACTS[`${local}.${f.name}`];
+}
+
+// Examples: a feature's message, a global one, and what the operations send and answer.
+const DRAFT = {
+  type: "Warning",
+  title: "Maintenance tonight",
+  body: "<p>Orders are paused from <b>22:00</b> to 23:00 UTC.</p>",
+  startDate: "2026-03-01T20:00:00Z",
+  expiringDate: "2026-03-01T23:00:00Z",
+};
+const MESSAGE = { id: 42, featureId: "orders", ...DRAFT };
+const GLOBAL = { ...MESSAGE, id: 43, featureId: null, type: "Informational", title: "New console", body: "<p>See <a href=\"https://example.com/console\">the console</a>.</p>" };
+const PATCH = { title: "Maintenance tonight, 22:00 to 23:30", expiringDate: "2026-03-01T23:30:00Z" };
+const PATCHED = { ...MESSAGE, ...PATCH };
+const CURSOR = "AZ2L8f3x0p4Q9mJb";
+const EXAMPLES: Record<string, OperationExamples> = {
+  ListFeatureMessages: { parameters: { feature_id: "orders", expiry: "All", limit: 50 }, response: { data: [MESSAGE, GLOBAL], cursor: CURSOR } },
+  ListGlobalMessages: { parameters: { sortBy: "ExpiringDate", sortOrder: "Asc" }, response: { data: [GLOBAL], cursor: null } },
+  CreateFeatureMessage: { parameters: { feature_id: "orders" }, request: DRAFT, response: MESSAGE },
+  CreateGlobalMessage: { request: { type: GLOBAL.type, title: GLOBAL.title, body: GLOBAL.body, startDate: GLOBAL.startDate, expiringDate: GLOBAL.expiringDate }, response: GLOBAL },
+  UpdateFeatureMessage: { parameters: { feature_id: "orders", message_id: 42, "if-match": '"42.1"' }, request: PATCH, response: PATCHED },
+  UpdateGlobalMessage: { parameters: { message_id: 43, "if-match": '"43.1"' }, request: { title: "The new console" }, response: { ...GLOBAL, title: "The new console" } },
+  DeleteFeatureMessage: { parameters: { feature_id: "orders", message_id: 42, "if-match": '"42.2"' } },
+  DeleteGlobalMessage: { parameters: { message_id: 43 } },
+  GetFeatureMessage: { parameters: { feature_id: "orders", message_id: 42 }, response: MESSAGE },
+  WatchFeatureMessagesSse: { parameters: { feature_id: "orders" }, response: `id: 3nq8Qw1sXh0bT5rYk2LmZa\nevent: messages\ndata: ${JSON.stringify({ data: [MESSAGE, GLOBAL] })}\n\n` },
+  WatchGlobalMessagesSse: { response: `id: Vb7kP0qW2nR4sT6uX8yZ1a\nevent: messages\ndata: ${JSON.stringify({ data: [GLOBAL] })}\n\n` },
+  PreviewMessage: {
+    request: { title: "Pause <script>alert(1)</script>& resume", body: "<p onclick=\"x()\">Soon</p>" },
+    response: { type: null, title: "Pause & resume", body: "<p>Soon</p>", startDate: null, expiringDate: null, featureId: null },
+  },
+  ListMessageAudit: {
+    parameters: { messageId: 42, limit: 20 },
+    response: {
+      data: [{ id: "7", at: "2026-02-27T09:14:03.512Z", action: "update", messageId: 42, featureId: "orders", clientId: "console", keyId: "k7Hq2", issuer: null, subject: null, before: MESSAGE, after: PATCHED }],
+      cursor: null,
+    },
+  },
+};
 
 export function documentFeatureStatusRest(registry: ServiceRegistry): void {
   const writes = (method: string) => method === "PATCH" || method === "DELETE";
   const LISTINGS = new Set(["ListFeatureMessages", "ListGlobalMessages"]); // the answers that carry an ETag
   const CREATES = new Set(["CreateFeatureMessage", "CreateGlobalMessage"]);
   registry.documentRest(FeatureStatusService, {
+    tag: { name: "Feature status messages", description: "Time-bound notices for one feature, or for every feature (global messages): listed, written, watched live and audited." },
+    fields: fieldFacts,
+    requestBodies: {
+      CreateFeatureMessage: { name: CREATE_BODY, required: ["type", "title", "startDate", "expiringDate"], description: "A new message: type, title, startDate and expiringDate are required, body is empty when absent." },
+      CreateGlobalMessage: { name: CREATE_BODY, required: ["type", "title", "startDate", "expiringDate"], description: "A new message: type, title, startDate and expiringDate are required, body is empty when absent." },
+      UpdateFeatureMessage: { name: UPDATE_BODY, description: "The fields to change; absent fields keep their value. The message so merged is checked as a new one." },
+      UpdateGlobalMessage: { name: UPDATE_BODY, description: "The fields to change; absent fields keep their value. The message so merged is checked as a new one." },
+      PreviewMessage: { name: UPDATE_BODY, description: "The fields to change; absent fields keep their value. The message so merged is checked as a new one." },
+    },
+    examples: EXAMPLES,
     headers: (route) =>
       writes(route.httpMethod)
         ? [{ name: "if-match", in: "header", description: "the ETag of the message as last read: the write is refused with 412 if it changed since (D47)", schema: { type: "string" } }]

@@ -6,7 +6,7 @@ import { MAX_TIMESTAMP, MIN_TIMESTAMP } from "./blocks/block-codec.js";
 export { MAX_TIMESTAMP, MIN_TIMESTAMP };
 
 // The time with both colons or none: the second separator repeats the first.
-const QUERY_FORM = /^(\d{4})-(\d{2})-(\d{2})T(\d{2})(:?)(\d{2})\5(\d{2})Z?$/;
+export const QUERY_FORM = /^(\d{4})-(\d{2})-(\d{2})T(\d{2})(:?)(\d{2})\5(\d{2})Z?$/;
 
 /** Days since 1970-01-01 of a proleptic Gregorian date. */
 export function daysFromCivil(y: number, m: number, d: number): number {

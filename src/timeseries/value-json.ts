@@ -4,6 +4,7 @@
 import { blockJson } from "./blocks/native.js";
 import type { BlockEncoder, WalkStep } from "./value-walk.js";
 import type { ResumePoint } from "./value-cursor.js";
+import { QUERY_FORM } from "./timestamps.js";
 
 /** Rows of a block as JSON text: `["yyyy-MM-ddTHH:mm:ss",v...]`, comma separated (a leading comma unless first). */
 export const jsonRows: BlockEncoder<Buffer> = (payload, from, to, maxRows, first) => {
@@ -11,18 +12,37 @@ export const jsonRows: BlockEncoder<Buffer> = (payload, from, to, maxRows, first
   return { out: r.text, rows: r.rows, last: r.last, more: r.more };
 };
 
-/** JSON Schema of one row: the timestamp, then one value per data field (null: missing). */
-const ROW = {
-  type: "array",
-  prefixItems: [{ type: "string", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$" }],
-  minItems: 2,
-  items: { type: ["number", "null"] },
-};
+/**
+ * JSON Schema of a row: the timestamp, then one value per data field (null:
+ * missing), 1 to 255 of them. Every cell has the one `items` schema, a
+ * timestamp string, a number or null, rather than `prefixItems` for the
+ * timestamp and `items` for the values: openapi-typescript types a row with
+ * `prefixItems` as the one-element tuple [string] (its issue #1892), and
+ * generators that know only `items` lose the row (openapi-python-client). The
+ * description says which cell is which.
+ */
+function rowSchema(timestamp: string, description: string) {
+  return {
+    type: "array",
+    description,
+    minItems: 2,
+    maxItems: 256,
+    items: { oneOf: [{ type: "string", pattern: timestamp }, { type: "number" }, { type: "null" }] },
+  };
+}
+const ROW = rowSchema("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$", "[timestamp, value...]: the timestamp yyyy-MM-ddTHH:mm:ss (UTC), then one value per data field in their order, a number (a Flag's id) or null when missing.");
 const ROWS = { type: "array", items: ROW };
 const CURSOR = { type: "string", description: "api-version 3: where the next page starts; absent on the last page" };
 
-/** The four shapes below as JSON Schemas (for the OpenAPI document, D41): a series' rows, or one entry per series. */
+/** The four shapes below as JSON Schemas (for the OpenAPI document, D41): a series' rows, or one entry per series; and the rows of an upload. */
 export const VALUE_JSON_SCHEMAS = {
+  uploadRows: {
+    type: "array",
+    items: rowSchema(
+      QUERY_FORM.source,
+      "[timestamp, value...]: the timestamp yyyy-MM-ddTHH:mm:ss or yyyy-MM-ddTHHmmss, optionally with Z (UTC), then one value per data field in their order, a number (a Flag's id) or null for none.",
+    ),
+  },
   single: { type: "object", required: ["data"], properties: { data: ROWS, cursor: CURSOR }, additionalProperties: false },
   multi: {
     type: "object",

@@ -2,7 +2,7 @@
 // one rule; time series ids are GUIDs (D23).
 import { invalidField } from "./errors.js";
 
-const OPAQUE_ID = /^[A-Za-z0-9._-]{1,128}$/;
+export const OPAQUE_ID = /^[A-Za-z0-9._-]{1,128}$/;
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const OPAQUE_ID_RULE = "1 to 128 characters of A-Z a-z 0-9 . _ -";

@@ -12,14 +12,29 @@ import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/fe
 import { TimeSeriesService } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
 import { DOCS_CSP } from "../../src/transport/public-files.js";
 import { NO_CHROMIUM, launchChromium } from "../helpers/browser.js";
+import { RW, api, draft } from "../helpers/messages.js";
 import { checkAnswer } from "../helpers/openapi.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { TS_RW, tsApi } from "../helpers/timeseries.js";
 
 let server: TestServer;
+// Schemas are read loosely: the tests look into them by the document's own keys.
+type Schema = Record<string, any>;
+interface Operation {
+  operationId: string;
+  tags: string[];
+  parameters: { name: string; in: string; required?: boolean; example?: unknown; schema: Schema; description?: string }[];
+  requestBody?: { content: Record<string, { schema: Schema; example?: unknown }> };
+  responses: Record<string, { content?: Record<string, { example?: unknown }> }>;
+  security?: unknown[];
+}
 let doc: {
   openapi: string;
-  paths: Record<string, Record<string, { parameters: { name: string; in: string; required?: boolean }[]; responses: Record<string, unknown>; security?: unknown[] }>>;
-  components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> };
+  info: Schema;
+  servers: { url: string }[];
+  tags: { name: string; description: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components: { securitySchemes: Record<string, unknown>; schemas: Record<string, Schema> };
 };
 beforeAll(async () => {
   server = await startTestServer();
@@ -74,11 +89,12 @@ describe("D41 OpenAPI document", () => {
 
   it("D41 answers exactly as REST sends them: featureId may be null, value rows are arrays, a wrong answer is caught", async () => {
     const message = doc.components.schemas["meridian.featurestatus.v1.Message"] as { properties: Record<string, unknown> };
-    expect(message.properties.featureId).toEqual({ anyOf: [{ type: "string" }, { type: "null" }] });
+    expect(message.properties.featureId).toMatchObject({ anyOf: [{ type: "string" }, { type: "null" }] });
     // The checker every API helper runs: a real answer passes, an invented one does not.
     await checkAnswer(server.url, "GET", "/api/admin/feature/x/message", 200, "application/json", JSON.stringify({ data: [], cursor: null }));
     await expect(checkAnswer(server.url, "GET", "/api/admin/feature/x/message", 200, "application/json", JSON.stringify({ data: [{ id: "seven" }], cursor: null }))).rejects.toThrow(/does not match/);
-    await expect(checkAnswer(server.url, "GET", "/api/ts/dataset/d/timeseries/s/values", 200, "application/json", JSON.stringify({ data: [[1, 2]] }))).rejects.toThrow(/does not match/);
+    await expect(checkAnswer(server.url, "GET", "/api/ts/dataset/d/timeseries/s/values", 200, "application/json", JSON.stringify({ data: [["2000-01-01T00:00:00", "1.5"]] }))).rejects.toThrow(/does not match/);
+    await expect(checkAnswer(server.url, "GET", "/api/ts/dataset/d/timeseries/s/values", 200, "application/json", JSON.stringify({ data: [["2000-01-01T00:00:00"]] }))).rejects.toThrow(/does not match/);
     await checkAnswer(server.url, "GET", "/api/ts/dataset/d/timeseries/s/values", 200, "application/json", JSON.stringify({ data: [["2000-01-01T00:00:00", 1.5, null]] }));
     await expect(checkAnswer(server.url, "DELETE", "/api/admin/feature/message/1", 418, "application/json", "{}")).rejects.toThrow(/does not document/);
   });
@@ -121,5 +137,148 @@ describe("D41 /docs", () => {
     } finally {
       await browser.close();
     }
+  });
+});
+
+/** An operation of the document by its operationId. */
+function op(id: string): Operation {
+  for (const ops of Object.values(doc.paths)) for (const o of Object.values(ops)) if (o.operationId === id) return o;
+  throw new Error(`no operation ${id}`);
+}
+const param = (id: string, name: string) => op(id).parameters.find((p) => p.name === name)!;
+const component = (schema: Schema) => doc.components.schemas[String(schema.$ref).split("/").pop()!];
+
+describe("D59 the document states what the server enforces", () => {
+  let a: ReturnType<typeof api>;
+  let ts: ReturnType<typeof tsApi>;
+  let dataset: string;
+  let series: string;
+  beforeAll(async () => {
+    a = api(server, await server.key(RW));
+    ts = tsApi(server, await server.key(TS_RW));
+    dataset = await ts.dataset();
+    series = await ts.series(dataset);
+    await ts.upload(dataset, series, [["2026-01-01T00:00:00", 1.5, 0]]);
+  });
+
+  it("D59 a create body requires type, title, startDate and expiringDate, none nullable; a PATCH body requires nothing; the server agrees", async () => {
+    for (const id of ["CreateFeatureMessage", "CreateGlobalMessage"]) {
+      const create = component(op(id).requestBody!.content["application/json"].schema);
+      expect(create.required).toEqual(["type", "title", "startDate", "expiringDate"]);
+      expect(JSON.stringify(create)).not.toContain('"null"');
+      expect(create.properties.featureId).toMatchObject({ deprecated: true });
+    }
+    for (const id of ["UpdateFeatureMessage", "UpdateGlobalMessage", "PreviewMessage"]) {
+      const update = component(op(id).requestBody!.content["application/json"].schema);
+      expect(update.required).toBeUndefined();
+      expect(JSON.stringify(update)).not.toContain('"null"');
+    }
+    for (const field of ["type", "title", "startDate", "expiringDate"]) {
+      const { [field]: _, ...rest } = draft();
+      const r = await a.create("d59-required", rest);
+      expect([field, r.status, Object.keys(r.json.errors)]).toEqual([field, 400, [field]]);
+    }
+    const created = await a.create("d59-required", draft({ body: undefined }));
+    expect(created.status).toBe(201);
+    expect((await a.update("d59-required", created.json.id, { title: "only this" })).status).toBe(200);
+  });
+
+  it("D59 the enums are the values the server takes: type exactly as spelled, expiry, sortBy and sortOrder in any case", async () => {
+    const type = component(op("CreateFeatureMessage").requestBody!.content["application/json"].schema).properties.type;
+    expect(type.enum).toEqual(["Critical", "Warning", "Informational"]);
+    expect(type.description).not.toMatch(/case is ignored/i);
+    for (const t of type.enum) expect((await a.create("d59-enums", draft({ type: t }))).status).toBe(201);
+    expect((await a.create("d59-enums", draft({ type: "warning" }))).status).toBe(400);
+    for (const name of ["expiry", "sortBy", "sortOrder"]) {
+      const p = param("ListFeatureMessages", name);
+      expect(p.description).toMatch(/case is ignored/i);
+      for (const value of p.schema.enum as string[]) {
+        for (const spelling of [value, value.toLowerCase(), value.toUpperCase()]) expect([name, spelling, (await a.list("d59-enums", `${name}=${spelling}`)).status]).toEqual([name, spelling, 200]);
+      }
+      expect((await a.list("d59-enums", `${name}=Sideways`)).status).toBe(400);
+    }
+  });
+
+  it("D59 limits: a page size has a minimum (the server refuses 0) and no maximum (the server clamps); value pages and chart widths have neither", async () => {
+    for (const id of ["ListFeatureMessages", "ListGlobalMessages", "ListMessageAudit"]) {
+      expect(param(id, "limit").schema).toMatchObject({ type: "integer", minimum: 1, default: 100 });
+      expect(param(id, "limit").schema.maximum).toBeUndefined();
+      expect(param(id, "limit").description).toMatch(/clamped/);
+    }
+    expect((await a.list("d59-limit", "limit=0")).status).toBe(400);
+    expect((await a.list("d59-limit", "limit=1")).status).toBe(200);
+    expect((await a.list("d59-limit", "limit=5000")).status).toBe(200);
+    for (const [id, name] of [["ReadValuesJson", "limit"], ["ReadManyValuesJson", "limit"], ["ReadChartJson", "width"], ["ReadManyChartJson", "width"]]) {
+      const p = param(id, name);
+      expect([id, p.schema.minimum, p.schema.maximum]).toEqual([id, undefined, undefined]);
+      expect(p.description).toMatch(/clamped/);
+    }
+    const values = `/api/ts/dataset/${dataset}/timeseries/${series}/values`;
+    for (const q of ["limit=0", "limit=-5", "limit=99999999"]) expect((await ts.call("GET", `${values}?${q}`, undefined, { "api-version": "3" })).status).toBe(200);
+    for (const q of ["width=0", "width=99999999"]) expect((await ts.call("GET", `${values}/chart?${q}`)).status).toBe(200);
+  });
+
+  it("D59 feature ids: the path parameter's pattern is the server's rule", async () => {
+    const pattern = new RegExp(param("ListFeatureMessages", "feature_id").schema.pattern, "u");
+    for (const [id, ok] of [["a".repeat(128), true], ["A-z_0.9", true], ["a".repeat(129), false], ["a%20b", false], ["%C3%A9t%C3%A9", false]] as const) {
+      expect([id, pattern.test(decodeURIComponent(id))]).toEqual([id, ok]);
+      expect([id, (await a.list(id)).status]).toEqual([id, ok ? 200 : 400]);
+    }
+  });
+
+  it("D59 message dates are date-time; time series ranges have the pattern of their own form, which is not date-time", async () => {
+    const create = component(op("CreateFeatureMessage").requestBody!.content["application/json"].schema);
+    expect(create.properties.startDate).toMatchObject({ type: "string", format: "date-time" });
+    expect(create.properties.expiringDate).toMatchObject({ type: "string", format: "date-time" });
+    expect((await a.create("d59-dates", draft({ startDate: "2026-01-01T08:00:00+02:00", expiringDate: "2026-01-01T08:00:00.5Z" }))).status).toBe(201);
+    expect((await a.create("d59-dates", draft({ startDate: "2026-01-01T08:00:00" }))).status).toBe(400);
+    for (const id of ["ReadValuesJson", "ReadChartJson", "DeleteValues", "ReadManyValuesJson"]) {
+      for (const name of ["from", "to"]) expect(param(id, name).schema.format).toBeUndefined();
+    }
+    const pattern = new RegExp(param("ReadValuesJson", "from").schema.pattern, "u");
+    const values = `/api/ts/dataset/${dataset}/timeseries/${series}/values`;
+    for (const [from, ok] of [["2026-01-01T000000", true], ["2026-01-01T00:00:00", true], ["2026-01-01T00:00:00Z", true], ["2026-01-01T00:0000", false], ["2026-01-01T00:00:00+02:00", false], ["2026-01-01", false]] as const) {
+      expect([from, pattern.test(from)]).toEqual([from, ok]);
+      expect([from, (await ts.call("GET", `${values}?from=${encodeURIComponent(from)}`)).status]).toEqual([from, ok ? 200 : 400]);
+    }
+  });
+
+  it("D59 value rows have one item schema (timestamp, number or null) and no prefixItems, which openapi-typescript reads as [string]", async () => {
+    expect(JSON.stringify(doc)).not.toContain("prefixItems");
+    const upload = op("UploadValues").requestBody!.content["application/json"].schema.properties.data;
+    expect(upload.items).toMatchObject({ type: "array", minItems: 2, items: { oneOf: [{ type: "string" }, { type: "number" }, { type: "null" }] } });
+    const read = (op("ReadValuesJson").responses["200"].content!["application/json"] as { schema: Schema }).schema.properties.data;
+    expect(read.items).toMatchObject({ type: "array", minItems: 2, items: { oneOf: [{ type: "string" }, { type: "number" }, { type: "null" }] } });
+    // Both row forms of D24 may be uploaded, as the item schema says.
+    const pattern = new RegExp(upload.items.items.oneOf[0].pattern, "u");
+    for (const t of ["2026-01-02T000000", "2026-01-02T00:01:00Z"]) expect(pattern.test(t)).toBe(true);
+    const r = await ts.call("POST", `/api/ts/dataset/${dataset}/timeseries/${series}/values`, { data: [["2026-01-02T000000", 1, null], ["2026-01-02T00:01:00Z", null, 1]] });
+    expect(r).toMatchObject({ status: 200, json: { count: 2 } });
+  });
+
+  it("D59 servers, a licence, a described tag for every operation, and an example for each message and values operation", async () => {
+    expect(doc.servers).toEqual([{ url: "/", description: expect.any(String) }]);
+    expect(doc.info.license).toEqual({ name: "Proprietary" });
+    const tags = new Map(doc.tags.map((t) => [t.name, t.description]));
+    const operations = Object.values(doc.paths).flatMap((ops) => Object.values(ops));
+    for (const o of operations) expect([o.operationId, o.tags.every((t) => tags.get(t))]).toEqual([o.operationId, true]);
+    const messages = FeatureStatusService.methods.map((m) => m.name);
+    const values = ["UploadValues", "ReadValuesJson", "ReadManyValuesJson", "ReadChartJson", "ReadManyChartJson", "DeleteValues"];
+    for (const o of operations.filter((o) => messages.includes(o.operationId) || values.includes(o.operationId))) {
+      const ok = Object.entries(o.responses).find(([status]) => status.startsWith("2"))![1];
+      const examples = [
+        ...Object.values(ok.content ?? {}).map((m) => m.example),
+        ...Object.values(o.requestBody?.content ?? {}).map((m) => m.example),
+        ...o.parameters.filter((p) => p.in !== "header").map((p) => p.example),
+      ].filter((e) => e !== undefined);
+      expect([o.operationId, examples.length > 0]).toEqual([o.operationId, true]);
+      // An answer with a body has its example; so has a request body.
+      if (ok.content) expect([o.operationId, Object.values(ok.content)[0].example !== undefined]).toEqual([o.operationId, true]);
+      if (o.requestBody) expect([o.operationId, Object.values(o.requestBody.content)[0].example !== undefined]).toEqual([o.operationId, true]);
+    }
+    // The preview's example is what the server answers to it.
+    const preview = op("PreviewMessage");
+    const answer = await a.call("POST", "/api/admin/feature/message/preview", preview.requestBody!.content["application/json"].example);
+    expect(answer.json).toEqual(preview.responses["200"].content!["application/json"].example);
   });
 });

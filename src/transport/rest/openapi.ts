@@ -3,8 +3,10 @@
 // annotations of the protos), with message schemas from the descriptors in
 // the JSON the transcoder writes: proto3 JSON with every field present, an
 // unset optional one as null (json-shape.ts). What the descriptors cannot say
-// a service area adds (RestDocs): its headers, and the JSON of its streamed
-// google.api.HttpBody answers.
+// a service area adds (RestDocs), next to the rules that enforce it: its
+// headers, what its fields accept (enums, patterns, bounds, formats), request
+// bodies that differ from the message answers carry, the JSON of its streamed
+// google.api.HttpBody answers, and examples.
 import { ScalarType, type DescEnum, type DescField, type DescMessage, type DescMethod } from "@bufbuild/protobuf";
 import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import { Code } from "@connectrpc/connect";
@@ -19,10 +21,43 @@ export interface Parameter {
   required?: boolean;
   description?: string;
   schema: Schema;
+  example?: unknown;
+}
+
+/** Examples of one operation, by method name in RestDocs. */
+export interface OperationExamples {
+  /** The request body. */
+  request?: unknown;
+  /** The body of the success answer. */
+  response?: unknown;
+  /** Path, query and header parameters, by name. */
+  parameters?: Record<string, unknown>;
+}
+
+/** A request body with a schema of its own (a named component), when the body's message as answers write it is not what a request must be. */
+export interface RequestBodyDocs {
+  /** The component's name. */
+  name: string;
+  description?: string;
+  /** JSON names of the fields a request must send. */
+  required?: readonly string[];
 }
 
 /** What a service area says about its routes beyond the descriptors. */
 export interface RestDocs {
+  /** The tag of the service's operations. */
+  tag?: { name: string; description: string };
+  /**
+   * What a field accepts beyond its descriptor, wherever it appears (path,
+   * query, body, answer): constraints (enum, pattern, format, bounds, items)
+   * join the schema of its value, annotations (description, deprecated,
+   * default) stand beside it. Undefined: nothing to add.
+   */
+  fields?(field: DescField): Schema | undefined;
+  /** Request bodies with a schema of their own, by method name. */
+  requestBodies?: Record<string, RequestBodyDocs>;
+  /** Examples, by method name. */
+  examples?: Record<string, OperationExamples>;
   /** Request headers a route of the service takes. */
   headers?(route: RestRoute): Parameter[];
   /** Answers a route may give beyond its success and the shared errors: `problem` ones are problem+json, others have no body. */
@@ -35,6 +70,7 @@ export interface DocumentInfo {
   title: string;
   version: string;
   description: string;
+  license?: { name: string; url?: string; identifier?: string };
 }
 
 const API_KEY_HEADER = "svc-open-api-key";
@@ -43,16 +79,27 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** The document: every route of `routes`, with `docs` by service type name. */
 export function openApiDocument(routes: readonly RestRoute[], docs: ReadonlyMap<string, RestDocs>, info: DocumentInfo): Schema {
-  const schemas = new SchemaSet();
+  const schemas = new SchemaSet((f) => {
+    for (const d of docs.values()) {
+      const facts = d.fields?.(f);
+      if (facts) return facts;
+    }
+    return undefined;
+  });
   const paths: Record<string, Record<string, unknown>> = {};
+  const tags = new Map<string, string>();
   for (const route of routes) {
     const path = openApiPath(route);
     const serviceDocs = docs.get(route.method.parent.typeName) ?? {};
+    if (serviceDocs.tag) tags.set(serviceDocs.tag.name, serviceDocs.tag.description);
     (paths[path] ??= {})[route.httpMethod.toLowerCase()] = operation(route, schemas, serviceDocs);
   }
   return {
     openapi: "3.1.0",
     info,
+    // Relative: the server that served this document, whatever name or proxy it was reached by.
+    servers: [{ url: "/", description: "the server that served this document" }],
+    tags: [...tags].map(([name, description]) => ({ name, description })),
     paths,
     components: {
       schemas: { ...schemas.all(), Problem: PROBLEM },
@@ -73,10 +120,11 @@ function openApiPath(route: RestRoute): string {
 
 function operation(route: RestRoute, schemas: SchemaSet, docs: RestDocs): Schema {
   const method = route.method;
+  const examples = docs.examples?.[method.name] ?? {};
   const parameters: Parameter[] = [];
   route.variables.forEach((v, i) => {
     const field = v.fields[v.fields.length - 1];
-    parameters.push({ name: route.template.variables[i].fieldPath, in: "path", required: true, schema: schemas.field(field, false) });
+    parameters.push(parameter(route.template.variables[i].fieldPath, "path", schemas.field(field, false)));
   });
   // One name per field (the query also takes the proto spelling of each, and dotted paths into messages).
   const seen = new Set<DescField[]>();
@@ -84,49 +132,68 @@ function operation(route: RestRoute, schemas: SchemaSet, docs: RestDocs): Schema
     if (seen.has(fields) || name !== fields.map((f) => f.jsonName).join(".")) continue;
     seen.add(fields);
     const last = fields[fields.length - 1];
-    parameters.push({ name, in: "query", schema: schemas.field(last, false) });
+    parameters.push(parameter(name, "query", schemas.field(last, false)));
   }
   parameters.push(...(docs.headers?.(route) ?? []), API_VERSION);
 
   const op: Schema = {
     operationId: method.name,
-    tags: [method.parent.name],
+    tags: [docs.tag?.name ?? method.parent.name],
     summary: `${method.parent.name}.${method.name}`,
-    parameters,
-    responses: responses(route, schemas, docs),
+    parameters: parameters.map((p) => (examples.parameters?.[p.name] === undefined ? p : { ...p, example: examples.parameters[p.name] })),
+    responses: responses(route, schemas, docs, examples),
   };
   if (method.parent.typeName === "grpc.health.v1.Health") op.security = [];
-  const body = requestBody(route, schemas);
+  const body = requestBody(route, schemas, docs, examples);
   if (body) op.requestBody = body;
   return op;
 }
 
-function requestBody(route: RestRoute, schemas: SchemaSet): Schema | undefined {
+/** A parameter, its schema's description as the parameter's own (where readers of parameters look). */
+function parameter(name: string, where: "path" | "query", schema: Schema): Parameter {
+  const { description, ...rest } = schema;
+  const p: Parameter = { name, in: where, schema: rest };
+  if (where === "path") p.required = true;
+  if (typeof description === "string") p.description = description;
+  return p;
+}
+
+function requestBody(route: RestRoute, schemas: SchemaSet, docs: RestDocs, examples: OperationExamples): Schema | undefined {
   if (route.body === "none") return undefined;
+  // What the path sets is not in the body.
+  const bound = new Set(route.variables.map((v) => v.fields[0]));
+  const own = docs.requestBodies?.[route.method.name];
   let schema: Schema;
-  if (route.body === "*") {
+  if (own) {
+    const field = route.body === "*" ? undefined : route.body[route.body.length - 1];
+    const message = field === undefined ? route.method.input : field.fieldKind === "message" ? field.message : undefined;
+    if (!message) throw new Error(`${route.method.name}: a request body of its own needs a message body`);
+    schema = ref(schemas.request(own, message, (f) => !bound.has(f)));
+  } else if (route.body === "*") {
     // The whole input message, less what the path sets.
-    const bound = new Set(route.variables.map((v) => v.fields[0]));
-    schemas.message(route.method.input);
     schema = schemas.object(route.method.input, (f) => !bound.has(f));
   } else {
     schema = schemas.field(route.body[route.body.length - 1], false);
   }
-  return { required: true, content: { "application/json": { schema } } };
+  return { required: true, content: { "application/json": withExample({ schema }, examples.request) } };
 }
 
-function responses(route: RestRoute, schemas: SchemaSet, docs: RestDocs): Schema {
+function withExample(media: Schema, example: unknown): Schema {
+  return example === undefined ? media : { ...media, example };
+}
+
+function responses(route: RestRoute, schemas: SchemaSet, docs: RestDocs, examples: OperationExamples): Schema {
   const method = route.method;
   const out: Schema = {};
   const ok = String(route.successStatus);
   if (route.streamsHttpBody) {
     const streamed = docs.streamedJson?.[method.name];
-    out[ok] = { description: streamed?.description ?? "streamed", content: { [streamed?.mediaType ?? "application/json"]: { schema: streamed?.schema ?? {} } } };
+    out[ok] = { description: streamed?.description ?? "streamed", content: { [streamed?.mediaType ?? "application/json"]: withExample({ schema: streamed?.schema ?? {} }, examples.response) } };
   } else if (route.successStatus === 204) {
     out[ok] = { description: "done" };
   } else {
     const schema = route.responseBody ? schemas.field(route.responseBody, true) : ref(schemas.message(method.output));
-    out[ok] = { description: "OK", content: { "application/json": { schema } } };
+    out[ok] = { description: "OK", content: { "application/json": withExample({ schema }, examples.response) } };
   }
   for (const [status] of ERRORS) {
     if ((status === 413 || status === 415) && route.body === "none") continue;
@@ -142,6 +209,9 @@ function responses(route: RestRoute, schemas: SchemaSet, docs: RestDocs): Schema
 /** JSON Schemas of messages, named by their full protobuf names. */
 class SchemaSet {
   private readonly named = new Map<string, Schema>();
+
+  /** `facts`: what a field accepts beyond its descriptor (RestDocs.fields). */
+  constructor(private readonly facts: (f: DescField) => Schema | undefined) {}
 
   all(): Record<string, Schema> {
     return Object.fromEntries([...this.named].sort(([a], [b]) => a.localeCompare(b)));
@@ -160,6 +230,22 @@ class SchemaSet {
     const properties: Record<string, Schema> = {};
     for (const f of m.fields) if (include(f)) properties[f.jsonName] = this.field(f, true);
     return { type: "object", properties, additionalProperties: false };
+  }
+
+  /**
+   * A request body's own schema, named `docs.name`: the fields of `m` that
+   * `include` admits, each as its value (a field a request leaves unset is
+   * absent, not null), `docs.required` required. Returns its name.
+   */
+  request(docs: RequestBodyDocs, m: DescMessage, include: (f: DescField) => boolean): string {
+    const properties: Record<string, Schema> = {};
+    for (const f of m.fields) if (include(f)) properties[f.jsonName] = this.field(f, false);
+    for (const name of docs.required ?? []) if (!(name in properties)) throw new Error(`${docs.name}: ${m.typeName} has no field ${name}`);
+    const schema: Schema = { type: "object" };
+    if (docs.description) schema.description = docs.description;
+    if (docs.required?.length) schema.required = [...docs.required];
+    this.named.set(docs.name, { ...schema, properties, additionalProperties: false });
+    return docs.name;
   }
 
   /** A field's value; `nullable`: an unset optional field is written as null. */
@@ -181,8 +267,12 @@ class SchemaSet {
       case "message":
         schema = this.single("message", undefined, undefined, f.message);
     }
+    // The area's facts: constraints on the value, annotations beside it (outside the null alternative).
+    const { description, deprecated, default: fallback, ...constraints } = this.facts(f) ?? {};
+    schema = { ...schema, ...constraints };
     const optional = nullable && f.oneof === undefined && f.presence === EXPLICIT && f.fieldKind !== "list" && f.fieldKind !== "map";
-    return optional ? { anyOf: [schema, { type: "null" }] } : schema;
+    const annotations = Object.fromEntries(Object.entries({ description, deprecated, default: fallback }).filter(([, v]) => v !== undefined));
+    return { ...(optional ? { anyOf: [schema, { type: "null" }] } : schema), ...annotations };
   }
 
   private single(kind: "scalar" | "enum" | "message", s?: ScalarType, e?: DescEnum, m?: DescMessage): Schema {
