@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs a command with a throwaway PostgreSQL cluster (D40): initdb under a
+# Runs a command with throwaway PostgreSQL clusters (D40): initdb under a
 # temporary directory, a free port on 127.0.0.1, trust authentication for
-# local TCP only; MERIDIAN_TEST_PG names it for the command; the cluster
-# and its directory are removed when the command ends, however it ends.
+# local TCP only; MERIDIAN_TEST_PG names the one for the command, and
+# MERIDIAN_TEST_PG_FAULTS (with MERIDIAN_TEST_PG_CTL) one that tests may stop;
+# the clusters and their directory are removed when the command ends, however it ends.
 #   scripts/with-postgres.sh npm test
 # Needs PostgreSQL's server binaries (Debian: apt-get install postgresql-15).
 set -euo pipefail
@@ -20,21 +21,34 @@ if [[ $(id -u) == 0 ]]; then
   chown postgres "$dir"
   as_owner=(runuser -u postgres --)
 fi
-port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 
 stop() {
-  "${as_owner[@]}" "$bindir/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1 || true
+  for data in "$dir"/*/data; do
+    "${as_owner[@]}" "$bindir/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1 || true
+  done
   rm -rf "$dir"
 }
 trap stop EXIT
 
-"${as_owner[@]}" "$bindir/initdb" -D "$dir/data" -A trust -U meridian --no-sync >/dev/null
-# fsync off: a test cluster need not survive a power cut, and it makes the suite faster.
-"${as_owner[@]}" "$bindir/pg_ctl" -D "$dir/data" -w -l "$dir/log" \
-  -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300" start >/dev/null
-echo "with-postgres: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') on 127.0.0.1:$port" >&2
+# A cluster in $dir/$1 on a free port; sets port and ctl (a pg_ctl command line
+# for it, to which "-m immediate stop", "start" or "restart" is added).
+cluster() {
+  local at="$dir/$1"
+  "${as_owner[@]}" mkdir "$at"
+  port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+  "${as_owner[@]}" "$bindir/initdb" -D "$at/data" -A trust -U meridian --no-sync >/dev/null
+  # fsync off: a test cluster need not survive a power cut, and it makes the suite faster.
+  local opts="-p $port -k $at -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300"
+  ctl="${as_owner[*]} $bindir/pg_ctl -D $at/data -l $at/log -w -o '$opts'"
+  eval "$ctl start" >/dev/null
+}
 
+cluster main
+echo "with-postgres: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') on 127.0.0.1:$port" >&2
 export MERIDIAN_TEST_PG="postgres://meridian@127.0.0.1:$port/postgres"
-# For tests that stop and start the database under a running Meridian (faults).
-export MERIDIAN_TEST_PG_CTL="${as_owner[*]} $bindir/pg_ctl -D $dir/data -l $dir/log -w"
+# A second cluster for the tests that stop, crash and restart the database under
+# a running Meridian (faults), so that the tests running beside them never see it.
+cluster faults
+export MERIDIAN_TEST_PG_FAULTS="postgres://meridian@127.0.0.1:$port/postgres"
+export MERIDIAN_TEST_PG_CTL="$ctl"
 "$@"

@@ -11,6 +11,7 @@ import { TimeSeriesService } from "./gen/meridian/timeseries/v1/time_series_pb.j
 import { createLogger, type Logger } from "./log/logger.js";
 import type { Db } from "./storage/database.js";
 import { openBackend, type Backend } from "./storage/backend.js";
+import { Availability } from "./storage/availability.js";
 import { busyRetryInterceptor } from "./storage/busy-retry.js";
 import { CursorSeal } from "./storage/cursor-seal.js";
 import { startCleanup } from "./featurestatus/cleanup.js";
@@ -71,14 +72,22 @@ async function checkPortFree(port: number, host: string): Promise<void> {
 export async function startMeridian(settings: Settings, logger: Logger = createLogger(settings.logLevel)): Promise<Meridian> {
   await checkPortFree(settings.port, settings.host);
   const backend = await openBackend(settings);
-  const health = new HealthState();
+  // D57: readiness asks the database; an outage is logged once at its start and once at its end.
+  const availability = new Availability(() => backend.ping(), logger, () => health.touch());
+  const health = new HealthState(availability);
+  const unlink = backend.onLink(() => void availability.check()); // lost: is it an outage? back: is it over?
   const shutdown = new AbortController();
   // D57: streams end as soon as the drain begins; the drain then waits for ordinary requests only.
   const streamsEnd = new AbortController();
   const services = [FeatureStatusService, TimeSeriesService];
   const metrics = settings.metrics.kind === "off" ? undefined : new Metrics();
 
-  const interceptors = [errorInterceptor(logger), busyRetryInterceptor({ unavailable: backend.isUnavailable, onWait: () => metrics?.lockWaits.inc() }), authInterceptor(), apiVersionInterceptor()];
+  const interceptors = [errorInterceptor(logger), busyRetryInterceptor({
+      unavailable: backend.isUnavailable,
+      onWait: () => metrics?.lockWaits.inc(),
+      onUnavailable: () => availability.suspect(),
+      waitLimitMs: backend.waitLimitMs,
+    }), authInterceptor(), apiVersionInterceptor()];
   const router = createConnectRouter({
     interceptors,
     acceptCompression: [...CONNECT_COMPRESSIONS],
@@ -103,6 +112,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
       onWatcherDropped: (client, queuedBytes) => logger.warn({ watcher: client, queuedBytes }, `dropped a message watcher (${client}) that did not read: ${queuedBytes} bytes waited for it (MERIDIAN_WATCHER_QUEUE_KB)`),
       stopSignal: streamsEnd.signal,
       heartbeatMs: settings.sseHeartbeatS * 1000,
+      isUnavailable: backend.isUnavailable,
     }),
   );
   registry.add(TimeSeriesService, timeSeriesService({ metadata: backend.metadata, blocks: backend.blocks, cursors, onRows: metrics && ((n) => metrics.valueRows.inc(n)) }));
@@ -111,7 +121,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   documentFeatureStatusRest(registry);
   addReflection(registry, [Health, ...services]);
 
-  const authenticate = createAuthenticator(backend.apiKeys, createJwtVerifier(jwtSettings(settings)));
+  const authenticate = createAuthenticator(backend.apiKeys, createJwtVerifier(jwtSettings(settings)), backend.waitLimitMs);
   const handler = createNodeHandler({
     services: registry,
     shutdownSignal: shutdown.signal,
@@ -129,6 +139,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   try {
     listener = await listen(handler, settings);
   } catch (e) {
+    unlink();
     await backend.close();
     throw e;
   }
@@ -169,6 +180,8 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
         await listener.close(graceMs);
         shutdown.abort();
         await metricsListener?.close();
+        unlink();
+        availability.stop();
         await backend.close();
         logger.info("Meridian stopped");
       })();

@@ -2,7 +2,8 @@
 // keeps the rows it looked up (live ones and misses alike) and forgets them
 // all when the change feed says api_keys changed, so a request costs no
 // query once its key was seen, and a key revoked anywhere is refused by
-// every replica as soon as the notification arrives.
+// every replica as soon as the notification arrives. While the change feed
+// is down a revocation could go unheard, so every lookup reads the row.
 import type { ChangeFeed } from "../storage/postgres/changes.js";
 import type { Sql } from "../storage/postgres/connect.js";
 import { infoOf, newKey, parseKey, principalIfMatches, type ApiKeyGrant, type ApiKeyInfo, type ApiKeyRow, type ApiKeyStore } from "./api-keys.js";
@@ -17,7 +18,7 @@ export class PostgresApiKeyStore implements ApiKeyStore {
 
   constructor(
     private readonly sql: Sql,
-    changes: ChangeFeed,
+    private readonly changes: ChangeFeed,
   ) {
     changes.watch((table) => {
       if (table === TABLE || table === "*") this.cache.clear();
@@ -45,12 +46,16 @@ export class PostgresApiKeyStore implements ApiKeyStore {
   async verify(key: string): Promise<Principal | undefined> {
     const parsed = parseKey(key);
     if (!parsed) return undefined;
-    let row = this.cache.get(parsed.id);
+    const mark = this.changes.mark(TABLE);
+    let row = mark === undefined ? undefined : this.cache.get(parsed.id);
     if (row === undefined) {
       const [found] = await this.sql<ApiKeyRow[]>`SELECT * FROM api_keys WHERE id = ${parsed.id} AND revoked_at IS NULL`;
       row = found ?? null;
-      if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(parsed.id, row);
+      // Kept only if no change to the keys may have been missed while it was read.
+      if (mark !== undefined && this.changes.mark(TABLE) === mark) {
+        if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!);
+        this.cache.set(parsed.id, row);
+      }
     }
     return principalIfMatches(row ?? undefined, parsed.secret);
   }

@@ -4,6 +4,7 @@
 // interceptor every protocol passes (REST included) only checks it is there.
 import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextKey, type ContextValues, type Interceptor } from "@connectrpc/connect";
+import { WaitLimitError, within } from "../storage/wait-limit.js";
 import { failure, unauthenticated } from "../transport/errors.js";
 import type { ApiKeyStore } from "./api-keys.js";
 import type { JwtVerifier } from "./jwt.js";
@@ -23,13 +24,15 @@ export type HeaderReader = (name: string) => string | undefined;
 /** The caller's principal from the request headers, or a 401 ConnectError. */
 export type Authenticator = (header: HeaderReader) => Promise<Principal>;
 
-export function createAuthenticator(apiKeys: ApiKeyStore, jwt: JwtVerifier | undefined): Authenticator {
+/** `waitLimitMs`: the longest a key's lookup may wait for the database before the request is a 503 (PostgreSQL, D40). */
+export function createAuthenticator(apiKeys: ApiKeyStore, jwt: JwtVerifier | undefined, waitLimitMs?: number): Authenticator {
   return async (header) => {
     const key = header("svc-open-api-key");
     if (key) {
       let p: Principal | undefined;
       try {
-        p = await apiKeys.verify(key.trim());
+        const lookup = apiKeys.verify(key.trim());
+        p = await (waitLimitMs === undefined ? lookup : within(lookup, waitLimitMs, () => new WaitLimitError(waitLimitMs)));
       } catch (e) {
         // The key store cannot be read (PostgreSQL away): a 503, never a 401 that tells a good key it is bad.
         throw failure("DATABASE_UNAVAILABLE", "credentials cannot be checked now: the database is unavailable; try again shortly", { headers: { "retry-after": "1" }, cause: e });

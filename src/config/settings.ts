@@ -102,7 +102,7 @@ export const SETTINGS: readonly AnySpec[] = [
   { key: "requestTimeoutS", env: "MERIDIAN_REQUEST_TIMEOUT_S", default: "300", help: "seconds a client has to send a whole request, body included", parse: int(1, 86_400) },
   { key: "pgPool", env: "MERIDIAN_PG_POOL", default: "10", help: "PostgreSQL connections per process", parse: int(1, 1000) },
   { key: "pgStatementTimeoutMs", env: "MERIDIAN_PG_STATEMENT_TIMEOUT_MS", default: "5000", help: "milliseconds a PostgreSQL statement may run before it is cancelled (503)", parse: int(100, 3_600_000) },
-  { key: "pgConnectTimeoutS", env: "MERIDIAN_PG_CONNECT_TIMEOUT_S", default: "5", help: "seconds to wait for a PostgreSQL connection before a request is a 503", parse: int(1, 600) },
+  { key: "pgConnectTimeoutS", env: "MERIDIAN_PG_CONNECT_TIMEOUT_S", default: "5", help: "seconds a PostgreSQL connection attempt may take; a request waits at most this plus the statement timeout, then is a 503", parse: int(1, 600) },
   { key: "logLevel", env: "MERIDIAN_LOG_LEVEL", default: "info", help: "trace, debug, info, warn, error, fatal or silent", parse: str },
 ];
 

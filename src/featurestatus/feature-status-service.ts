@@ -68,6 +68,8 @@ export interface FeatureStatusDeps {
   stopSignal?: AbortSignal;
   /** D46: a quiet SSE stream gets a comment this often. */
   heartbeatMs?: number;
+  /** Whether an error means the database is away for now (D40): a watcher then waits for it instead of ending. */
+  isUnavailable?: (e: unknown) => boolean;
 }
 
 /** An active set (D46), and its SSE event text, made when first asked. */
@@ -199,14 +201,27 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
    * authenticated again before anything is sent and whenever the clock wakes
    * the watcher (a heartbeat is due, the token expires): a credential that
    * ended ends the stream with its 401 (thrown), before anything more is sent.
+   * The database away after the first set (D40) does not end it: the set is
+   * read again at the next wake (PostgreSQL's change feed tells when it is
+   * back, or the heartbeat comes), so the stream outlives an outage.
    */
   async function* watchSets(ctx: HandlerContext, scope: Scope, lastEventId: string | undefined): AsyncGenerator<WatchedSet | "heartbeat"> {
     const expiresAt = principalOf(ctx).expiresAt;
     let sent = lastEventId;
     let changed = true; // the first set is sent at once
+    let first = true;
     let heartbeatAt = Date.now() + heartbeatMs;
     for (;;) {
-      const watched = changed ? await activeSet(scope) : undefined;
+      let watched: WatchedSet | undefined;
+      if (changed) {
+        try {
+          watched = await activeSet(scope);
+        } catch (e) {
+          if (first || !deps.isUnavailable?.(e)) throw e;
+        }
+        first = false;
+      }
+      const unread: boolean = changed && !watched; // the database was away: read again at the next wake
       // A timer may fire a millisecond early: a heartbeat that is as good as due is sent.
       const event = watched && watched.set.eventId !== sent ? watched : Date.now() + 5 >= heartbeatAt ? "heartbeat" : undefined;
       if (event || !changed) await recheckCaller(ctx.values);
@@ -217,7 +232,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
       }
       const untilExpiry = expiresAt === undefined ? Infinity : expiresAt - Date.now();
       const wait = Math.min(heartbeatAt - Date.now(), untilExpiry > 0 ? untilExpiry + 1 : Infinity);
-      changed = await watch.next(Math.max(0, wait), ctx.signal);
+      changed = (await watch.next(Math.max(0, wait), ctx.signal)) || unread;
       if (ctx.signal.aborted || watch.stopped) return;
     }
   }

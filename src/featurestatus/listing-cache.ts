@@ -5,8 +5,11 @@
 // bytes, not entries, since one page may hold a thousand 4,000-character
 // bodies; the least recently used pages go first.
 export interface ChangeSource {
-  /** Differs whenever the data may have changed since it was last read: costs no query. */
-  changeMark(): string;
+  /**
+   * Differs whenever the data may have changed since it was last read: costs no query.
+   * Undefined when changes cannot be told now (PostgreSQL's change feed is down, D40): nothing is served from the cache or kept.
+   */
+  changeMark(): string | undefined;
   /** The first second after `now` at which the answer may change by the clock alone, or Infinity. */
   nextChangeAfter(now: number): Promise<number>;
 }
@@ -44,6 +47,7 @@ export class ListingCache<V> {
     // Read before anything is computed: a page computed while a write lands
     // is then kept under the old mark, which the next get discards.
     const mark = this.source.changeMark();
+    if (mark === undefined) return compute();
     // A clock set back is as much a change as one that moved forward past a boundary.
     if (mark !== this.mark || now < this.validFrom || now >= this.validUntil) {
       if (!(await this.renew(mark, now))) return compute(); // changed meanwhile: serve, keep nothing

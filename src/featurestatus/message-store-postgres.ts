@@ -21,7 +21,7 @@ export class PostgresMessageStore implements MessageStore {
     private readonly changes: ChangeFeed,
   ) {}
 
-  changeMark(): string {
+  changeMark(): string | undefined {
     return this.changes.mark(TABLE);
   }
 

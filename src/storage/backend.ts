@@ -50,6 +50,12 @@ export interface Backend {
   oncePerInterval<T>(name: string, intervalS: number, fn: () => Promise<T>): Promise<T | undefined>;
   /** Whether an error means the database is away for now (a 503), not a defect. */
   isUnavailable(e: unknown): boolean;
+  /** On PostgreSQL: the longest a call waits for the database before it is a 503 (the connect plus the statement timeout, D40). */
+  waitLimitMs?: number;
+  /** A trivial query (readiness, D57); rejects when the database cannot answer it. */
+  ping(): Promise<void>;
+  /** Calls fn with false when the connection that hears other processes' writes is lost, true when it is back (PostgreSQL). */
+  onLink(fn: (live: boolean) => void): () => void;
   /** Once serving: the SQLite connection stops waiting for locks and checkpoints on a timer. */
   serving(logger: Logger): void;
   close(): Promise<void>;
@@ -77,6 +83,8 @@ function openSqlite(path: string): Backend {
     sqlite: db,
     oncePerInterval: (_name, _intervalS, fn) => fn(),
     isUnavailable: () => false, // busy-retry.ts handles SQLITE_BUSY
+    ping: async () => void db.prepare("SELECT 1").get(),
+    onLink: () => () => {}, // every write is seen: the file is read
     serving(logger) {
       neverWaitForLocks(db); // start-up may wait for an import's lock; serving never does (D51, busy-retry.ts)
       stopCheckpoints = startCheckpoints(db, { intervalMs: CHECKPOINT_MS, logger }).stop;
@@ -89,16 +97,19 @@ function openSqlite(path: string): Backend {
 }
 
 async function openPostgres(settings: Settings): Promise<Backend> {
-  const sql = connectPostgres({
+  const options = {
     url: settings.db,
     poolSize: settings.pgPool,
     statementTimeoutMs: settings.pgStatementTimeoutMs,
     connectTimeoutS: settings.pgConnectTimeoutS,
-  });
+  };
+  const sql = connectPostgres(options);
+  let changes: ChangeFeed | undefined;
   try {
     await migratePostgres(sql);
     await discardAbandonedPgImports(sql); // as SQLite's open does
-    const changes = await ChangeFeed.listen(sql);
+    changes = await ChangeFeed.listen(options);
+    const feed = changes;
     return {
       kind: "postgres",
       where: displayUrl(settings.db),
@@ -111,11 +122,14 @@ async function openPostgres(settings: Settings): Promise<Backend> {
       cursorKey: await pgServerSecret(sql, "cursor-key"),
       oncePerInterval: (name, intervalS, fn) => oncePerInterval(sql, name, intervalS, fn),
       isUnavailable: isTransientPgError,
+      waitLimitMs: settings.pgConnectTimeoutS * 1000 + settings.pgStatementTimeoutMs,
+      ping: async () => void (await sql`SELECT 1`),
+      onLink: (fn) => feed.onLink(fn),
       serving() {},
-      close: () => sql.end({ timeout: 5 }),
+      close: async () => void (await Promise.all([sql.end({ timeout: 5 }), feed.close()])),
     };
   } catch (e) {
-    await sql.end({ timeout: 1 });
+    await Promise.all([sql.end({ timeout: 1 }), changes?.close()]);
     throw e;
   }
 }

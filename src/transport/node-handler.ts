@@ -1,4 +1,4 @@
-// The one request handler behind the port: health, CORS, then credentials
+// The one request handler behind the port: health and readiness, CORS, then credentials
 // (before any body is read, D51), then the Connect router (gRPC, gRPC-Web,
 // Connect on /pkg.Service/Method), then the REST transcoder for the paths of
 // the spec. Every request ends in one log line (D34).
@@ -115,6 +115,13 @@ export function createNodeHandler({
       sendJson(res, ok ? 200 : 503, { status: ok ? "ok" : health.state });
       return;
     }
+    if (path === "/readyz" && (req.method === "GET" || req.method === "HEAD")) {
+      health.notReady().then(
+        (reason) => (reason === undefined ? sendJson(res, 200, { status: "ready" }) : sendProblem(res, failure("NOT_READY", `not ready: ${reason}`, { headers: { "retry-after": "1" } }))),
+        (e) => failed(e, res),
+      );
+      return;
+    }
     const contextValues = createContextValues().set(requestInfoKey, info);
     const rpc = rpcPaths.get(path);
     if (!rpc && isGrpcContentType(req.headers["content-type"])) {
@@ -167,8 +174,10 @@ async function credentials(
     const v = req.headers[name];
     return Array.isArray(v) ? v.join(", ") : v;
   };
+  const started = performance.now();
   try {
     const principal = await authenticate(header);
+    info.databaseWaitMs = performance.now() - started;
     contextValues.set(principalKey, principal);
     // D53: a long-lived answer asks again, with the same headers, whether the credential still holds.
     contextValues.set(callerCheckKey, recheckOf(principal, () => authenticate(header)));
@@ -257,9 +266,12 @@ function completed(req: NodeRequest, res: NodeResponse): boolean {
   return req.httpVersionMajor === 1 || (req as Http2ServerRequest).stream.rstCode === h2.NGHTTP2_NO_ERROR;
 }
 
+/** Probes come every few seconds from every orchestrator and balancer: their lines are for debugging (D57). */
+const PROBES = new Set(["/healthz", "/readyz"]);
+
 function logRequest(logger: Logger, req: NodeRequest, path: string, res: NodeResponse, info: RequestInfo, started: bigint): void {
   const done = completed(req, res);
-  logger.info(
+  (PROBES.has(path) ? logger.debug : logger.info).call(logger,
     {
       method: req.method,
       path,

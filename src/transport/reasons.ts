@@ -41,6 +41,7 @@ export const REASONS = {
   CLIENT_WATCHERS_EXHAUSTED: { code: Code.ResourceExhausted, description: "this credential holds as many message streams from this address as it may; close one first (D54)" },
   SERVER_STOPPING: { code: Code.Unavailable, description: "this server is stopping; reconnect to another replica" },
   DATABASE_UNAVAILABLE: { code: Code.Unavailable, description: "the database is busy or away; retry after Retry-After seconds" },
+  NOT_READY: { code: Code.Unavailable, description: "GET /readyz: the server is starting or draining, or its database does not answer within 1 s" },
   CANCELED: { code: Code.Canceled, description: "the client left or cancelled the call" },
   DEADLINE_EXCEEDED: { code: Code.DeadlineExceeded, description: "the call's deadline passed" },
   INTERNAL: { code: Code.Internal, description: "an error of the server's own; it is logged" },

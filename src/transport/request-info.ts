@@ -19,6 +19,8 @@ export interface RequestInfo {
   clientAddress?: string;
   /** Body bytes of a streamed REST response handed to the socket (shows where a cut stream stopped). */
   streamedBytes?: number;
+  /** Milliseconds spent checking the credentials (a key may be read from the database), counted against the call's wait limit (D40). */
+  databaseWaitMs?: number;
   /** The client left, cancelled or ran out of time before the call ended (D34: info, not an error). */
   cancelled?: boolean;
 }

@@ -52,7 +52,20 @@ describe("D19 listings served from the cache stay current", () => {
 });
 
 describe("ListingCache", () => {
-  const source = (mark: { v: string }, next: number) => ({ changeMark: () => mark.v, nextChangeAfter: async () => next });
+  const source = (mark: { v: string | undefined }, next: number) => ({ changeMark: () => mark.v, nextChangeAfter: async () => next });
+
+  it("D40 while changes cannot be told (the change feed is down) every get reads through and nothing is kept, not even after", async () => {
+    const mark: { v: string | undefined } = { v: "a" };
+    const cache = new ListingCache<number>(source(mark, Infinity), 1000, () => 8);
+    let computed = 0;
+    const get = () => cache.get("k", 0, async () => ++computed);
+    expect([await get(), await get()]).toEqual([1, 1]);
+    mark.v = undefined;
+    expect([await get(), await get()]).toEqual([2, 3]);
+    // Read while the feed came back: kept under no mark, so not served once it is back.
+    expect(await cache.get("k", 0, async () => ((mark.v = "b"), ++computed))).toBe(4);
+    expect([await get(), await get()]).toEqual([5, 5]);
+  });
 
   it("computes once while nothing changes, again after a change mark, a boundary or a clock set back", async () => {
     const mark = { v: "a" };

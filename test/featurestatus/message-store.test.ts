@@ -42,12 +42,12 @@ const backends: { name: string; open(): Promise<Pair> }[] = [
       const a = connectPostgres(opts);
       const b = connectPostgres(opts);
       await migratePostgres(a);
-      const [fa, fb] = [await ChangeFeed.listen(a), await ChangeFeed.listen(b)];
+      const [fa, fb] = [await ChangeFeed.listen(opts), await ChangeFeed.listen(opts)];
       return {
         store: new PostgresMessageStore(a, fa),
         other: new PostgresMessageStore(b, fb),
         async close() {
-          await Promise.all([a.end(), b.end()]);
+          await Promise.all([a.end(), b.end(), fa.close(), fb.close()]);
           await db.drop();
         },
       };

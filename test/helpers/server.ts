@@ -54,7 +54,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     MERIDIAN_JWT_SECRET: JWT_SECRET,
     ...env,
   });
-  const app = await startMeridian(settings, pino({ level: "info" }, sink));
+  const app = await startMeridian(settings, pino({ level: env.MERIDIAN_LOG_LEVEL ?? "info" }, sink));
   const { sqlite, postgres } = app.backend;
   return {
     app,

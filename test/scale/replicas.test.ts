@@ -15,8 +15,10 @@ import { meridian } from "../helpers/cli.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
-import { connectClient, grpcStream, hostPort } from "../helpers/clients.js";
-import { PG_SKIP_REASON, PG_URL, freshPgDatabase } from "../helpers/postgres.js";
+import { tcpProxy } from "../helpers/tcp-proxy.js";
+import { connectClient, grpcStream, grpcUnary, hostPort } from "../helpers/clients.js";
+import { Health, HealthCheckResponse_ServingStatus as HealthStatus } from "../../src/gen/grpc/health/v1/health_pb.js";
+import { PG_FAULTS_URL, PG_SKIP_REASON, PG_URL, freshPgDatabase } from "../helpers/postgres.js";
 
 const HEARTBEAT_S = 2;
 const READER = { clientId: "banner", roles: [], scopes: ["platform_iam_featurestatus_read"], projects: [] };
@@ -192,9 +194,9 @@ describe.skipIf(!PG_URL)("D40 two replicas on one PostgreSQL", () => {
   });
 });
 
-describe.skipIf(!PG_URL || !process.env.MERIDIAN_TEST_PG_CTL)("D40 PostgreSQL restarted under load", () => {
+describe.skipIf(!PG_FAULTS_URL)("D40 PostgreSQL restarted under load", () => {
   it("D40 requests during the outage are 503 within the timeouts, service resumes by itself, no acknowledged write is lost", { timeout: 60_000 }, async () => {
-    const db = await freshPgDatabase();
+    const db = await freshPgDatabase(PG_FAULTS_URL);
     const r = await replica(db.url);
     const key = (await r.app.backend.apiKeys.create(RW)).key;
     const tsKey = (await r.app.backend.apiKeys.create(TS)).key;
@@ -250,6 +252,150 @@ describe.skipIf(!PG_URL || !process.env.MERIDIAN_TEST_PG_CTL)("D40 PostgreSQL re
     } finally {
       writing = false;
       await r.app.close(500);
+      await db.drop();
+    }
+  });
+});
+
+describe.skipIf(!PG_FAULTS_URL)("D40 D57 PostgreSQL crashed and restarted under writers on two replicas", () => {
+  // The replicas' timeouts (replica()): connect 2 s, statement 2 s.
+  const TIMEOUTS_MS = 4_000;
+  const DOWN_MS = 3_000;
+  it("D40 D57 after a crash and 3 s away no request outlives the timeouts plus 1 s, a write on one replica is listed, pushed and its key revocation seen on the other within 1 s of the database being back, no acknowledged write is lost", { timeout: 90_000 }, async () => {
+    const db = await freshPgDatabase(PG_FAULTS_URL);
+    const [a, b] = [await replica(db.url), await replica(db.url)];
+    const key = (await a.app.backend.apiKeys.create(RW)).key;
+    const doomed = await a.app.backend.apiKeys.create(RW);
+    const acked: number[] = [];
+    const statuses = new Map<number, number>();
+    let slowest = 0;
+    let writing = true;
+    const timed = async <T extends { status: number }>(request: () => Promise<T>): Promise<T> => {
+      const t0 = performance.now();
+      const res = await request();
+      slowest = Math.max(slowest, performance.now() - t0);
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      return res;
+    };
+    // Three writers and one reader of listings on each replica.
+    const workers = [a, b].flatMap((r, n) => [
+      ...Array.from({ length: 3 }, async (_, w) => {
+        for (let i = 0; writing; i++) {
+          const res = await timed(() => call(r, key, "POST", "/api/admin/feature/crash/message", draft({ title: `r${n} w${w} ${i}` })));
+          if (res.status === 201) acked.push(res.json.id as number);
+          else expect(res.status).toBe(503);
+          if (res.status >= 300) await new Promise((z) => setTimeout(z, 50));
+        }
+      }),
+      (async () => {
+        while (writing) {
+          const res = await timed(() => call(r, key, "GET", "/api/admin/feature/crash/message?limit=10"));
+          expect([200, 503]).toContain(res.status);
+          await new Promise((z) => setTimeout(z, 20));
+        }
+      })(),
+    ]);
+    const probe = "/api/admin/feature/probe/message";
+    expect((await call(b, key, "GET", probe)).json.data).toEqual([]); // cached on b
+    expect((await call(b, doomed.key, "GET", probe)).status).toBe(200); // the key cached on b
+    const watcher = await openSse(`${b.app.url}/api/admin/feature/probe/message/stream`, { "svc-open-api-key": key });
+    try {
+      expect((await nextEvent(watcher)).messages).toEqual([]);
+      await new Promise((z) => setTimeout(z, 500));
+      // A crash, and the database away for a while (soaks saw it back after 0.3-8.7 s):
+      // long enough for postgres.js's default backoff to grow to its 10-20 s.
+      execSync(`${process.env.MERIDIAN_TEST_PG_CTL} -m immediate stop`, { stdio: "ignore" });
+      await new Promise((z) => setTimeout(z, DOWN_MS));
+      execSync(`${process.env.MERIDIAN_TEST_PG_CTL} start`, { stdio: "ignore" });
+      const back = performance.now(); // pg_ctl -w returns once the database accepts connections
+      const since = () => performance.now() - back;
+      // A write on a and a revocation, each retried until the database takes it.
+      let created: { status: number; json: Record<string, unknown> };
+      while ((created = await call(a, key, "POST", probe, draft({ title: "after the crash" }))).status !== 201) await new Promise((z) => setTimeout(z, 20));
+      const acknowledged = since();
+      while (!(await a.app.backend.apiKeys.revoke(doomed.id).catch(() => false))) await new Promise((z) => setTimeout(z, 20));
+      const listed = until(async () => ((await call(b, key, "GET", probe)).json?.data as { id: number }[] | undefined)?.some((m) => m.id === created.json.id) ?? false, 10_000).then(since);
+      const refused = until(async () => (await call(b, doomed.key, "GET", probe)).status === 401, 10_000).then(since);
+      const pushed = (async () => {
+        for (;;) if ((await nextEvent(watcher, 10_000)).messages.some((m) => m.id === created.json.id)) return since();
+      })().catch(() => Infinity);
+      const [listedMs, refusedMs, pushedMs] = await Promise.all([listed, refused, pushed]);
+      await new Promise((z) => setTimeout(z, 1_000));
+      writing = false;
+      await Promise.all(workers);
+      console.info(
+        `PostgreSQL stopped -m immediate for ${DOWN_MS} ms under 6 writers and 2 readers on two replicas: ${JSON.stringify(Object.fromEntries(statuses))}, slowest answer ${slowest.toFixed(0)} ms; ` +
+          `after the database was back: a's write acknowledged at ${acknowledged.toFixed(0)} ms, listed on b at ${listedMs.toFixed(0)} ms, pushed to b's watcher at ${pushedMs.toFixed(0)} ms, its revoked key refused by b at ${refusedMs.toFixed(0)} ms`,
+      );
+      expect(slowest).toBeLessThan(TIMEOUTS_MS + 1_000);
+      // Within 1 s of the database being back, with slack for a loaded machine.
+      expect(listedMs).toBeLessThan(1_500);
+      expect(pushedMs).toBeLessThan(1_500);
+      expect(refusedMs).toBeLessThan(1_500);
+      expect(statuses.get(201)).toBeGreaterThan(10);
+      // D57: each replica logged the outage's start once (a warning) and its end once, nothing worse.
+      for (const r of [a, b]) {
+        expect(r.logs.filter((l) => (l.level as number) >= 40).map((l) => l.msg)).toEqual([expect.stringMatching(/^database unavailable/)]);
+        expect(r.logs.filter((l) => String(l.msg).startsWith("database available again"))).toHaveLength(1);
+      }
+      const ids = new Set<number>();
+      let cursor: string | undefined;
+      do {
+        const page = await call(b, key, "GET", `/api/admin/feature/crash/message?expiry=All&limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+        for (const m of page.json.data as { id: number }[]) ids.add(m.id);
+        cursor = (page.json.cursor as string | null) ?? undefined;
+      } while (cursor);
+      expect(acked.filter((id) => !ids.has(id))).toEqual([]);
+    } finally {
+      writing = false;
+      watcher.close();
+      await Promise.all([a.app.close(500), b.app.close(500)]);
+      await db.drop();
+    }
+  });
+});
+
+describe.skipIf(!PG_URL)("D40 D57 a database that stops answering", () => {
+  // The replica's timeouts (replica()): connect 2 s, statement 2 s.
+  const TIMEOUTS_MS = 4_000;
+  it("D40 D57 while no byte reaches the database, each write answers 503 within the connect plus statement timeouts plus 1 s, /readyz is 503 within 1 s and /healthz 200; when bytes flow again, service and readiness come back", { timeout: 60_000 }, async () => {
+    const db = await freshPgDatabase();
+    const proxy = await tcpProxy(db.url);
+    const r = await replica(proxy.url);
+    try {
+      const key = (await r.app.backend.apiKeys.create(RW)).key;
+      expect((await call(r, key, "POST", "/api/admin/feature/hung/message", draft())).status).toBe(201);
+      expect((await fetch(`${r.app.url}/readyz`)).status).toBe(200);
+      proxy.freeze();
+      const t0 = performance.now();
+      const writes = Array.from({ length: 4 }, async (_, i) => {
+        const res = await call(r, key, "POST", "/api/admin/feature/hung/message", draft({ title: `held ${i}` }));
+        return { status: res.status, ms: performance.now() - t0 };
+      });
+      const ready = await fetch(`${r.app.url}/readyz`);
+      const readyMs = performance.now() - t0;
+      expect(ready.status).toBe(503);
+      expect(ready.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      expect(((await ready.json()) as { detail: string }).detail).toMatch(/^not ready: the database does not answer/);
+      expect(readyMs).toBeLessThan(1_000 + 500);
+      expect((await fetch(`${r.app.url}/healthz`)).status).toBe(200); // liveness: the process is fine
+      expect((await grpcUnary(hostPort(r.app.url), Health.method.check, {})).response?.status).toBe(HealthStatus.NOT_SERVING);
+      const answered = await Promise.all(writes);
+      console.info(`database held: writes answered ${answered.map((w) => `${w.status} at ${w.ms.toFixed(0)} ms`).join(", ")}; /readyz 503 at ${readyMs.toFixed(0)} ms`);
+      for (const w of answered) {
+        expect(w.status).toBe(503);
+        expect(w.ms).toBeLessThan(TIMEOUTS_MS + 1_000);
+      }
+      proxy.thaw();
+      expect(await until(async () => (await fetch(`${r.app.url}/readyz`)).status === 200, 3_000)).toBe(true);
+      expect((await grpcUnary(hostPort(r.app.url), Health.method.check, {})).response?.status).toBe(HealthStatus.SERVING);
+      expect((await call(r, key, "POST", "/api/admin/feature/hung/message", draft({ title: "after" }))).status).toBe(201);
+      expect(await until(async () => r.logs.some((l) => String(l.msg).startsWith("database available again")), 3_000)).toBe(true);
+      expect(r.logs.filter((l) => (l.level as number) >= 40).map((l) => l.msg)).toEqual([expect.stringMatching(/^database unavailable/)]);
+    } finally {
+      proxy.thaw();
+      await r.app.close(500);
+      await proxy.close();
       await db.drop();
     }
   });

@@ -1,6 +1,7 @@
 // The PostgreSQL connection pool (D40), with the bounds that keep a replica
 // answering while the database is away: a connect timeout, a statement
-// timeout on every connection, a pool of fixed size.
+// timeout on every connection, a pool of fixed size, and a short reconnect
+// backoff.
 import postgres from "postgres";
 
 export type Sql = postgres.Sql;
@@ -20,16 +21,44 @@ export function isPostgresUrl(db: string): boolean {
   return /^postgres(ql)?:\/\//i.test(db);
 }
 
-export function connectPostgres(o: PgOptions): Sql {
-  return postgres(o.url, {
-    max: o.poolSize,
+/**
+ * Seconds a connection waits before its next attempt after `retries` failed
+ * ones. postgres.js's default, 0.5-1 x min(3^n / 100, 20) s with one counter
+ * for the whole pool, reaches 10-20 s within a second or two of an outage
+ * (ten connections failing at once), and its connect timeout only starts
+ * after that wait: requests then waited 14-20 s after the database was back.
+ * Here the wait is at most half a second, jittered so replicas do not all
+ * come back at the same instant; connections are only tried when a request
+ * needs one, so a dead database costs at most a few attempts a second each.
+ */
+export function reconnectBackoffS(retries: number): number {
+  return Math.min(0.05 * 2 ** retries, 0.5) * (0.5 + Math.random() / 2);
+}
+
+function options(o: PgOptions) {
+  return {
     connect_timeout: o.connectTimeoutS,
-    idle_timeout: 60,
+    backoff: reconnectBackoffS,
     connection: { statement_timeout: o.statementTimeoutMs, application_name: "meridian" },
     onnotice: () => {},
     // Epoch seconds and row counts are int8 columns; they fit a double exactly (D24 bounds them).
     types: { int8: { to: 20, from: [20], serialize: (n: number) => String(n), parse: (s: string) => Number(s) } },
-  });
+  };
+}
+
+export function connectPostgres(o: PgOptions): Sql {
+  return postgres(o.url, { ...options(o), max: o.poolSize, idle_timeout: 60 });
+}
+
+/**
+ * One connection of its own for LISTEN (changes.ts), kept open for good (no
+ * idle or life timeout): `onclose` tells each time it is lost or an attempt
+ * to open it failed, and it opens again at the next statement.
+ */
+export function connectListener(o: PgOptions, on: { notify(channel: string, payload: string): void; close(): void }): Sql {
+  // postgres.js reads `onnotify` (its own listen() uses it) but does not declare it.
+  const untyped = { onnotify: on.notify };
+  return postgres(o.url, { ...options(o), ...untyped, max: 1, idle_timeout: undefined, max_lifetime: null, fetch_types: false, onclose: on.close });
 }
 
 /** The URL with its password hidden, for logs and messages. */
