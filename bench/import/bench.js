@@ -17,11 +17,19 @@
 // ratios are import / baseline. The import's own time is printed as well.
 // Client, server and importer share the machine's cores, as they would in
 // production on a small host.
+//
+// Disk (issue 26 item 6, D58): the database file's size before the import
+// and after it (once the server has stopped, so the WAL is checkpointed into
+// the file), per imported row, against the blocks' own size: the pages
+// SQLite gives the blocks table and its index (dbstat), and their payload
+// bytes. An import gives back the space of its staging: the file's growth
+// stays within 10 % of the blocks' own pages.
 import { spawn } from "node:child_process";
-import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
+import { createWriteStream, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
 import { openDatabase } from "../../dist/storage/database.js";
 import { SqliteApiKeyStore } from "../../dist/auth/api-keys-sqlite.js";
 import { SqliteMetadataStore as MetadataStore } from "../../dist/timeseries/metadata-store-sqlite.js";
@@ -52,6 +60,7 @@ try {
   meta.createDataset({ id: DATASET, project: "bench", items: [], properties: [], metadata: {} });
   for (const id of [IMPORTED, UPLOADED]) meta.createSeries({ id, datasetId: DATASET, item: { name: id }, properties: {}, dataFields: W1_FIELDS });
   db.close();
+  const diskBefore = diskOf(dbPath);
 
   const started = await startMeridian(dbPath);
   server = started.process;
@@ -87,9 +96,39 @@ try {
     report(c, "other non-2xx", d.other, "", b.other, null);
     process.stderr.write(`${name}: baseline ${JSON.stringify(b)} during import ${JSON.stringify(d)}\n`);
   }
+
+  server.kill("SIGTERM");
+  await new Promise((r) => (server.exitCode !== null ? r() : server.once("exit", r)));
+  server = undefined;
+  const diskAfter = diskOf(dbPath);
+  const perRow = (bytes) => bytes / ROWS;
+  const c = `import ${ROWS / 1e6}M W1 rows`;
+  const grown = diskAfter.file - diskBefore.file;
+  report(c, "file growth per row", perRow(grown), "B", perRow(diskAfter.blocksPages), grown / diskAfter.blocksPages);
+  report(c, "file per row", perRow(diskAfter.file), "B");
+  report(c, "free pages per row", perRow(diskAfter.free), "B");
+  report(c, "blocks' pages per row", perRow(diskAfter.blocksPages), "B");
+  report(c, "blocks' payload per row", perRow(diskAfter.payload), "B");
+  process.stderr.write(`disk before ${JSON.stringify(diskBefore)}\ndisk after ${JSON.stringify(diskAfter)}\n`);
 } finally {
   server?.kill("SIGTERM");
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** The database file's bytes, its free pages' bytes, and the blocks' own size (their pages, their payload). */
+function diskOf(path) {
+  const db = new Database(path, { readonly: true });
+  try {
+    const page = db.pragma("page_size", { simple: true });
+    return {
+      file: statSync(path).size,
+      free: db.pragma("freelist_count", { simple: true }) * page,
+      blocksPages: db.prepare("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN ('blocks', 'blocks_by_time')").pluck().get(),
+      payload: db.prepare("SELECT coalesce(sum(length(payload)), 0) FROM blocks").pluck().get(),
+    };
+  } finally {
+    db.close();
+  }
 }
 
 async function writeCsv(path, rows) {

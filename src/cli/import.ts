@@ -1,13 +1,16 @@
 // meridian import (D30): a CSV file into a time series, all or nothing.
-import { ImportError, importCsv } from "../timeseries/import/csv-import.js";
+import { ImportError, importCsv, type ImportResult } from "../timeseries/import/csv-import.js";
 import { parseCommand, UsageError } from "./args.js";
 import { openCliBackend } from "./cli-database.js";
 import { progressBar } from "./progress.js";
 
 export const IMPORT_USAGE = `usage: meridian import --dataset ID --series ID FILE.csv
   loads a CSV (timestamp yyyy-MM-ddTHH:mm:ss[Z], then one column per data field, empty
-  for missing; a first line that is not a row is a header) into an existing time series,
-  all or nothing, while the server runs; prints a summary line
+  for missing) into an existing time series, all or nothing, while the server runs.
+  The first line may be a header naming the columns: any name for the timestamp, then
+  the series' data field names in order (case and surrounding spaces or quotes ignored);
+  any other line that is not a row is an error naming it. Of rows with one timestamp
+  the last line wins. Prints a summary line: rows read, stored, duplicates replaced
 `;
 
 export async function importCommand(argv: string[]): Promise<number> {
@@ -20,10 +23,10 @@ export async function importCommand(argv: string[]): Promise<number> {
   const bar = process.stderr.isTTY ? progressBar(process.stderr) : undefined;
   const started = performance.now();
   try {
-    const { rows } = await importCsv(backend, { datasetId: values.dataset, seriesId: values.series, file: positionals[0], onProgress: bar?.update });
+    const r = await importCsv(backend, { datasetId: values.dataset, seriesId: values.series, file: positionals[0], onProgress: bar?.update });
     bar?.done();
     const seconds = (performance.now() - started) / 1000;
-    process.stdout.write(`imported ${rows} rows into time series ${values.series} in ${seconds.toFixed(2)} s (${Math.round(rows / seconds)} rows/s)\n`);
+    process.stdout.write(`${summary(values.series, r)} in ${seconds.toFixed(2)} s (${Math.round(r.read / seconds)} rows/s)\n`);
     return 0;
   } catch (e) {
     bar?.done();
@@ -35,4 +38,13 @@ export async function importCommand(argv: string[]): Promise<number> {
   } finally {
     await backend.close();
   }
+}
+
+/** D58: what the import did, in words: rows read, stored, and the duplicates replaced of each kind. */
+function summary(series: string, r: ImportResult): string {
+  const n = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
+  return (
+    `imported into time series ${series}: ${n(r.read, "row")} read, ${r.stored} stored, ` +
+    `${n(r.duplicatesInFile, "duplicate")} replaced by a later line, ${n(r.replacedStored, "stored row")} replaced`
+  );
 }

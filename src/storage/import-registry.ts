@@ -1,7 +1,8 @@
 // Which imports are under way (import/staging-sqlite.ts), and the removal of those
 // that never will be published: a dead process's, or a published one's
-// staged copy that outlived a crash. Apart from the staging itself so that
+// staging file that outlived a crash. Apart from the staging itself so that
 // opening the database can tidy up without loading the block codec.
+import { rmSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Db } from "./database.js";
 
@@ -19,9 +20,20 @@ export function discardAbandonedImports(db: Db): number {
   const host = hostname();
   const abandoned = rows.filter((r) => r.published === 1 || (r.host === host && !processRuns(r.pid, r.id))).map((r) => r.id);
   if (abandoned.length === 0) return 0;
+  // Files first: a registration outlives its file, never the other way round.
+  for (const id of abandoned) {
+    const file = stagingFileOf(db, id);
+    if (file) rmSync(file, { force: true });
+  }
   const remove = db.prepare("DELETE FROM imports WHERE id = ?");
   db.transaction(() => abandoned.forEach((id) => remove.run(id))).immediate();
   return abandoned.length;
+}
+
+/** Import `id`'s staging file (D58): beside the database, on the disk its operator chose for it; undefined for an in-memory database. */
+export function stagingFileOf(db: Db, id: number): string | undefined {
+  const main = db.prepare<[], { name: string; file: string }>("PRAGMA database_list").all().find((d) => d.name === "main");
+  return main?.file ? `${main.file}-import-${id}` : undefined;
 }
 
 function processRuns(pid: number, importId: number): boolean {

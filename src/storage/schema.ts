@@ -145,4 +145,34 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX message_audit_by_client ON message_audit (client_id, id);
     `,
   },
+  {
+    version: 8,
+    name: "imports stage in a file of their own (D58)",
+    sql: `
+      -- Staged blocks left free pages in this file as large as the import
+      -- itself once they were moved: an import now stages in its own file
+      -- beside this one (IMPORT_STAGING below) and this file grows by the blocks alone.
+      DROP TABLE import_blocks;
+    `,
+  },
 ];
+
+/**
+ * An import's staging file (D58, import/staging-sqlite.ts), attached as
+ * `staging` to the importer's connection: its blocks, keyed by the import as
+ * in the imports table, where no reader looks. Made new for each import and
+ * deleted after it, so it needs no migrations.
+ */
+export const IMPORT_STAGING = {
+  schema: "staging",
+  sql: `
+    CREATE TABLE staging.import_blocks (
+      import_id INTEGER NOT NULL,
+      first_ts  INTEGER NOT NULL,
+      last_ts   INTEGER NOT NULL,
+      rows      INTEGER NOT NULL,
+      payload   BLOB NOT NULL
+    ) STRICT;
+    CREATE UNIQUE INDEX staging.import_blocks_by_time ON import_blocks (import_id, first_ts);
+  `,
+} as const;

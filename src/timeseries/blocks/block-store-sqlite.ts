@@ -1,7 +1,7 @@
 // Value blocks in SQLite (the rules are in block-store.ts). Synchronous: a
 // write reads, merges and replaces its blocks inside one IMMEDIATE
-// transaction. The same store over the import_blocks table holds an
-// import's staged blocks, keyed by import instead of series
+// transaction. The same store over the import_blocks table of an import's
+// staging file holds its staged blocks, keyed by import instead of series
 // (import/staging-sqlite.ts).
 import type { Statement } from "better-sqlite3";
 import type { Db } from "../../storage/database.js";
@@ -13,7 +13,7 @@ type Range = { sid: number; from: number; to: number };
 
 /** Where blocks live: the table, and the column that keys a run of blocks (a series, or an import). */
 export interface BlockTable {
-  table: "blocks" | "import_blocks";
+  table: "blocks" | "staging.import_blocks";
   key: "sid" | "import_id";
 }
 export const SERIES_BLOCKS: BlockTable = { table: "blocks", key: "sid" };
@@ -88,13 +88,14 @@ export class SqliteBlockStore implements BlockStore {
   /**
    * Upserts rows under a key that no one else writes (an import's staging):
    * the merge and the encoding happen outside any transaction, and only the
-   * writes themselves in a short one.
+   * writes themselves in a short one, deferred: it locks only the file it
+   * writes (IMMEDIATE would take the lock of every attached database).
    */
   upsertOwned(key: number, kinds: readonly FieldKind[], input: RowSet): number {
     const rows = normalizeRows(input);
     if (rows.timestamps.length === 0) return 0;
     const write = this.plan(key, kinds, rows);
-    this.db.transaction(() => this.write(key, write)).immediate();
+    this.db.transaction(() => this.write(key, write)).deferred();
     return input.timestamps.length;
   }
 

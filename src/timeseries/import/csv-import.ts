@@ -3,6 +3,9 @@
 // or nothing: staged batch by batch in short transactions, then published in
 // one (import/staging-sqlite.ts), so a failed or killed import leaves nothing behind
 // and a server on the same file is never locked out for long (D51).
+// D58: the first line is a header only when it names the fields (isHeader);
+// any other line that is not a row is an error naming it, so no row is ever
+// dropped without a word, and the result says what was read and stored.
 import { createReadStream, statSync } from "node:fs";
 import { BLOCK_ROWS } from "../blocks/block-codec.js";
 import type { MetadataStore } from "../metadata-store.js";
@@ -29,7 +32,19 @@ export interface ImportOptions {
   onProgress?: (bytesRead: number, totalBytes: number, rows: number) => void;
 }
 
-export async function importCsv(into: { metadata: MetadataStore; imports: Imports }, opts: ImportOptions): Promise<{ rows: number }> {
+/** What an import did (D58). */
+export interface ImportResult {
+  /** Data rows read from the file (a header is not one). */
+  read: number;
+  /** Rows the series holds from the file: one per distinct timestamp. */
+  stored: number;
+  /** Rows of the file replaced by a later line with the same timestamp (read - stored). */
+  duplicatesInFile: number;
+  /** Rows the series held before that the file's rows replaced. */
+  replacedStored: number;
+}
+
+export async function importCsv(into: { metadata: MetadataStore; imports: Imports }, opts: ImportOptions): Promise<ImportResult> {
   const series = await into.metadata.getSeries(opts.datasetId.toLowerCase(), opts.seriesId.toLowerCase());
   if (!series) throw new ImportError(0, `no time series ${opts.seriesId} in dataset ${opts.datasetId}`);
   const kinds = kindsOf(series.dataFields);
@@ -69,9 +84,8 @@ export async function importCsv(into: { metadata: MetadataStore; imports: Import
     const problem = parseLine(l);
     if (problem === undefined) return;
     rows.size = before; // drop the half-read row
-    // A first line that is not a row is a header (D30).
-    if (line === 1) return;
-    throw new ImportError(line, problem);
+    if (line === 1 && isHeader(l, series.dataFields)) return;
+    throw new ImportError(line, line === 1 ? `${problem}; nor is it a header (${headerRule(series.dataFields)})` : problem);
   };
 
   // One batch is staged while the next is parsed (PostgreSQL works on its own
@@ -110,8 +124,8 @@ export async function importCsv(into: { metadata: MetadataStore; imports: Import
     }
     await flush();
     await staged;
-    await staging.publish(kinds);
-    return { rows: count };
+    const { stored, replaced } = await staging.publish(kinds);
+    return { read: count, stored, duplicatesInFile: count - stored, replacedStored: replaced };
   } catch (e) {
     try {
       await staged.catch(() => {});
@@ -121,4 +135,28 @@ export async function importCsv(into: { metadata: MetadataStore; imports: Import
     }
     throw e;
   }
+}
+
+/**
+ * D58: a first line is a header when it names the columns: a name for the
+ * timestamp (any cell that starts with a letter: exporters say time,
+ * timestamp, Date...), then exactly the series' data field names in order.
+ * Cells are compared trimmed, without surrounding double quotes, ignoring
+ * case; a UTF-8 byte order mark before the line is ignored. Anything else
+ * that is not a row is an error, not a header, so no row is dropped unseen.
+ * `latin1` is how the file is read: the line's bytes, decoded here as UTF-8.
+ */
+export function isHeader(latin1: string, fields: readonly { name: string }[]): boolean {
+  const cells = Buffer.from(latin1, "latin1").toString("utf8").replace(/^\uFEFF/, "").split(",").map(headerCell);
+  return cells.length === fields.length + 1 && /^\p{L}/u.test(cells[0]) && fields.every((f, i) => cells[i + 1] === headerCell(f.name));
+}
+
+function headerCell(text: string): string {
+  const t = text.trim();
+  return (t.length >= 2 && t.startsWith('"') && t.endsWith('"') ? t.slice(1, -1).trim() : t).toLowerCase();
+}
+
+/** The header rule, for the error of a first line that is neither a row nor a header. */
+function headerRule(fields: readonly { name: string }[]): string {
+  return `a header names the timestamp column, then ${fields.map((f) => f.name).join(", ")}`;
 }

@@ -14,7 +14,7 @@ import type { FieldKind } from "../blocks/block-codec.js";
 import { PG_IMPORT_BLOCKS, PG_SERIES_BLOCKS, PostgresBlockStore } from "../blocks/block-store-postgres.js";
 import { decodeBlock } from "../blocks/block-codec.js";
 import { normalizeRows, type RowSet } from "../blocks/row-set.js";
-import type { Imports, Staging } from "./staging.js";
+import type { Imports, Published, Staging } from "./staging.js";
 
 /** The advisory lock class of running imports (the lock's second key is the import's id). */
 const IMPORT_LOCKS = 0x4d524449; // "MRDI"
@@ -72,11 +72,18 @@ class PgStaging implements Staging {
    * (its payload bytes, nothing decoded), all of them by one statement; one
    * that overlaps stored rows is merged with them as an upload would be.
    */
-  async publish(kinds: readonly FieldKind[]): Promise<void> {
+  async publish(kinds: readonly FieldKind[]): Promise<Published> {
     try {
-      await this.sql.begin(async (tx) => {
+      return await this.sql.begin(async (tx) => {
         await this.series.lockOwner(tx, this.sid);
         await this.staged.lockOwner(tx, this.id);
+        const rowsIn = async (): Promise<{ series: number; staged: number }> => {
+          const [r] = await tx<{ series: string; staged: string }[]>`
+            SELECT (SELECT coalesce(sum(rows), 0) FROM blocks WHERE sid = ${this.sid}) AS series,
+                   (SELECT coalesce(sum(rows), 0) FROM import_blocks WHERE import_id = ${this.id}) AS staged`;
+          return { series: Number(r.series), staged: Number(r.staged) };
+        };
+        const before = await rowsIn();
         // Which staged blocks overlap stored rows, found before any is moved;
         // staged blocks never overlap each other, so moving one cannot make another overlap.
         const overlapping = await tx<{ payload: Buffer }[]>`
@@ -90,7 +97,9 @@ class PgStaging implements Staging {
            WHERE s.import_id = ${this.id}
              AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.sid = ${this.sid} AND b.first_ts <= s.last_ts AND b.last_ts >= s.first_ts)`;
         for (const b of overlapping) await this.series.upsertIn(tx, this.sid, kinds, decodeBlock(b.payload));
+        const after = await rowsIn();
         await tx`DELETE FROM imports WHERE id = ${this.id}`;
+        return { stored: before.staged, replaced: before.staged - (after.series - before.series) };
       });
     } finally {
       await this.release();

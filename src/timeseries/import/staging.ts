@@ -8,10 +8,17 @@ import type { RowSet } from "../blocks/row-set.js";
 export interface Staging {
   /** Stages rows (any order; later rows win, as in an upload): invisible until publish(). */
   stage(kinds: readonly FieldKind[], rows: RowSet): Maybe<void>;
-  /** Makes every staged row part of the series, in one transaction. */
-  publish(kinds: readonly FieldKind[]): Maybe<void>;
+  /** Makes every staged row part of the series, in one transaction; says how many it stored and how many stored rows they replaced. */
+  publish(kinds: readonly FieldKind[]): Maybe<Published>;
   /** Removes the import and its staged blocks (instead of publishing). */
   discard(): Maybe<void>;
+}
+
+export interface Published {
+  /** Rows staged (one per distinct timestamp), now the series'. */
+  stored: number;
+  /** Rows the series held before that staged rows replaced. */
+  replaced: number;
 }
 
 export interface Imports {
