@@ -3,7 +3,10 @@
 // one on the same database) or the clock reaching the next start or expiry,
 // which moves messages between the D19 windows. D51: the cache is bounded in
 // bytes, not entries, since one page may hold a thousand 4,000-character
-// bodies; the least recently used pages go first.
+// bodies; the least recently used pages go first, and what it drops is
+// collected once it adds up to the bound (runtime/garbage.ts).
+import { ReleasedBytes } from "../runtime/garbage.js";
+
 export interface ChangeSource {
   /**
    * Differs whenever the data may have changed since it was last read: costs no query.
@@ -29,6 +32,8 @@ export class ListingCache<V> {
   /** Computations under way, by key, with the mark they started at. */
   private readonly loading = new Map<string, { mark: string; value: Promise<V> }>();
   private renewing: { mark: string; now: number; done: Promise<boolean> } | undefined;
+  /** Bytes dropped (evicted, or cleared by a change) since V8 last collected them. */
+  private readonly released: ReleasedBytes;
 
   /**
    * @param maxBytes the bound; a value larger than it alone is computed each time, never kept
@@ -40,7 +45,9 @@ export class ListingCache<V> {
     private readonly sizeOf: (value: V) => number,
     /** Told of each hit, miss and eviction (the metrics, D43). */
     private readonly onEvent: (event: "hit" | "miss" | "eviction") => void = () => {},
-  ) {}
+  ) {
+    this.released = new ReleasedBytes(maxBytes);
+  }
 
   /** The cached value for `key` at time `now` (seconds), computing it on a miss; errors are not cached. */
   async get(key: string, now: number, compute: () => Promise<V>): Promise<V> {
@@ -88,6 +95,7 @@ export class ListingCache<V> {
         if (this.bytes <= this.maxBytes) break;
         this.entries.delete(k);
         this.bytes -= e.bytes;
+        this.released.add(e.bytes);
         this.onEvent("eviction");
       }
     }
@@ -101,6 +109,7 @@ export class ListingCache<V> {
       const validUntil = await this.source.nextChangeAfter(now);
       if (mark !== this.source.changeMark()) return false;
       this.entries.clear();
+      this.released.add(this.bytes);
       this.bytes = 0;
       this.mark = mark;
       this.validFrom = now;
