@@ -62,7 +62,7 @@ try {
     await backend.close();
 
     const said = await run([join(root, "bin", "meridian.js"), "import", "--dataset", DATASET, "--series", SERIES, csv], { MERIDIAN_DB: b.db });
-    const m = /imported (\d+) rows .* \((\d+) rows\/s\)/.exec(said);
+    const m = /: (\d+) rows read, .* \((\d+) rows\/s\)/.exec(said); // the summary line (D58)
     if (!m || Number(m[1]) !== ROWS) throw new Error(`import into ${b.name}: ${said}`);
     b.importRate = Number(m[2]);
     process.stderr.write(`${b.name}: ${said}`);
