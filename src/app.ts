@@ -1,10 +1,13 @@
 // Composition root: one database, one router of services with the
 // interceptors every call passes, one listener. Nothing here has logic of its own.
 import { createConnectRouter } from "@connectrpc/connect";
+import { readFileSync } from "node:fs";
 import { createServer as createNetServer, type AddressInfo } from "node:net";
+import { createSecureContext } from "node:tls";
 import { createJwtVerifier } from "./auth/jwt.js";
 import { authInterceptor, createAuthenticator } from "./auth/authenticate.js";
-import type { Settings } from "./config/settings.js";
+import { translate, underSetting } from "./config/operator-error.js";
+import { unknownVariables, unknownVariableWarning, type Settings } from "./config/settings.js";
 import { Health } from "./gen/grpc/health/v1/health_pb.js";
 import { FeatureStatusService } from "./gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { TimeSeriesService } from "./gen/meridian/timeseries/v1/time_series_pb.js";
@@ -28,13 +31,14 @@ import { ServiceRegistry } from "./transport/service-registry.js";
 import { ClientAddress } from "./transport/client-address.js";
 import { addReflection } from "./transport/reflection.js";
 import { Metrics } from "./metrics/metrics.js";
+import { VERSION } from "./version.js";
 import { listenForMetrics } from "./metrics/metrics-listener.js";
 import { timeSeriesService } from "./timeseries/time-series-service.js";
 import { documentTimeSeriesRest } from "./timeseries/rest-docs.js";
 import { documentFeatureStatusRest } from "./featurestatus/rest-docs.js";
 import { addTimeSeriesJsonShapes } from "./timeseries/json-shape-rules.js";
 
-export const VERSION = "0.1.0";
+export { VERSION };
 const DRAIN_MS = 10_000; // D32
 const API_DESCRIPTION =
   "Feature status messages and time series, over REST (these paths), gRPC, gRPC-Web and Connect on the same port. " +
@@ -54,24 +58,48 @@ export interface Meridian {
   close(graceMs?: number): Promise<void>;
 }
 
-/** The port is taken: said in one line, before anything touched the database. */
-export class PortInUseError extends Error {}
-
-/** Refuses a port another process holds, before the database is opened or created (a busy port must change nothing). */
+/**
+ * Refuses a port another process holds, or a host this machine does not
+ * have, before the database is opened or created (a failed start changes nothing, D56).
+ */
 async function checkPortFree(port: number, host: string): Promise<void> {
   if (port === 0) return;
   const probe = createNetServer();
   await new Promise<void>((resolve, reject) => {
-    probe.once("error", (e: NodeJS.ErrnoException) =>
-      reject(e.code === "EADDRINUSE" ? new PortInUseError(`port ${port} is in use; set MERIDIAN_PORT`) : e),
-    );
+    probe.once("error", reject);
     probe.listen(port, host, () => probe.close(() => resolve()));
   });
 }
 
+/**
+ * What start-up needs from files and ports, checked before the database is
+ * opened or created; each failure names its setting (D56).
+ */
+async function checkBeforeDatabase(settings: Settings): Promise<void> {
+  try {
+    await checkPortFree(settings.port, settings.host);
+  } catch (e) {
+    const port = ["EADDRINUSE", "EACCES"].includes((e as NodeJS.ErrnoException).code ?? "");
+    throw port ? translate(e, "MERIDIAN_PORT", String(settings.port)) : translate(e, "MERIDIAN_HOST", settings.host);
+  }
+  if (settings.tlsCert) {
+    const cert = await underSetting("MERIDIAN_TLS_CERT", settings.tlsCert, () => readFileSync(settings.tlsCert));
+    const key = await underSetting("MERIDIAN_TLS_KEY", settings.tlsKey, () => readFileSync(settings.tlsKey));
+    await underSetting("MERIDIAN_TLS_CERT", settings.tlsCert, () => createSecureContext({ cert, key }));
+  }
+}
+
 export async function startMeridian(settings: Settings, logger: Logger = createLogger(settings.logLevel)): Promise<Meridian> {
-  await checkPortFree(settings.port, settings.host);
-  const backend = await openBackend(settings);
+  for (const u of unknownVariables()) logger.warn({ variable: u.name, nearest: u.nearest }, unknownVariableWarning(u));
+  await checkBeforeDatabase(settings);
+  const verifyJwt = await underSetting("MERIDIAN_JWKS_FILE", settings.jwksFile, () => createJwtVerifier(jwtSettings(settings)));
+  const metrics = settings.metrics.kind === "off" ? undefined : new Metrics();
+  // Before the database: a taken metrics port stops start-up (D56) and leaves nothing behind.
+  const metricsListener = await metricsListenerFor(metrics, settings, logger);
+  const backend = await underSetting("MERIDIAN_DB", settings.db, () => openBackend(settings)).catch(async (e: unknown) => {
+    await metricsListener?.close();
+    throw e;
+  });
   // D57: readiness asks the database; an outage is logged once at its start and once at its end.
   const availability = new Availability(() => backend.ping(), logger, () => health.touch());
   const health = new HealthState(availability);
@@ -80,7 +108,6 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   // D57: streams end as soon as the drain begins; the drain then waits for ordinary requests only.
   const streamsEnd = new AbortController();
   const services = [FeatureStatusService, TimeSeriesService];
-  const metrics = settings.metrics.kind === "off" ? undefined : new Metrics();
 
   const interceptors = [errorInterceptor(logger), busyRetryInterceptor({
       unavailable: backend.isUnavailable,
@@ -121,7 +148,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   documentFeatureStatusRest(registry);
   addReflection(registry, [Health, ...services]);
 
-  const authenticate = createAuthenticator(backend.apiKeys, createJwtVerifier(jwtSettings(settings)), backend.waitLimitMs);
+  const authenticate = createAuthenticator(backend.apiKeys, verifyJwt, backend.waitLimitMs);
   const handler = createNodeHandler({
     services: registry,
     shutdownSignal: shutdown.signal,
@@ -137,9 +164,10 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   });
   let listener: Listener;
   try {
-    listener = await listen(handler, settings);
+    listener = await underSetting("MERIDIAN_PORT", String(settings.port), () => listen(handler, settings));
   } catch (e) {
     unlink();
+    await metricsListener?.close();
     await backend.close();
     throw e;
   }
@@ -156,7 +184,6 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   // what it removes is never seen by a first request, whichever the backend.
   await cleanup.first;
   backend.serving(logger);
-  const metricsListener = await metricsListenerFor(metrics, settings, logger);
   health.set("serving");
   const url = `${listener.tls ? "https" : "http"}://${hostForUrl(listener.address)}:${listener.address.port}`;
   logger.info({ address: url, db: backend.where, version: VERSION, node: process.version }, `Meridian ${VERSION} on Node ${process.version} listening on ${url}`);
@@ -192,19 +219,16 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
 
 /**
  * The metrics' own listener (MERIDIAN_METRICS=[host:]port). A port that cannot
- * be had costs the metrics, not the service: said in the log, and serving goes on.
+ * be had stops start-up (D56): serving on without metrics while that port
+ * answers with another process's figures would mislead whoever scrapes it.
+ * MERIDIAN_METRICS=off is the way to serve without them.
  */
 async function metricsListenerFor(metrics: Metrics | undefined, settings: Settings, logger: Logger) {
   const m = settings.metrics;
   if (!metrics || m.kind !== "own") return undefined;
-  try {
-    const l = await listenForMetrics(metrics, m.host, m.port);
-    logger.info({ metrics: l.url }, `metrics on ${l.url}`);
-    return l;
-  } catch (e) {
-    logger.error({ err: e }, `metrics cannot listen on ${m.host}:${m.port}; /metrics is not served (set MERIDIAN_METRICS)`);
-    return undefined;
-  }
+  const l = await underSetting("MERIDIAN_METRICS", `${m.host}:${m.port}`, () => listenForMetrics(metrics, m.host, m.port));
+  logger.info({ metrics: l.url }, `metrics on ${l.url}`);
+  return l;
 }
 
 function jwtSettings(s: Settings) {

@@ -11,9 +11,13 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { PROJECT, seedW1 } from "../seed-w1.js";
-import { startMeridian } from "../server.js";
+import { onNode26 } from "../../bin/node-26.js";
+
+// The project (its native addon) and playwright load only on Node 26 (bin/node-26.js).
+if (!onNode26()) await new Promise(() => {}); // the script runs on the project's Node 26 instead, or has said why not
+const { chromium } = await import("playwright-core");
+const { PROJECT, seedW1 } = await import("../seed-w1.js");
+const { startMeridian } = await import("../server.js");
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const WIDTH = 1000;

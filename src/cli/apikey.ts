@@ -1,4 +1,4 @@
-// meridian apikey create | list | revoke (D11, D33).
+// meridian apikey create | list | revoke (D11, D33); each refuses a database that does not exist (D56).
 import { keyIdOf } from "../auth/api-keys.js";
 import { ROLES, SCOPES } from "../auth/principal.js";
 import { parseCommand, UsageError } from "./args.js";
@@ -9,7 +9,7 @@ const KNOWN_ROLES: readonly string[] = Object.values(ROLES);
 
 export const APIKEY_USAGE = `usage:
   meridian apikey create --client-id ID [--role R]... [--scope S]... [--project P]...
-      prints a new API key on stdout (shown once)
+      prints a new API key on stdout (shown once); give at least one --role or --scope
       roles:    ${KNOWN_ROLES.join(", ")}
       scopes:   ${KNOWN_SCOPES.join(", ")}
       projects: time series project ids, or * for every project
@@ -50,9 +50,10 @@ async function create(argv: string[]): Promise<number> {
   if (!clientId) throw new UsageError("--client-id is required", APIKEY_USAGE);
   const roles = values.role ?? [];
   const scopes = values.scope ?? [];
+  if (roles.length === 0 && scopes.length === 0) throw new UsageError("give at least one --role or --scope; a key with neither may call nothing", APIKEY_USAGE);
   for (const r of roles) if (!KNOWN_ROLES.includes(r)) throw new UsageError(`unknown role "${r}"; roles are ${KNOWN_ROLES.join(", ")}`, APIKEY_USAGE);
   for (const s of scopes) if (!KNOWN_SCOPES.includes(s)) throw new UsageError(`unknown scope "${s}"; scopes are ${KNOWN_SCOPES.join(", ")}`, APIKEY_USAGE);
-  const backend = await openCliBackend("apikey create", "create");
+  const backend = await openCliBackend("apikey create", "existing");
   try {
     const { id, key } = await backend.apiKeys.create({ clientId, roles, scopes, projects: values.project ?? [] });
     process.stdout.write(`${key}\n`);

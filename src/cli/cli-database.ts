@@ -1,30 +1,31 @@
-// The database a CLI command works on (D33, D40): named on stderr every time,
-// never created by mistake where there is none for commands that only read
-// or change what exists, and refused with one line by a command that needs
-// the other backend.
+// The database a CLI command works on (D33, D40, D56): named on stderr every
+// time, and never created by a command: only `meridian init` and `serve`
+// make one, so a misspelt or unset MERIDIAN_DB is refused in one line instead
+// of getting a new empty database the server never sees. A command that needs
+// the other backend is refused in one line too.
 import { existsSync } from "node:fs";
+import { OperatorError, underSetting } from "../config/operator-error.js";
 import { loadSettings } from "../config/settings.js";
 import { openBackend, type Backend } from "../storage/backend.js";
 import type { Db } from "../storage/database.js";
 import { isPostgresUrl } from "../storage/postgres/connect.js";
 
-export class NoDatabaseError extends Error {}
-
-/** Opens MERIDIAN_DB; `existing` refuses a SQLite path where there is no database yet. */
+/** Opens MERIDIAN_DB; `create` (meridian init) makes the database where there is none, every other command refuses. */
 export async function openCliBackend(command: string, mode: "create" | "existing"): Promise<Backend> {
   const settings = loadSettings();
   const path = settings.db;
   if (!isPostgresUrl(path) && mode === "existing" && (path === ":memory:" || !existsSync(path))) {
-    throw new NoDatabaseError(`meridian ${command}: no database at ${path}; set MERIDIAN_DB to the server's database file`);
+    throw new OperatorError("MERIDIAN_DB", path, "no database there", "set MERIDIAN_DB to the server's database file, or create one with meridian init");
   }
-  const backend = await openBackend(settings);
+  const backend = await underSetting("MERIDIAN_DB", path, () => openBackend(settings));
   process.stderr.write(`meridian ${command}: database ${backend.where}\n`);
   return backend;
 }
 
-/** The SQLite connection of a command that works on the file itself (import, backup). */
+/** The SQLite connection of a command that works on the file itself (backup). */
 export async function openCliSqlite(command: string, unlessPostgres: string): Promise<{ db: Db; close(): Promise<void> }> {
-  if (isPostgresUrl(loadSettings().db)) throw new NoDatabaseError(`meridian ${command}: MERIDIAN_DB is a PostgreSQL URL; ${unlessPostgres}`);
+  const { db } = loadSettings();
+  if (isPostgresUrl(db)) throw new OperatorError("MERIDIAN_DB", db, `is a PostgreSQL URL; meridian ${command} works on a SQLite file`, unlessPostgres);
   const backend = await openCliBackend(command, "existing");
   return { db: backend.sqlite!, close: () => backend.close() };
 }

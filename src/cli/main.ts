@@ -1,18 +1,23 @@
-// meridian serve | apikey | import | backup | --help | --version. What a
-// command creates goes alone to stdout; logs and messages go to stderr (D33).
-import { VERSION } from "../app.js";
-import { SettingError, settingsHelp } from "../config/settings.js";
-import { apikeyCommand } from "./apikey.js";
+// meridian serve | init | apikey | import | backup | --help | --version. What
+// a command creates goes alone to stdout; logs and messages go to stderr (D33).
+// A failure an operator fixes is one line (D56); any other failure too, with
+// its stack only at log level debug.
+//
+// Each command's module is imported when it runs: --version, --help and
+// `apikey list` do not load the server (a CLI call from a checkout answers in
+// well under half a second).
+import { OperatorError } from "../config/operator-error.js";
+import { settingsHelp, unknownVariables, unknownVariableWarning } from "../config/settings.js";
+import { VERSION } from "../version.js";
 import { UsageError } from "./args.js";
-import { backupCommand } from "./backup.js";
-import { NoDatabaseError } from "./cli-database.js";
-import { importCommand } from "./import.js";
-import { serveCommand } from "./serve.js";
 
 const USAGE = `Meridian ${VERSION}: feature status messages and time series over gRPC, Connect and JSON.
 
 Usage:
-  meridian serve [flags]                 serve the API (npm start)
+  meridian serve [flags]                 serve the API, creating its database if there is none;
+                                         meridian serve --help lists the flags
+  meridian init                          create the database of MERIDIAN_DB (the other commands
+                                         refuse to work where there is none)
   meridian apikey create --client-id ID [--role R]... [--scope S]... [--project P]...
                                          print a new API key (shown once); meridian apikey --help
                                          lists the roles and scopes
@@ -32,15 +37,19 @@ ${settingsHelp()}
 export async function main(argv: string[]): Promise<number> {
   try {
     const [command, ...rest] = argv;
+    // serve logs these as JSON lines (D34), as the first lines of its log.
+    if (command !== "serve") for (const u of unknownVariables()) process.stderr.write(`meridian: warning: ${unknownVariableWarning(u)}\n`);
     switch (command) {
       case "serve":
-        return await serveCommand(rest);
+        return await (await import("./serve.js")).serveCommand(rest);
+      case "init":
+        return await (await import("./init.js")).initCommand(rest);
       case "apikey":
-        return await apikeyCommand(rest);
+        return await (await import("./apikey.js")).apikeyCommand(rest);
       case "import":
-        return await importCommand(rest);
+        return await (await import("./import.js")).importCommand(rest);
       case "backup":
-        return await backupCommand(rest);
+        return await (await import("./backup.js")).backupCommand(rest);
       case undefined:
       case "help":
       case "--help":
@@ -59,14 +68,27 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`meridian ${argv[0]}: ${e.message}\n${e.usage}`);
       return 2;
     }
-    if (e instanceof SettingError) {
-      process.stderr.write(`meridian: ${e.message}\n`);
-      return 2;
-    }
-    if (e instanceof NoDatabaseError) {
-      process.stderr.write(`${e.message}\n`);
-      return 1;
-    }
-    throw e;
+    const command = argv[0] === "apikey" && argv[1] && !argv[1].startsWith("-") ? `apikey ${argv[1]}` : argv[0];
+    const line = `meridian ${command}: ${oneLine(e instanceof Error ? e.message : String(e))}`;
+    if (wantsStack(argv)) process.stderr.write(`${line}\n${stackOf(e)}\n`);
+    else process.stderr.write(e instanceof OperatorError ? `${line}\n` : `${line} (MERIDIAN_LOG_LEVEL=debug shows where)\n`);
+    return e instanceof OperatorError ? e.exitCode : 1;
   }
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ");
+}
+
+/** The stack (and its causes') of a failure, printed at log level debug or trace only. */
+function stackOf(e: unknown): string {
+  const parts: string[] = [];
+  for (let c: unknown = e; c instanceof Error; c = c.cause) parts.push(c.stack ?? c.message);
+  return parts.join("\ncaused by: ");
+}
+
+function wantsStack(argv: string[]): boolean {
+  const i = argv.findIndex((a) => a === "--log-level" || a.startsWith("--log-level="));
+  const level = i < 0 ? process.env.MERIDIAN_LOG_LEVEL : argv[i].includes("=") ? argv[i].split("=")[1] : argv[i + 1];
+  return level === "debug" || level === "trace";
 }

@@ -1,11 +1,13 @@
 // meridian serve (D31, D32): serves until SIGTERM or SIGINT, then drains.
-import { PortInUseError, startMeridian } from "../app.js";
-import { SETTINGS, flagOf, loadSettings } from "../config/settings.js";
+import { startMeridian } from "../app.js";
+import { SETTINGS, flagOf, loadSettings, settingsHelp } from "../config/settings.js";
 import { parseCommand } from "./args.js";
 import { missingNodeFlags } from "./node-flags.js";
 
 export const SERVE_USAGE = `usage: meridian serve [flags]
-  serves the API; every setting is an environment variable or a flag (meridian --help lists them)
+  serves the API until SIGTERM or SIGINT, creating the database of MERIDIAN_DB if there is none.
+  Every setting is an environment variable or this flag (the flag wins):
+${settingsHelp()}
 `;
 
 export async function serveCommand(argv: string[]): Promise<number> {
@@ -17,14 +19,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     process.once("SIGTERM", () => resolve("SIGTERM"));
     process.once("SIGINT", () => resolve("SIGINT"));
   });
-  let app;
-  try {
-    app = await startMeridian(loadSettings(process.env, args.values as Record<string, string | undefined>));
-  } catch (e) {
-    if (!(e instanceof PortInUseError)) throw e;
-    process.stderr.write(`${e.message}\n`);
-    return 1;
-  }
+  // A failure to start is an OperatorError, which main prints as one line (D56).
+  const app = await startMeridian(loadSettings(process.env, args.values as Record<string, string | undefined>));
   const missing = missingNodeFlags();
   if (missing.length > 0) {
     app.logger.warn({ missing }, `node was started without ${missing.join(" ")}: expect frequent full garbage collections under load; run bin/meridian.js itself, or node ${missing.join(" ")} bin/meridian.js serve`);

@@ -2,6 +2,7 @@
 // its default and its help line (D31). Flags win over the environment.
 import { parseMetricsSetting, type MetricsExposure } from "../metrics/metrics-listener.js";
 import { ClientAddress } from "../transport/client-address.js";
+import { OperatorError } from "./operator-error.js";
 export interface Settings {
   port: number;
   host: string;
@@ -45,7 +46,7 @@ interface Spec<K extends keyof Settings> {
 
 const int = (min: number, max: number) => (text: string, name: string) => {
   const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || n < min || n > max) throw new SettingError(`${name} must be an integer from ${min} to ${max}, got "${text}"`);
+  if (!/^\d+$/.test(text.trim()) || n < min || n > max) throw new OperatorError(name, text, `must be an integer from ${min} to ${max}`, "");
   return n;
 };
 const str = (text: string) => text;
@@ -53,12 +54,27 @@ const bool = (text: string, name: string) => {
   const t = text.trim().toLowerCase();
   if (t === "true" || t === "1") return true;
   if (t === "false" || t === "0" || t === "") return false;
-  throw new SettingError(`${name} must be true or false, got "${text}"`);
+  throw new OperatorError(name, text, "must be true or false", "");
 };
 const metricsSetting = (text: string, name: string) => {
   const m = parseMetricsSetting(text);
-  if (!m) throw new SettingError(`${name} must be off, public, or [host:]port, got "${text}"`);
+  if (!m) throw new OperatorError(name, text, "must be off, public, or [host:]port", "");
   return m;
+};
+const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
+const logLevel = (text: string, name: string) => {
+  const t = text.trim().toLowerCase();
+  if (!LOG_LEVELS.includes(t)) throw new OperatorError(name, text, `is not a log level; the levels are ${LOG_LEVELS.join(", ")}`, "");
+  return t;
+};
+/** A SQLite file path or a PostgreSQL URL (D40, D56): a URL of any other scheme is a mistake, not a folder named "mysql:". */
+const database = (text: string, name: string) => {
+  if (text.trim() === "") throw new OperatorError(name, text, "is empty", "set it to a SQLite file path or a postgres:// URL");
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text)?.[1];
+  if (scheme && !/^postgres(ql)?$/i.test(scheme)) {
+    throw new OperatorError(name, text, `Meridian cannot use a ${scheme}: database`, "set it to a SQLite file path or a postgres:// URL");
+  }
+  return text;
 };
 const list = (text: string) => text.split(",").map((s) => s.trim()).filter(Boolean);
 const addresses = (text: string, name: string) => {
@@ -66,7 +82,7 @@ const addresses = (text: string, name: string) => {
   try {
     new ClientAddress(entries);
   } catch (e) {
-    throw new SettingError(`${name}: ${(e as Error).message}`);
+    throw new OperatorError(name, text, (e as Error).message, "");
   }
   return entries;
 };
@@ -76,7 +92,7 @@ type AnySpec = { [K in keyof Settings]: Spec<K> }[keyof Settings];
 export const SETTINGS: readonly AnySpec[] = [
   { key: "port", env: "MERIDIAN_PORT", default: "8080", help: "TCP port (0 picks a free one)", parse: int(0, 65535) },
   { key: "host", env: "MERIDIAN_HOST", default: "127.0.0.1", help: "interface to listen on (0.0.0.0 to expose)", parse: str },
-  { key: "db", env: "MERIDIAN_DB", default: "./data/meridian.db", help: "SQLite database file, or a postgres:// URL (D40)", parse: str },
+  { key: "db", env: "MERIDIAN_DB", default: "./data/meridian.db", help: "SQLite database file, or a postgres:// URL", parse: database },
   { key: "tlsCert", env: "MERIDIAN_TLS_CERT", default: "", help: "PEM certificate file; with the key, serves TLS", parse: str },
   { key: "tlsKey", env: "MERIDIAN_TLS_KEY", default: "", help: "PEM private key file", parse: str },
   { key: "jwtSecret", env: "MERIDIAN_JWT_SECRET", default: "", help: "HS256 secret for bearer tokens (UTF-8 bytes)", parse: str },
@@ -103,10 +119,55 @@ export const SETTINGS: readonly AnySpec[] = [
   { key: "pgPool", env: "MERIDIAN_PG_POOL", default: "10", help: "PostgreSQL connections per process", parse: int(1, 1000) },
   { key: "pgStatementTimeoutMs", env: "MERIDIAN_PG_STATEMENT_TIMEOUT_MS", default: "5000", help: "milliseconds a PostgreSQL statement may run before it is cancelled (503)", parse: int(100, 3_600_000) },
   { key: "pgConnectTimeoutS", env: "MERIDIAN_PG_CONNECT_TIMEOUT_S", default: "5", help: "seconds a PostgreSQL connection attempt may take; a request waits at most this plus the statement timeout, then is a 503", parse: int(1, 600) },
-  { key: "logLevel", env: "MERIDIAN_LOG_LEVEL", default: "info", help: "trace, debug, info, warn, error, fatal or silent", parse: str },
+  { key: "logLevel", env: "MERIDIAN_LOG_LEVEL", default: "info", help: `${LOG_LEVELS.join(", ")}; debug also prints the stack of a start-up failure`, parse: logLevel },
 ];
 
-export class SettingError extends Error {}
+/**
+ * The variables the code reads besides SETTINGS (they have no flag on serve).
+ * MERIDIAN_TEST_* are the test suite's. A test checks that every MERIDIAN_
+ * name in src/, bin/, release/ and native/ is one of these or a setting.
+ */
+export const OTHER_VARIABLES: readonly { env: string; help?: string }[] = [
+  { env: "MERIDIAN_CACHE_DIR", help: "where the single executable unpacks its native addons (default $XDG_CACHE_HOME/meridian or ~/.cache/meridian)" },
+  { env: "MERIDIAN_NATIVE_ADDON" }, // native/check.sh: a sanitizer build of the addon
+  { env: "MERIDIAN_NATIVE_PORTABLE" }, // native/check.sh: the addon's paths without SSE4.2
+];
+const TEST_VARIABLES = /^MERIDIAN_TEST_/;
+
+/** MERIDIAN_* variables of `env` that Meridian does not read, each with the known name nearest to it (D56). */
+export function unknownVariables(env: NodeJS.ProcessEnv = process.env): { name: string; nearest: string }[] {
+  const known = [...SETTINGS.map((s) => s.env), ...OTHER_VARIABLES.map((v) => v.env)];
+  return Object.keys(env)
+    .filter((name) => name.startsWith("MERIDIAN_") && !TEST_VARIABLES.test(name) && !known.includes(name))
+    .sort()
+    .map((name) => ({ name, nearest: nearestOf(name, known) }));
+}
+
+/** The warning for an unknown variable, the same from serve's log and the other commands. */
+export function unknownVariableWarning(u: { name: string; nearest: string }): string {
+  return `${u.name} is not a Meridian setting and is ignored; did you mean ${u.nearest}?`;
+}
+
+function nearestOf(name: string, known: readonly string[]): string {
+  let best = known[0];
+  let bestDistance = Infinity;
+  for (const k of known) {
+    const d = editDistance(name, k);
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  return best;
+}
+
+/** Levenshtein distance, one row at a time. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
+}
 
 /** The flag of a setting: MERIDIAN_CLEANUP_INTERVAL_S -> --cleanup-interval-s. */
 export function flagOf(env: string): string {
@@ -121,12 +182,17 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Record
     out[spec.key] = spec.parse(text, flag !== undefined ? `--${flagOf(spec.env)}` : spec.env);
   }
   const s = out as Settings;
-  if (Boolean(s.tlsCert) !== Boolean(s.tlsKey)) throw new SettingError("MERIDIAN_TLS_CERT and MERIDIAN_TLS_KEY go together");
+  if (Boolean(s.tlsCert) !== Boolean(s.tlsKey)) {
+    const [set, unset] = s.tlsCert ? ["MERIDIAN_TLS_CERT", "MERIDIAN_TLS_KEY"] : ["MERIDIAN_TLS_KEY", "MERIDIAN_TLS_CERT"];
+    throw new OperatorError(set, s.tlsCert || s.tlsKey, `is set without ${unset}`, "set both (TLS) or neither");
+  }
   return s;
 }
 
 export function settingsHelp(): string {
   const rows = SETTINGS.map((s) => [`--${flagOf(s.env)}`, s.env, s.default === "" ? "(none)" : s.default, s.help]);
   const w = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => `  ${r[0].padEnd(w[0])}  ${r[1].padEnd(w[1])}  ${r[2].padEnd(w[2])}  ${r[3]}`).join("\n");
+  const settings = rows.map((r) => `  ${r[0].padEnd(w[0])}  ${r[1].padEnd(w[1])}  ${r[2].padEnd(w[2])}  ${r[3]}`);
+  const others = OTHER_VARIABLES.filter((v) => v.help).map((v) => `  ${v.env}  ${v.help}`);
+  return [...settings, "", "Other environment variables (no flag):", ...others].join("\n");
 }

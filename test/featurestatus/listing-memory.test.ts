@@ -120,6 +120,7 @@ const fixture = (() => {
   return (): { db: string; key: string } => {
     if (made) return made;
     const db = join(dir, "m.db");
+    expect(meridian(["init"], { MERIDIAN_DB: db }).status).toBe(0);
     const key = meridian(["apikey", "create", "--client-id", "reader", "--scope", "platform_iam_featurestatus_read", "--role", "BackOffice"], { MERIDIAN_DB: db }).stdout.trim();
     const conn = openDatabase(db);
     try {

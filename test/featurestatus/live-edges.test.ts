@@ -226,7 +226,7 @@ describe("D54 fair shares", () => {
   });
 
   it("D54 a trusted proxy that is not an address or CIDR range is a setting error at start", async () => {
-    await expect(startTestServer({ MERIDIAN_TRUSTED_PROXIES: "10.0.0.0/33" })).rejects.toThrow('MERIDIAN_TRUSTED_PROXIES: "10.0.0.0/33" is not an IP address or CIDR range');
+    await expect(startTestServer({ MERIDIAN_TRUSTED_PROXIES: "10.0.0.0/33" })).rejects.toThrow('MERIDIAN_TRUSTED_PROXIES=10.0.0.0/33: "10.0.0.0/33" is not an IP address or CIDR range'); // D56: the setting=value, then the cause
   });
 });
 

@@ -1,5 +1,5 @@
 // D39 meridian backup FILE while the server runs and takes writes.
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -10,6 +10,7 @@ import { draft } from "../helpers/messages.js";
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-backup-"));
 const env = { MERIDIAN_DB: join(dir, "m.db") };
+beforeAll(() => expect(meridian(["init"], env).status).toBe(0)); // only serve and init create a database (D56)
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** `meridian backup` in its own process, not blocking this one (its server is answering writes meanwhile). */
@@ -84,7 +85,7 @@ describe("D39 backups", () => {
 
   it("D39 backup of a path with no database is refused and creates nothing", async () => {
     const r = meridian(["backup", join(dir, "x.db")], { MERIDIAN_DB: join(dir, "none", "m.db") });
-    expect(r.status).toBe(1);
+    expect(r.status).toBe(78); // D56: the setting names no database
     expect(existsSync(join(dir, "none"))).toBe(false);
     expect(existsSync(join(dir, "x.db"))).toBe(false);
   });

@@ -1,5 +1,5 @@
 // D11, D31, D33: the meridian command.
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
@@ -12,6 +12,8 @@ import { secretOf } from "../helpers/server.js";
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-cli-"));
 const env = { MERIDIAN_DB: join(dir, "m.db"), MERIDIAN_LOG_LEVEL: "info" };
+// Only serve and init create a database (D56).
+beforeAll(() => expect(meridian(["init"], env).status).toBe(0));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("D31 settings and help", () => {
@@ -24,13 +26,13 @@ describe("D31 settings and help", () => {
     expect(r.stdout).toMatch(/MERIDIAN_HOST\s+127\.0\.0\.1/);
   });
 
-  it("D31 a bad setting stops serve with a clear message and exit 2", () => {
+  it("D31 D56 a bad setting stops serve with a clear message and exit 78", () => {
     const r = meridian(["serve"], { ...env, MERIDIAN_PORT: "eighty" });
-    expect(r.status).toBe(2);
-    expect(r.stderr).toContain("MERIDIAN_PORT");
-    const f = meridian(["serve", "--port", "-5"], env);
-    expect(f.status).toBe(2);
-    expect(f.stderr).toContain("--port");
+    expect(r.status).toBe(78);
+    expect(r.stderr).toBe("meridian serve: MERIDIAN_PORT=eighty: must be an integer from 0 to 65535\n");
+    const f = meridian(["serve", "--port", "99999"], env);
+    expect(f.status).toBe(78);
+    expect(f.stderr).toBe("meridian serve: --port=99999: must be an integer from 0 to 65535\n");
   });
 
   it("D31 D37 a flag wins over the environment, and start-up logs address, database, version and the Node version", async () => {
@@ -122,7 +124,7 @@ describe("D33 the operator's first hour", () => {
     try {
       const r = await runAsync(["serve"], { MERIDIAN_DB: db, MERIDIAN_PORT: String(port) });
       expect(r.status).toBe(1);
-      expect(r.stderr).toBe(`port ${port} is in use; set MERIDIAN_PORT\n`);
+      expect(r.stderr).toBe(`meridian serve: MERIDIAN_PORT=${port}: the port is in use by another process; stop that process or set MERIDIAN_PORT to a free port\n`);
       expect(existsSync(join(dir, "busy-port"))).toBe(false);
     } finally {
       holder.close();
@@ -130,16 +132,17 @@ describe("D33 the operator's first hour", () => {
   });
 
   it("D33 every command names its database on stderr", () => {
-    const created = meridian(["apikey", "create", "--client-id", "named"], env);
+    const created = meridian(["apikey", "create", "--client-id", "named", "--role", "BackOffice"], env);
     expect(created.stderr).toContain(`meridian apikey create: database ${env.MERIDIAN_DB}\n`);
     expect(meridian(["apikey", "list"], env).stderr).toBe(`meridian apikey list: database ${env.MERIDIAN_DB}\n`);
   });
 
-  it.each([["list"], ["revoke", "abcdefghijkl"]])("D33 apikey %s refuses a path with no database instead of creating one", (...args) => {
+  it.each([["create", "--client-id", "c", "--role", "BackOffice"], ["list"], ["revoke", "abcdefghijkl"]])("D33 D56 apikey %s refuses a path with no database instead of creating one", (...args) => {
     const db = join(dir, "nothing-here", "m.db");
     const r = meridian(["apikey", ...args], { MERIDIAN_DB: db });
-    expect(r.status).toBe(1);
-    expect(r.stderr).toBe(`meridian apikey ${args[0]}: no database at ${db}; set MERIDIAN_DB to the server's database file\n`);
+    expect(r.status).toBe(78);
+    expect(r.stderr).toBe(`meridian apikey ${args[0]}: MERIDIAN_DB=${db}: no database there; set MERIDIAN_DB to the server's database file, or create one with meridian init\n`);
+    expect(r.stdout).toBe("");
     expect(existsSync(join(dir, "nothing-here"))).toBe(false);
   });
 
@@ -158,7 +161,7 @@ describe("D33 the operator's first hour", () => {
     expect(help.stdout).toContain("BackOffice");
   });
 
-  it.each([["import"], ["apikey", "create"], ["apikey", "list"], ["apikey", "revoke"], ["backup"], ["serve"]])("D33 meridian %s --help prints its usage", (...cmd) => {
+  it.each([["import"], ["init"], ["apikey", "create"], ["apikey", "list"], ["apikey", "revoke"], ["backup"], ["serve"]])("D33 meridian %s --help prints its usage", (...cmd) => {
     const r = meridian([...cmd, "--help"], env);
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^usage:/);
@@ -173,7 +176,7 @@ describe("D33 the operator's first hour", () => {
   });
 
   it("D11 D33 apikey revoke accepts the whole key as well as its id", () => {
-    const key = meridian(["apikey", "create", "--client-id", "whole"], env).stdout.trim();
+    const key = meridian(["apikey", "create", "--client-id", "whole", "--role", "BackOffice"], env).stdout.trim();
     const r = meridian(["apikey", "revoke", key], env);
     expect(r.status).toBe(0);
     expect(r.stderr).toContain(`revoked API key ${key.split("_")[1]}`);

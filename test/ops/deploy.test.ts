@@ -30,6 +30,7 @@ describe("deploy/", () => {
       EnvironmentFile: "-/etc/meridian/meridian.env",
       ExecStart: "/usr/local/bin/meridian serve",
       Restart: "on-failure",
+      RestartPreventExitStatus: "78",
       KillSignal: "SIGTERM",
     });
     expect(unit).toContain("Environment=MERIDIAN_DB=/var/lib/meridian/meridian.db");

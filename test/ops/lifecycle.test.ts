@@ -52,6 +52,7 @@ describe("D32 health", () => {
 
   it("D32 SIGTERM finishes a request in flight, then exits and closes the database", async () => {
     const db = join(dir, "sigterm.db");
+    expect(meridian(["init"], { MERIDIAN_DB: db }).status).toBe(0);
     const key = meridian(["apikey", "create", "--client-id", "t", "--scope", "platform_iam_featurestatus_readwrite", "--role", "BackOffice"], { MERIDIAN_DB: db }).stdout.trim();
     const { child, url, stderr } = await serve({ MERIDIAN_DB: db });
     const answer = await postAcrossSigterm(url, key, child, "Sent across SIGTERM");

@@ -38,6 +38,7 @@ describe.skipIf(SKIP)("D38 the single executable, alone, with no node on PATH", 
     chmodSync(bin, 0o755);
     mkdirSync(env.PATH);
     expect(spawnSync("/bin/sh", ["-c", "command -v node"], { env }).status).not.toBe(0);
+    expect(run(["init"]).status).toBe(0);
     writer = run(["apikey", "create", "--client-id", "ops", "--role", "BackOffice", "--scope", "platform_iam_featurestatus_readwrite"]).stdout.trim();
     tsKey = run(["apikey", "create", "--client-id", "ts", "--scope", "platform_timeseries_readwrite", "--project", "p1"]).stdout.trim();
     expect(writer).toMatch(/^mrd_/);
@@ -142,7 +143,7 @@ describe.skipIf(SKIP)("D38 the single executable, alone, with no node on PATH", 
 
   it("D38 a cache directory open to others is refused with one clear line", () => {
     const open = join(dir, "open-cache");
-    run(["--version"], { MERIDIAN_CACHE_DIR: open });
+    run(["init"], { MERIDIAN_CACHE_DIR: open }); // loads the addons (--version loads nothing)
     chmodSync(open, 0o777);
     const r = run(["apikey", "list"], { MERIDIAN_CACHE_DIR: open });
     expect(r.status).not.toBe(0);

@@ -9,6 +9,7 @@ import { pino } from "pino";
 import { Writable } from "node:stream";
 import { startMeridian, type Meridian } from "../../src/app.js";
 import { loadSettings } from "../../src/config/settings.js";
+import { displayUrl } from "../../src/storage/postgres/connect.js";
 import { draft } from "../helpers/messages.js";
 import { nextEvent, openSse } from "../helpers/sse.js";
 import { meridian } from "../helpers/cli.js";
@@ -174,7 +175,7 @@ describe.skipIf(!PG_URL)("D40 two replicas on one PostgreSQL", () => {
     expect(meridian(["apikey", "revoke", k], env).status).toBe(0);
     expect(await until(async () => (await call(b, k, "GET", "/api/admin/feature/message")).status === 401, 500)).toBe(true);
     const backup = meridian(["backup", "/tmp/never.db"], env);
-    expect([backup.status, backup.stderr]).toEqual([1, "meridian backup: MERIDIAN_DB is a PostgreSQL URL; back it up with pg_dump (README: More than one machine)\n"]);
+    expect([backup.status, backup.stderr]).toEqual([78, `meridian backup: MERIDIAN_DB=${displayUrl(db.url)}: is a PostgreSQL URL; meridian backup works on a SQLite file; back it up with pg_dump (README: More than one machine)\n`]);
   });
 
   it("D22 D40 the retention cleanup runs once per interval across replicas", async () => {
