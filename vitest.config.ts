@@ -8,5 +8,7 @@ export default defineConfig({
     pool: "forks",
     // Two cores: two files at a time keeps server tests from starving each other.
     maxWorkers: 2,
+    // After the summary: what was skipped and why (test/skip-summary.ts).
+    reporters: ["default", "./test/skip-summary.ts"],
   },
 });

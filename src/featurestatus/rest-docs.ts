@@ -13,7 +13,7 @@ import { BODY_MAX, MESSAGE_TYPES, TITLE_MAX } from "./message-fields.js";
 import { EXPIRIES, SORT_BYS, SORT_ORDERS } from "./message-store.js";
 
 const SSE =
-  "Server-Sent Events (D46): `event: messages` with `data: {\"data\": [message...]}`, the active messages the caller may see, at once and again whenever that set changes (by a write on any replica, or by the clock); each event's id names its set; a `: heartbeat` comment when quiet. Beyond MERIDIAN_MAX_WATCHERS streams, 503.";
+  "Server-Sent Events: `event: messages` with `data: {\"data\": [message...]}`, the active messages the caller may see, at once and again whenever that set changes (by a write on any replica, or by the clock); each event's id names its set; a `: heartbeat` comment when quiet. Beyond MERIDIAN_MAX_WATCHERS streams, 503.";
 
 const PKG = "meridian.featurestatus.v1";
 const CREATE_BODY = `${PKG}.CreateMessageFields`;
@@ -130,11 +130,11 @@ export function documentFeatureStatusRest(registry: ServiceRegistry): void {
     examples: EXAMPLES,
     headers: (route) =>
       writes(route.httpMethod)
-        ? [{ name: "if-match", in: "header", description: "the ETag of the message as last read: the write is refused with 412 if it changed since (D47)", schema: { type: "string" } }]
+        ? [{ name: "if-match", in: "header", description: "the ETag of the message as last read: the write is refused with 412 if it changed since", schema: { type: "string" } }]
         : route.streamsHttpBody
-          ? [{ name: "last-event-id", in: "header", description: "the id of the last event received: no first event while the set is still that one (D46)", schema: { type: "string" } }]
+          ? [{ name: "last-event-id", in: "header", description: "the id of the last event received: no first event while the set is still that one", schema: { type: "string" } }]
           : LISTINGS.has(route.method.name)
-            ? [{ name: "if-none-match", in: "header", description: "the ETag of a listing already held: 304 while it is still the answer (D47)", schema: { type: "string" } }]
+            ? [{ name: "if-none-match", in: "header", description: "the ETag of a listing already held: 304 while it is still the answer", schema: { type: "string" } }]
             : [],
     responses: (route): ReturnType<NonNullable<RestDocs["responses"]>> =>
       writes(route.httpMethod)

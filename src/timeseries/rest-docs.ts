@@ -15,9 +15,9 @@ import { DATA_TYPES } from "./value-rows.js";
 
 const n = (x: number) => x.toLocaleString("en");
 
-const STREAMED = `Streamed as it is read (D28). Without api-version 3, the whole range; with it, one page of \`limit\` rows (${n(PAGE.min)}..${n(PAGE.max)}, default ${n(PAGE.default)}) and a \`cursor\` for the next (D26, D27).`;
+const STREAMED = `Streamed as it is read. Without api-version 3, the whole range; with it, one page of \`limit\` rows (${n(PAGE.min)}..${n(PAGE.max)}, default ${n(PAGE.default)}) and a \`cursor\` for the next.`;
 
-const CHART = `D50: of each of \`width\` equal time buckets over [from, to] (${n(CHART_WIDTH.min)}..${n(CHART_WIDTH.max)}, default ${n(CHART_WIDTH.default)}, clamped), the stored rows holding the first, last, minimum and maximum of every Single and Double field (M4: a line through them is pixel for pixel the line through all rows), in time order without repeats, in the row layout of the values read. The row at second t falls in bucket floor((t - from) * width / (to - from + 1)); of equal values the earliest row; missing values and NaN are skipped.`;
+const CHART = `Of each of \`width\` equal time buckets over [from, to] (${n(CHART_WIDTH.min)}..${n(CHART_WIDTH.max)}, default ${n(CHART_WIDTH.default)}, clamped), the stored rows holding the first, last, minimum and maximum of every Single and Double field (M4: a line through them is pixel for pixel the line through all rows), in time order without repeats, in the row layout of the values read. The row at second t falls in bucket floor((t - from) * width / (to - from + 1)); of equal values the earliest row; missing values and NaN are skipped.`;
 
 const PKG = "meridian.timeseries.v1";
 const RANGED = new Set(["ReadValuesRequest", "ReadManyValuesRequest", "ReadChartRequest", "ReadManyChartRequest", "DeleteValuesRequest"]);
@@ -76,9 +76,9 @@ export function documentTimeSeriesRest(registry: ServiceRegistry): void {
     examples: EXAMPLES,
     headers: (route) => [
       { name: "svc-service-id", in: "header", required: true, schema: { type: "string", enum: ["timeseries"] } },
-      { name: "svc-project-id", in: "header", required: true, description: "the project the caller works in (D14)", schema: { type: "string" } },
+      { name: "svc-project-id", in: "header", required: true, description: "the project the caller works in", schema: { type: "string" } },
       ...(route.template.variables.some((v) => v.fieldPath === "dataset_id")
-        ? [{ name: "svc-dataset-id", in: "header" as const, required: true, description: "the dataset of the path, again (D14)", schema: { type: "string" } }]
+        ? [{ name: "svc-dataset-id", in: "header" as const, required: true, description: "the dataset of the path, again", schema: { type: "string" } }]
         : []),
     ],
     streamedJson: {

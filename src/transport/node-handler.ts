@@ -63,7 +63,7 @@ export function createNodeHandler({
 }: HandlerParts): NodeHandler {
   const rpcPaths = new Map(services.router.handlers.map((h) => [h.requestPath, h]));
   const transcoder = new Transcoder(services.methods, { interceptors: services.interceptors, shutdownSignal, jsonShapes: services.jsonShapes });
-  const docs = new PublicFiles(openApiDocument(transcoder.routes, services.restDocs, apiInfo));
+  const docs = new PublicFiles(openApiDocument(transcoder.routes, services.restDocs, apiInfo), apiInfo);
 
   return (req, res) => {
     try {

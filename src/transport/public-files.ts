@@ -41,14 +41,35 @@ const START = `window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#ui"
 
 export class PublicFiles {
   private readonly json: string;
+  private readonly index: string;
 
-  constructor(document: object) {
+  constructor(document: object, info: { title: string; version: string }) {
     this.json = JSON.stringify(document);
+    // GET /: what a person or a probe that found the port reads first, where the rest is.
+    this.index = JSON.stringify({
+      name: info.title,
+      version: info.version,
+      docs: "/docs",
+      openapi: "/openapi.json",
+      health: "/healthz",
+      console: "/console",
+    });
   }
 
   /** Answers the documentation's paths; false for any other request. */
   handle(req: NodeRequest, res: NodeResponse, path: string): boolean {
     if (req.method !== "GET" && req.method !== "HEAD") return false;
+    if (path === "/") {
+      sendJsonText(res, 200, this.index, { "cache-control": "no-cache" });
+      return true;
+    }
+    // Browsers ask for it on any page of the origin; no icon, and no 404 in the log for it.
+    if (path === "/favicon.ico") {
+      res.statusCode = 204;
+      res.setHeader("cache-control", "max-age=86400");
+      res.end();
+      return true;
+    }
     if (path === "/openapi.json") {
       sendJsonText(res, 200, this.json, { "cache-control": "no-cache" });
       return true;

@@ -105,8 +105,8 @@ export function openApiDocument(routes: readonly RestRoute[], docs: ReadonlyMap<
       schemas: { ...schemas.all(), Problem: PROBLEM },
       responses: Object.fromEntries(ERRORS.map(([status, why]) => [String(status), { description: why, content: { "application/problem+json": { schema: ref("Problem") } } }])),
       securitySchemes: {
-        apiKey: { type: "apiKey", in: "header", name: API_KEY_HEADER, description: "An API key made by `meridian apikey create` (D11)." },
-        bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "A JWT signed with the server's secret or a key of its JWKS (D12)." },
+        apiKey: { type: "apiKey", in: "header", name: API_KEY_HEADER, description: "An API key made by `meridian apikey create`." },
+        bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "A JWT signed with the server's secret or a key of its JWKS." },
       },
     },
     security: [{ apiKey: [] }, { bearer: [] }],
@@ -328,7 +328,7 @@ const WELL_KNOWN: Record<string, Schema> = {
 const API_VERSION: Parameter = {
   name: "api-version",
   in: "header",
-  description: "2 (the default) or 3. On values reads, 3 selects paging with `limit` and `cursor` (D9).",
+  description: "2 (the default) or 3. On values reads, 3 selects paging with `limit` and `cursor`.",
   schema: { type: "string", enum: ["2", "3"] },
 };
 

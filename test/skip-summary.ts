@@ -1,0 +1,40 @@
+// A vitest reporter: after the run, which tests were skipped, by file, and
+// why on this machine (the conditions the suite's skipIf calls test), with
+// what runs them. The default reporter alone says only how many.
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { relative } from "node:path";
+import type { Reporter, TestModule } from "vitest/node";
+
+const has = (program: string, ...args: string[]) => spawnSync(program, args, { stdio: "ignore" }).status === 0;
+
+function reasons(): string[] {
+  const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+  const chromium = [process.env.MERIDIAN_TEST_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"].some((p) => p && existsSync(p));
+  const out: string[] = [];
+  if (!process.env.MERIDIAN_TEST_PG) out.push("the PostgreSQL part: MERIDIAN_TEST_PG is not set; run it with `MERIDIAN_TEST_BACKEND=postgres scripts/with-postgres.sh npx vitest run` (needs postgresql-15)");
+  else if (process.env.MERIDIAN_TEST_BACKEND === "postgres") out.push("the cases of a SQLite file: the suite runs on PostgreSQL (MERIDIAN_TEST_BACKEND=postgres)");
+  if (!existsSync(new URL(`../dist/meridian-${version}-linux-x64`, import.meta.url))) out.push("the single executable's own tests: it is not built (`npm run package`)");
+  if (process.env.MERIDIAN_TEST_BINARY) out.push("the cases of bin/meridian.js itself: MERIDIAN_TEST_BINARY runs the single executable instead");
+  if (!chromium) out.push("the browser tests: no Chromium (apt-get install chromium, or set MERIDIAN_TEST_CHROMIUM)");
+  if (!has("openssl", "version")) out.push("the TLS tests: no openssl to make a certificate");
+  if (!has("systemd-analyze", "--version")) out.push("the unit's systemd-analyze verify: no systemd-analyze");
+  return out;
+}
+
+export default class SkipSummary implements Reporter {
+  onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+    const files: string[] = [];
+    let total = 0;
+    for (const m of modules) {
+      const n = [...m.children.allTests("skipped")].length;
+      if (n === 0) continue;
+      total += n;
+      files.push(`${relative(process.cwd(), m.moduleId)} (${n})`);
+    }
+    if (total === 0) return;
+    const why = reasons();
+    const lines = [`Skipped ${total} test(s), in ${files.join(", ")}.`, "Why, on this machine:", ...(why.length ? why : ["(none of the known conditions holds: see the files above)"]).map((r) => `  - ${r}`)];
+    process.stdout.write(`\n${lines.join("\n")}\n`);
+  }
+}
