@@ -3,7 +3,7 @@
 // 1 otherwise; no stack; nothing created. Run against bin/meridian.js and, with
 // MERIDIAN_TEST_BINARY, the single executable (.ci/run).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -38,9 +38,11 @@ beforeAll(async () => {
   writeFileSync(join(dir, "jwks.json"), "{keys: oops");
   writeFileSync(join(dir, "cert.pem"), "not a certificate");
   writeFileSync(join(dir, "key.pem"), "not a key");
-  // The single executable unpacks its addons here (a user other than root needs a place of its own).
-  mkdirSync(join(dir, "cache"), { mode: 0o777 });
-  chmodSync(join(dir, "cache"), 0o777);
+  // The single executable unpacks its addons in a private folder (0700) of the user that runs it.
+  for (const [name, owner] of [["cache-own", undefined], ["cache-other", other.uid]] as const) {
+    mkdirSync(join(dir, name), { mode: 0o700 });
+    if (owner !== undefined) chownSync(join(dir, name), owner, owner);
+  }
 });
 afterAll(async () => {
   await new Promise((r) => held.close(r));
@@ -92,7 +94,8 @@ describe("D56 a failure is one line naming the setting", () => {
     const cwd = mkdtempSync(join(dir, "cwd-"));
     chmodSync(cwd, 0o777);
     const before = snapshot();
-    const env = { MERIDIAN_PORT: "0", MERIDIAN_METRICS: "off", MERIDIAN_LOG_LEVEL: "info", MERIDIAN_CACHE_DIR: join(dir, "cache"), ...c.env() };
+    const cache = join(dir, c.asOther ? "cache-other" : "cache-own");
+    const env = { MERIDIAN_PORT: "0", MERIDIAN_METRICS: "off", MERIDIAN_LOG_LEVEL: "info", MERIDIAN_CACHE_DIR: cache, ...c.env() };
     const r = meridian(c.args ?? ["serve"], env, { cwd, ...(c.asOther ? other : {}) });
     const lines = r.stderr.split("\n").filter(Boolean);
     expect(lines, r.stderr).toHaveLength(1);
