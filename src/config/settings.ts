@@ -131,6 +131,7 @@ export const OTHER_VARIABLES: readonly { env: string; help?: string }[] = [
   { env: "MERIDIAN_CACHE_DIR", help: "where the single executable unpacks its native addons (default $XDG_CACHE_HOME/meridian or ~/.cache/meridian)" },
   { env: "MERIDIAN_NATIVE_ADDON" }, // native/check.sh: a sanitizer build of the addon
   { env: "MERIDIAN_NATIVE_PORTABLE" }, // native/check.sh: the addon's paths without SSE4.2
+  { env: "MERIDIAN_DEBIAN_MIRROR" }, // release/image.mjs: where the image's Debian comes from
 ];
 const TEST_VARIABLES = /^MERIDIAN_TEST_/;
 

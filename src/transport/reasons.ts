@@ -38,7 +38,7 @@ export const REASONS = {
   WRITE_CONFLICT: { code: Code.Aborted, description: "the message kept changing while it was written; retry" },
   MESSAGE_IDS_EXHAUSTED: { code: Code.ResourceExhausted, httpStatus: 507, description: "every message id (up to 2^31-1) has been used" },
   WATCHERS_EXHAUSTED: { code: Code.Unavailable, description: "this server watches as many streams as it may; retry later or on another replica" },
-  CLIENT_WATCHERS_EXHAUSTED: { code: Code.ResourceExhausted, description: "this credential holds as many message streams from this address as it may; close one first (D54)" },
+  CLIENT_WATCHERS_EXHAUSTED: { code: Code.ResourceExhausted, description: "this credential holds as many message streams from this address as it may; close one first" },
   SERVER_STOPPING: { code: Code.Unavailable, description: "this server is stopping; reconnect to another replica" },
   DATABASE_UNAVAILABLE: { code: Code.Unavailable, description: "the database is busy or away; retry after Retry-After seconds" },
   NOT_READY: { code: Code.Unavailable, description: "GET /readyz: the server is starting or draining, or its database does not answer within 1 s" },
