@@ -68,6 +68,7 @@ describe("D32 health", () => {
 describe("D57 drain", () => {
   it("D57 SIGTERM with 100 open streams: they end at once, a request in flight is still answered, and the process is gone within 2 s", async () => {
     const db = join(dir, "streams.db");
+    expect(meridian(["init"], { MERIDIAN_DB: db }).status).toBe(0); // only serve and init create a database (D56)
     const key = meridian(["apikey", "create", "--client-id", "t", "--scope", "platform_iam_featurestatus_readwrite", "--role", "BackOffice"], { MERIDIAN_DB: db }).stdout.trim();
     const { child, url } = await serve({ MERIDIAN_DB: db });
     const streams = await Promise.all(Array.from({ length: 100 }, () => openSse(`${url}/api/admin/feature/message/stream`, { "svc-open-api-key": key })));

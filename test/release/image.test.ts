@@ -67,6 +67,7 @@ describe.skipIf(BARE_SKIP)(`D38 the single executable on a bare Debian (debootst
 
   it("D38 with libatomic1 installed it runs: --version, apikey create, serve, a message published and listed", async () => {
     expect(chroot(paths.base, ["--version"])).toMatchObject({ status: 0, stdout: `${version}\n` });
+    expect(chroot(paths.base, ["init"]).status).toBe(0); // only serve and init create a database (D56)
     const key = chroot(paths.base, WRITER).stdout.trim();
     expect(key).toMatch(/^mrd_/);
     const server = await startServe("chroot", [paths.base, `/tmp/${name}/meridian`, "serve"], { ...env, MERIDIAN_PORT: "0", MERIDIAN_METRICS: "off" });
@@ -149,6 +150,7 @@ describe.skipIf(POD_SKIP)(`D38 the OCI image (npm run image) under podman${POD_S
   it("D38 a key made in the volume by the image's CLI; serve with the image's defaults on a published port; podman stop drains and exits 0", { timeout: 120_000 }, async () => {
     expect(podman(["volume", "create", "meridian-data"]).status).toBe(0);
     const vol = ["-v", "meridian-data:/var/lib/meridian"];
+    expect(podman(["run", "--rm", ...LIMITS, ...vol, IMAGE, "init"]).status).toBe(0); // only serve and init create a database (D56)
     const created = podman(["run", "--rm", ...LIMITS, ...vol, IMAGE, ...WRITER]);
     expect(created.stderr).toContain("/var/lib/meridian/meridian.db");
     const key = created.stdout.trim();
