@@ -27,14 +27,16 @@ export default class SkipSummary implements Reporter {
     const files: string[] = [];
     let total = 0;
     for (const m of modules) {
-      const n = [...m.children.allTests("skipped")].length;
-      if (n === 0) continue;
-      total += n;
-      files.push(`${relative(process.cwd(), m.moduleId)} (${n})`);
+      const skipped = [...m.children.allTests("skipped")];
+      if (skipped.length === 0) continue;
+      total += skipped.length;
+      // The outermost suites' names: some say their own reason, e.g. "... (no podman)".
+      const suites = new Set(skipped.map((t) => t.fullName.split(" > ")[0]).filter((n) => /\(.*\)$/.test(n)));
+      files.push(`  ${relative(process.cwd(), m.moduleId)} (${skipped.length})${[...suites].map((n) => `\n      ${n}`).join("")}`);
     }
     if (total === 0) return;
     const why = reasons();
-    const lines = [`Skipped ${total} test(s), in ${files.join(", ")}.`, "Why, on this machine:", ...(why.length ? why : ["(none of the known conditions holds: see the files above)"]).map((r) => `  - ${r}`)];
+    const lines = [`Skipped ${total} test(s), in:`, ...files, "Why, on this machine:", ...(why.length ? why : ["(none of the known conditions holds: see the names above)"]).map((r) => `  - ${r}`)];
     process.stdout.write(`\n${lines.join("\n")}\n`);
   }
 }
