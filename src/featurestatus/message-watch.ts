@@ -29,7 +29,15 @@ interface Watcher {
   client: string;
   outlet?: Outlet;
   release: () => void;
+  /** Bytes waiting at the last sweep that found it over the bound. */
+  behind?: number;
 }
+
+/**
+ * Past this many times the bound a watcher is dropped at once, at a change: a
+ * client far behind while writes come faster than sweeps.
+ */
+const FAR_BEHIND = 16;
 
 /** setTimeout's longest delay is 2^31-1 ms; a farther boundary is re-checked after an hour. */
 const MAX_WAIT_MS = 3_600_000;
@@ -135,11 +143,27 @@ export class MessageWatch {
     return this.watchers.size;
   }
 
-  /** D54: drops every watcher whose client has left more than the bound waiting here. */
+  /**
+   * D54: drops every watcher whose client took nothing since the last sweep while
+   * more than the bound waited here. Over the bound alone is not enough: one set
+   * may be larger than the bound, and a client still reading it (an HTTP/2
+   * window, a slow link) is reading, not stuck.
+   */
   private sweep(): void {
+    const max = this.limits.maxQueuedBytes;
     for (const w of this.watchers) {
-      if (w.outlet && w.outlet.queued() > this.limits.maxQueuedBytes) this.limits.onDropped?.(w.client, this.drop(w));
+      if (!w.outlet) continue;
+      const queued = w.outlet.queued();
+      if (queued <= max) w.behind = undefined;
+      else if (w.behind !== undefined && queued >= w.behind) this.limits.onDropped?.(w.client, this.drop(w));
+      else w.behind = queued;
     }
+  }
+
+  /** At a change, before it is written: drops the watchers far behind (FAR_BEHIND). */
+  private dropFarBehind(): void {
+    const far = this.limits.maxQueuedBytes * FAR_BEHIND;
+    for (const w of this.watchers) if (w.outlet && w.outlet.queued() > far) this.limits.onDropped?.(w.client, this.drop(w));
   }
 
   /** Cuts a watcher's answer; returns the bytes it left waiting. */
@@ -152,7 +176,7 @@ export class MessageWatch {
 
   private changed(): void {
     // Before the change is written out: what waits now is what the client has not taken.
-    this.sweep();
+    this.dropFarBehind();
     const woken = [...this.waiting];
     this.waiting.clear();
     for (const w of woken) w(true);
