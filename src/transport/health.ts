@@ -71,6 +71,9 @@ export function healthService(state: HealthState, services: readonly string[]): 
         const status = known(req.service) ? await readiness() : Status.SERVICE_UNKNOWN;
         if (status !== last) yield { status };
         last = status;
+        // D57: the drain waits for ordinary requests only; a watcher (a load balancer) has read
+        // NOT_SERVING and reconnects to another replica.
+        if (state.state === "draining") return;
         await changed;
       }
     },

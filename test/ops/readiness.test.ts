@@ -35,6 +35,21 @@ describe("D57 readiness", () => {
     }
   });
 
+  it("D57 an open health Watch does not hold the drain: it reads NOT_SERVING and ends, and the server stops at once", async () => {
+    const own = await startTestServer();
+    const client = connectClient(Health, own.url);
+    const seen: Status[] = [];
+    const watching = (async () => {
+      for await (const r of client.watch({ service: "" })) seen.push(r.status);
+    })();
+    await expect.poll(() => seen).toEqual([Status.SERVING]);
+    const t0 = performance.now();
+    await own.close(); // the drain's grace is 1 s here: well under it, not at it
+    expect(performance.now() - t0).toBeLessThan(900);
+    await watching.catch(() => {});
+    expect(seen).toEqual([Status.SERVING, Status.NOT_SERVING]);
+  });
+
   it("D57 /healthz and /readyz requests are logged at debug, other requests at info", async () => {
     for (const path of ["/healthz", "/readyz", "/openapi.json"]) expect((await fetch(server.url + path)).status).toBe(200);
     const levelOf = (path: string) => server.logs.find((l) => l.msg === "request" && l.path === path)?.level;
