@@ -26,9 +26,12 @@ export class OperatorError extends Error {
   }
 }
 
-/** Every URL's password in a text replaced by ***: `postgres://u:secret@h/db` -> `postgres://u:***@h/db`. */
+/**
+ * Every URL's password in a text replaced by ***: `postgres://u:secret@h/db` -> `postgres://u:***@h/db`.
+ * The password runs to the authority's last `@`, so one holding an unencoded `@` is masked whole.
+ */
 export function maskUrlPasswords(text: string): string {
-  return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@"']*:)[^\s@"'/]*@/gi, "$1***@");
+  return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@"']*:)[^\s"'/]*@/gi, "$1***@");
 }
 
 interface Translation {

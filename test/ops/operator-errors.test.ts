@@ -180,6 +180,16 @@ describe("D56 settings are checked, not guessed", () => {
     expect(stderr()).not.toContain(PASSWORD);
   });
 
+  it("D56 a password holding an unencoded @ is masked whole, up to the authority's last @", async () => {
+    const { child, url, stderr } = await serve({ MERIDIAN_DB: join(dir, "at.db"), MERIDIAN_LOG_LEVEL: "debug" });
+    await fetch(`${url}/postgres://u:${PASSWORD}@x@db.example/x`);
+    child.kill("SIGTERM");
+    expect(await exited(child)).toBe(0);
+    expect(stderr()).toContain("postgres://u:***@db.example/x");
+    expect(stderr()).not.toContain(PASSWORD);
+    expect(stderr()).not.toContain("@x@");
+  });
+
   it.skipIf(!PG_URL)("D56 serve on a PostgreSQL URL with a password logs it masked", async () => {
     const { child, stderr } = await serve({ MERIDIAN_DB: pgUrl({ password: PASSWORD }) });
     child.kill("SIGTERM");
