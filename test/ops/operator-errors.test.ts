@@ -154,9 +154,8 @@ describe("D56 settings are checked, not guessed", () => {
     const root = join(import.meta.dirname, "..", "..");
     const read = new Set<string>();
     for (const folder of ["src", "bin", "release", "native/src"]) {
-      for (const file of readdirSync(join(root, folder), { recursive: true, withFileTypes: true })) {
-        if (!file.isFile() || !/\.(ts|js|mjs|cc|h)$/.test(file.name)) continue;
-        for (const m of readFileSync(join(file.parentPath, file.name), "utf8").matchAll(/(?:env\.|env\[["']|getenv\(")(MERIDIAN_[A-Z0-9_]*[A-Z0-9])/g)) read.add(m[1]);
+      for (const file of codeFiles(join(root, folder))) {
+        for (const m of readFileSync(file, "utf8").matchAll(/(?:env\.|env\[["']|getenv\(")(MERIDIAN_[A-Z0-9_]*[A-Z0-9])/g)) read.add(m[1]);
       }
     }
     expect([...read]).toEqual(expect.arrayContaining(["MERIDIAN_CACHE_DIR", "MERIDIAN_NATIVE_ADDON", "MERIDIAN_NATIVE_PORTABLE"])); // the search finds them
@@ -246,4 +245,14 @@ function snapshot(): Record<string, string> {
 function listening(): Promise<Server> {
   const s = createServer();
   return new Promise((resolve) => s.listen(0, "127.0.0.1", () => resolve(s)));
+}
+
+/** The code files under `dir`; build output (release/.work holds the image's whole Debian root) is not code. */
+function* codeFiles(dir: string): Generator<string> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === ".work" || entry.name === "node_modules") continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* codeFiles(path);
+    else if (entry.isFile() && /\.(ts|js|mjs|cc|h)$/.test(entry.name)) yield path;
+  }
 }

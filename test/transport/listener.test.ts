@@ -183,7 +183,9 @@ describe("D51 timeouts on cleartext connections", () => {
     const r = outcome(s);
     s.write("P");
     await pause(300);
-    s.end(`OST /grpc.health.v1.Health/Check HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
+    // Written, not ended: a client's FIN before the answer aborts the request (Node's HTTP server), and
+    // the health check's answer waits on the database (readiness, D57), a round trip on PostgreSQL.
+    s.write(`OST /grpc.health.v1.Health/Check HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
     const { text } = await r;
     expect(text).toMatch(/^HTTP\/1\.1 200 /);
     expect(text.slice(text.indexOf("\r\n\r\n") + 4)).toBe('{"status":"SERVING"}');
