@@ -37,10 +37,14 @@ cluster() {
   "${as_owner[@]}" mkdir "$at"
   port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
   "${as_owner[@]}" "$bindir/initdb" -D "$at/data" -A trust -U meridian --no-sync >/dev/null
+  # One role signs in by password (the first pg_hba line that matches wins), for the test of a
+  # wrong password (D56); every other connection is trusted.
+  "${as_owner[@]}" sed -i '1i host all password_user 127.0.0.1/32 scram-sha-256' "$at/data/pg_hba.conf"
   # fsync off: a test cluster need not survive a power cut, and it makes the suite faster.
   local opts="-p $port -k $at -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300"
   ctl="${as_owner[*]} $bindir/pg_ctl -D $at/data -l $at/log -w -o '$opts'"
   eval "$ctl start" >/dev/null
+  psql -q -h 127.0.0.1 -p "$port" -U meridian -d postgres -c "CREATE ROLE password_user LOGIN PASSWORD 'the-right-password'" >/dev/null
 }
 
 cluster main

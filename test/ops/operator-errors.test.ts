@@ -72,6 +72,8 @@ const CASES: Case[] = [
   { name: "PostgreSQL not reachable (connection refused)", env: () => ({ MERIDIAN_DB: `postgres://u:${PASSWORD}@127.0.0.1:${closedPort}/db` }), exit: 1, setting: "MERIDIAN_DB" },
   { name: "PostgreSQL: no such database", env: () => ({ MERIDIAN_DB: pgUrl({ path: "/no_such_database" }) }), exit: 78, setting: "MERIDIAN_DB", pg: true },
   { name: "PostgreSQL: no such user", env: () => ({ MERIDIAN_DB: pgUrl({ user: "no_such_user" }) }), exit: 78, setting: "MERIDIAN_DB", pg: true },
+  // scripts/with-postgres.sh makes password_user sign in by password (scram-sha-256); this one is wrong.
+  { name: "PostgreSQL: wrong password", env: () => ({ MERIDIAN_DB: pgUrl({ user: "password_user", password: PASSWORD }) }), exit: 78, setting: "MERIDIAN_DB", pg: true },
   { name: "TLS certificate missing", env: () => ({ ...db("tls.db")(), MERIDIAN_TLS_CERT: join(dir, "missing-cert.pem"), MERIDIAN_TLS_KEY: join(dir, "key.pem") }), exit: 78, setting: "MERIDIAN_TLS_CERT" },
   { name: "TLS key missing", env: () => ({ ...db("tls.db")(), MERIDIAN_TLS_CERT: join(dir, "cert.pem"), MERIDIAN_TLS_KEY: join(dir, "missing-key.pem") }), exit: 78, setting: "MERIDIAN_TLS_KEY" },
   { name: "TLS files not PEM", env: () => ({ ...db("tls.db")(), MERIDIAN_TLS_CERT: join(dir, "cert.pem"), MERIDIAN_TLS_KEY: join(dir, "key.pem") }), exit: 78, setting: "MERIDIAN_TLS_CERT" },
