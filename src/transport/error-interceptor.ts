@@ -5,7 +5,7 @@
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../log/logger.js";
 import { isCancellation } from "./cancellation.js";
-import { codeName } from "./problem.js";
+import { codeName } from "./reasons.js";
 import { requestInfoKey, type RequestInfo } from "./request-info.js";
 import { failure, withReason } from "./errors.js";
 

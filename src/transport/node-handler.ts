@@ -26,7 +26,8 @@ import { traceOf } from "./trace-context.js";
 import { binaryResponseToText, isGrpcWebText, textRequestToBinary } from "./grpc-web-text.js";
 import type { Metrics, Protocol } from "../metrics/metrics.js";
 import { PublicFiles } from "./public-files.js";
-import { codeName, codeNameOfStatus } from "./problem.js";
+import { codeNameOfStatus } from "./problem.js";
+import { codeName } from "./reasons.js";
 import { watchOutcome } from "./rpc-outcome.js";
 import { openApiDocument, type DocumentInfo } from "./rest/openapi.js";
 

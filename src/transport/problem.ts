@@ -5,6 +5,7 @@ import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import { STATUS_CODES } from "node:http";
 import { BadRequestSchema } from "../gen/google/rpc/error_details_pb.js";
 import { reasonOf, type Violations } from "./errors.js";
+import { codeName } from "./reasons.js";
 
 export interface Problem {
   type: string;
@@ -20,24 +21,6 @@ export interface Problem {
 
 export { HttpError } from "./errors.js";
 
-const codeNames: Record<number, string> = {
-  [Code.Canceled]: "canceled",
-  [Code.Unknown]: "unknown",
-  [Code.InvalidArgument]: "invalid_argument",
-  [Code.DeadlineExceeded]: "deadline_exceeded",
-  [Code.NotFound]: "not_found",
-  [Code.AlreadyExists]: "already_exists",
-  [Code.PermissionDenied]: "permission_denied",
-  [Code.ResourceExhausted]: "resource_exhausted",
-  [Code.FailedPrecondition]: "failed_precondition",
-  [Code.Aborted]: "aborted",
-  [Code.OutOfRange]: "out_of_range",
-  [Code.Unimplemented]: "unimplemented",
-  [Code.Internal]: "internal",
-  [Code.Unavailable]: "unavailable",
-  [Code.DataLoss]: "data_loss",
-  [Code.Unauthenticated]: "unauthenticated",
-};
 
 const HIDDEN = new Set([Code.Internal, Code.Unknown, Code.DataLoss]);
 
@@ -72,10 +55,6 @@ function violationsOf(err: ConnectError): Violations | undefined {
   return out;
 }
 
-/** A Connect code's stable name ("not_found"), as problem details and the metrics give it. */
-export function codeName(code: Code): string {
-  return codeNames[code] ?? "unknown";
-}
 
 /** The code name of an answer no ConnectError produced (health, documents, files), by its HTTP status (D59). */
 export function codeNameOfStatus(status: number): string {

@@ -49,9 +49,33 @@ export const REASONS = {
 
 export type Reason = keyof typeof REASONS;
 
-/** The reason of an error that was made without one: its code's name. */
+const CODE_NAMES: Record<number, string> = {
+  [Code.Canceled]: "canceled",
+  [Code.Unknown]: "unknown",
+  [Code.InvalidArgument]: "invalid_argument",
+  [Code.DeadlineExceeded]: "deadline_exceeded",
+  [Code.NotFound]: "not_found",
+  [Code.AlreadyExists]: "already_exists",
+  [Code.PermissionDenied]: "permission_denied",
+  [Code.ResourceExhausted]: "resource_exhausted",
+  [Code.FailedPrecondition]: "failed_precondition",
+  [Code.Aborted]: "aborted",
+  [Code.OutOfRange]: "out_of_range",
+  [Code.Unimplemented]: "unimplemented",
+  [Code.Internal]: "internal",
+  [Code.Unavailable]: "unavailable",
+  [Code.DataLoss]: "data_loss",
+  [Code.Unauthenticated]: "unauthenticated",
+};
+
+/** A Connect code's stable name ("not_found"), as problem details and the metrics give it. */
+export function codeName(code: Code): string {
+  return CODE_NAMES[code] ?? "unknown";
+}
+
+/** The reason of an error that was made without one: its code's name, in capitals. */
 export function codeReason(code: Code): string {
-  return (Code[code] ?? "Unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+  return codeName(code).toUpperCase();
 }
 
 /** Every reason an answer may carry, in the table's order, then the code names. */
