@@ -1,24 +1,17 @@
 // D59: a JSON body with a field the API does not have is a 400 naming it, on
 // every REST route and over Connect's JSON, and nothing is stored; a field the
 // spec says is ignored (featureId in a message body, D15) stays accepted.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../helpers/server.js";
-import { api, draft, RW } from "../helpers/messages.js";
+import { describe, expect, it } from "vitest";
+import { draft, useMessageServer } from "../helpers/messages.js";
 import { TS_RW, tsApi } from "../helpers/timeseries.js";
 
-let server: TestServer;
-let key: string;
-beforeAll(async () => {
-  server = await startTestServer();
-  key = await server.key(RW);
-});
-afterAll(() => server.close());
+const t = useMessageServer();
 
 const problem = (r: { status: number; json: { errors?: Record<string, string[]>; detail?: string } }) => ({ status: r.status, fields: Object.keys(r.json?.errors ?? {}) });
 
 describe("D59 unknown JSON fields", () => {
   it("D59 a message create with an unknown field is a 400 naming it, and nothing is stored", async () => {
-    const a = api(server, key);
+    const { a } = t;
     const before = (await a.list(null, "expiry=All&limit=1000")).json.data.length;
     for (const [body, field] of [
       [{ ...draft(), bdy: "typo" }, "bdy"],
@@ -32,7 +25,7 @@ describe("D59 unknown JSON fields", () => {
   });
 
   it("D59 an update with an unknown field is a 400 and changes nothing", async () => {
-    const a = api(server, key);
+    const { a } = t;
     const m = (await a.create("uf", draft({ title: "kept" }))).json;
     const r = await a.update("uf", m.id, { title: "changed", colour: "red" });
     expect(problem(r)).toEqual({ status: 400, fields: ["colour"] });
@@ -41,13 +34,13 @@ describe("D59 unknown JSON fields", () => {
   });
 
   it("D15 D59 featureId in a message body is still accepted and ignored", async () => {
-    const r = await api(server, key).create("uf2", { ...draft(), featureId: "other" });
+    const r = await t.a.create("uf2", { ...draft(), featureId: "other" });
     expect(r.status).toBe(201);
     expect(r.json.featureId).toBe("uf2");
   });
 
   it("D59 an unknown field nested in a time series body is named by its path", async () => {
-    const ts = tsApi(server, await server.key(TS_RW));
+    const ts = tsApi(t.server, await t.server.key(TS_RW));
     const d = await ts.dataset();
     const r = await ts.call("POST", `/api/ts/dataset/${d}/timeseries`, {
       item: { name: "Level", nmae: "typo" },
@@ -61,9 +54,9 @@ describe("D59 unknown JSON fields", () => {
   });
 
   it("D59 over Connect's JSON too: invalid_argument naming the field", async () => {
-    const r = await fetch(`${server.url}/meridian.featurestatus.v1.FeatureStatusService/CreateGlobalMessage`, {
+    const r = await fetch(`${t.server.url}/meridian.featurestatus.v1.FeatureStatusService/CreateGlobalMessage`, {
       method: "POST",
-      headers: { "svc-open-api-key": key, "content-type": "application/json" },
+      headers: { "svc-open-api-key": t.key, "content-type": "application/json" },
       body: JSON.stringify({ message: { ...draft(), bdy: "typo" } }),
     });
     expect(r.status).toBe(400);
