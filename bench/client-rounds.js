@@ -21,7 +21,10 @@ export async function clientRounds(reads, reps, nodeArgs = []) {
   p.stdout.on("data", (d) => (stdout += d));
   const code = await new Promise((resolve) => p.once("exit", resolve));
   if (code !== 0) throw new Error(`client exited ${code}`);
-  const runs = stdout.trim().split("\n").map((l) => JSON.parse(l));
+  const runs = stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
   return reads.map((_, i) => {
     const mine = runs.filter((x) => x.read === i);
     const rounds = mine.map((x) => x.seconds);

@@ -18,7 +18,11 @@ const benches = readdirSync(here, { withFileTypes: true })
 const rows = [];
 for (const name of benches) {
   process.stderr.write(`\n== bench/${name}\n`);
-  const r = spawnSync(process.execPath, [join(here, name, "bench.js")], { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8", maxBuffer: 64 << 20 });
+  const r = spawnSync(process.execPath, [join(here, name, "bench.js")], {
+    stdio: ["ignore", "pipe", "inherit"],
+    encoding: "utf8",
+    maxBuffer: 64 << 20,
+  });
   for (const line of r.stdout.split("\n")) {
     if (!line.startsWith("{")) continue;
     try {
@@ -28,8 +32,11 @@ for (const name of benches) {
   if (r.status !== 0) rows.push({ bench: name, case: "FAILED", metric: `exit ${r.status}`, value: "", unit: "" });
 }
 
-const fmt = (v) => (typeof v === "number" ? (Math.abs(v) >= 100 ? v.toFixed(0) : v.toPrecision(3)) : v ?? "");
-const table = [["bench", "case", "metric", "value", "unit", "baseline", "ratio"], ...rows.map((r) => [r.bench, r.case, r.metric, fmt(r.value), r.unit, fmt(r.baseline), r.ratio === undefined ? "" : `${fmt(r.ratio)}x`])];
+const fmt = (v) => (typeof v === "number" ? (Math.abs(v) >= 100 ? v.toFixed(0) : v.toPrecision(3)) : (v ?? ""));
+const table = [
+  ["bench", "case", "metric", "value", "unit", "baseline", "ratio"],
+  ...rows.map((r) => [r.bench, r.case, r.metric, fmt(r.value), r.unit, fmt(r.baseline), r.ratio === undefined ? "" : `${fmt(r.ratio)}x`]),
+];
 const widths = table[0].map((_, i) => Math.max(...table.map((row) => String(row[i]).length)));
 process.stdout.write("\n" + table.map((row) => row.map((c, i) => String(c).padEnd(widths[i])).join("  ")).join("\n") + "\n");
 process.exitCode = rows.some((r) => r.case === "FAILED") ? 1 : 0;

@@ -28,12 +28,20 @@ export function seedW1(dbPath, sizes) {
       const e = Math.min(n, i + step);
       blocks.upsert(s.sid, [FieldKind.Single, FieldKind.Flag], {
         timestamps: timestamps.subarray(i, e),
-        columns: [{ kind: FieldKind.Single, values: values.subarray(i, e), missing: null }, { kind: FieldKind.Flag, values: flags.subarray(i, e), missing: null }],
+        columns: [
+          { kind: FieldKind.Single, values: values.subarray(i, e), missing: null },
+          { kind: FieldKind.Flag, values: flags.subarray(i, e), missing: null },
+        ],
       });
     }
     process.stderr.write(`seeded ${n} rows\n`);
   }
-  const key = new SqliteApiKeyStore(db).createNow({ clientId: "bench", roles: [], scopes: ["platform_timeseries_read"], projects: [PROJECT] }).key;
+  const key = new SqliteApiKeyStore(db).createNow({
+    clientId: "bench",
+    roles: [],
+    scopes: ["platform_timeseries_read"],
+    projects: [PROJECT],
+  }).key;
   db.close();
   return { datasetId, series, key };
 }

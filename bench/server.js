@@ -35,5 +35,14 @@ export function startProcess(args, env, ready) {
  */
 export function startMeridian(dbPath) {
   const nodeArgs = (process.env.BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean);
-  return startProcess([...nodeArgs, ...SERVE_NODE_FLAGS, join(root, "bin", "meridian.js"), "serve"], { MERIDIAN_DB: dbPath, MERIDIAN_PORT: "0", MERIDIAN_METRICS: process.env.MERIDIAN_METRICS ?? "127.0.0.1:0", MERIDIAN_LOG_LEVEL: "info" }, /"address":"([^"]+)"/);
+  return startProcess(
+    [...nodeArgs, ...SERVE_NODE_FLAGS, join(root, "bin", "meridian.js"), "serve"],
+    {
+      MERIDIAN_DB: dbPath,
+      MERIDIAN_PORT: "0",
+      MERIDIAN_METRICS: process.env.MERIDIAN_METRICS ?? "127.0.0.1:0",
+      MERIDIAN_LOG_LEVEL: "info",
+    },
+    /"address":"([^"]+)"/,
+  );
 }

@@ -39,7 +39,8 @@ export function* rows(n) {
   const rnd = mulberry32(20000101);
   let flag = 0;
   for (let i = 0; i < n; i++) {
-    const smooth = 12.0 + 0.8 * Math.sin((TWO_PI * i) / 525960) + 0.35 * Math.sin((TWO_PI * i) / 745.2) + 0.3 * Math.sin((TWO_PI * i) / 43200 + 1.3);
+    const smooth =
+      12.0 + 0.8 * Math.sin((TWO_PI * i) / 525960) + 0.35 * Math.sin((TWO_PI * i) / 745.2) + 0.3 * Math.sin((TWO_PI * i) / 43200 + 1.3);
     const noise = (rnd() + rnd() - 1) * 0.004;
     const vText = (Math.round((smooth + noise) * 1000) / 1000).toFixed(3);
     const r = rnd();

@@ -19,7 +19,9 @@ const ownNode = fileURLToPath(new URL("../node_modules/node/bin/node", import.me
 export function onNode26() {
   if (Number(process.versions.node.split(".")[0]) >= NEEDED) return true;
   if (!existsSync(ownNode)) {
-    process.stderr.write(`Meridian needs Node ${NEEDED}; this is Node ${process.version} (${process.execPath}). Install Node ${NEEDED}, or run npm install in the checkout, which brings its own.\n`);
+    process.stderr.write(
+      `Meridian needs Node ${NEEDED}; this is Node ${process.version} (${process.execPath}). Install Node ${NEEDED}, or run npm install in the checkout, which brings its own.\n`,
+    );
     process.exit(1);
   }
   const child = spawn(ownNode, [...process.execArgv, ...process.argv.slice(1)], { stdio: "inherit" });

@@ -12,7 +12,19 @@
 //   3. The image: that root as one layer, the binary as a second (so a new
 //      build ships one new layer), and the settings a container needs.
 import { execFileSync } from "node:child_process";
-import { appendFileSync, chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { IMAGE_USER, imagePaths } from "./image-paths.mjs";
@@ -26,7 +38,10 @@ const started = performance.now();
 if (process.platform !== "linux" || process.arch !== "x64") throw new Error("npm run image builds for Linux x64 only");
 if (process.getuid() !== 0) throw new Error("npm run image needs root (debootstrap and chroot make the image's root)");
 if (!existsSync(paths.binary)) throw new Error(`${paths.binary} is missing; run npm run package first`);
-for (const [tool, pkg] of [["debootstrap", "debootstrap"], ["umoci", "umoci"]]) {
+for (const [tool, pkg] of [
+  ["debootstrap", "debootstrap"],
+  ["umoci", "umoci"],
+]) {
   try {
     execFileSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" });
   } catch {
@@ -63,7 +78,18 @@ cached(paths.base, "image root (libatomic1, user, folders)", (tmp) => {
   const chroot = (...args) => run("chroot", [tmp, ...args]);
   writeFileSync(join(tmp, "etc", "resolv.conf"), readFileSync("/etc/resolv.conf"));
   chroot("apt-get", "update", "-qq");
-  chroot("env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-qq", "-o", "Dpkg::Use-Pty=0", "--no-install-recommends", "libatomic1");
+  chroot(
+    "env",
+    "DEBIAN_FRONTEND=noninteractive",
+    "apt-get",
+    "install",
+    "-y",
+    "-qq",
+    "-o",
+    "Dpkg::Use-Pty=0",
+    "--no-install-recommends",
+    "libatomic1",
+  );
   chroot("apt-get", "clean");
   writeFileSync(join(tmp, "etc", "resolv.conf"), ""); // the runtime provides its own
   for (const d of ["var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale"]) {
@@ -146,4 +172,6 @@ step("OCI image (umoci: root layer, binary layer, config)", () => {
 });
 
 const mb = (n) => (n / 1024 / 1024).toFixed(1);
-console.error(`${paths.archive}: ${mb(statSync(paths.archive).size)} MB, tag ${version}, built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+console.error(
+  `${paths.archive}: ${mb(statSync(paths.archive).size)} MB, tag ${version}, built in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+);

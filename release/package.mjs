@@ -25,13 +25,15 @@ const output = join(root, "dist", `meridian-${version}-${process.platform}-${pro
 const started = performance.now();
 
 if (process.platform !== "linux") throw new Error("npm run package builds for Linux only");
-if (Number(process.versions.node.split(".")[0]) < 26) throw new Error(`npm run package needs the project's Node 26 (this is ${process.version}); run it through npm`);
+if (Number(process.versions.node.split(".")[0]) < 26)
+  throw new Error(`npm run package needs the project's Node 26 (this is ${process.version}); run it through npm`);
 const require = createRequire(import.meta.url);
 const addons = {
   "meridian_native.node": join(root, "native", "build", "Release", "meridian_native.node"),
   "better_sqlite3.node": betterSqlitePrebuild(),
 };
-for (const [name, file] of Object.entries(addons)) if (!existsSync(file)) throw new Error(`${name}: ${file} is missing; run npm install first`);
+for (const [name, file] of Object.entries(addons))
+  if (!existsSync(file)) throw new Error(`${name}: ${file} is missing; run npm install first`);
 
 rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
@@ -78,7 +80,9 @@ execFileSync(process.execPath, ["--build-sea", config], { stdio: "inherit" });
 rmSync(work, { recursive: true, force: true });
 
 const mb = (n) => (n / 1024 / 1024).toFixed(1);
-console.error(`${output}: ${mb(statSync(output).size)} MB (runtime ${mb(statSync(process.execPath).size)} MB before strip), built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+console.error(
+  `${output}: ${mb(statSync(output).size)} MB (runtime ${mb(statSync(process.execPath).size)} MB before strip), built in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+);
 
 /** better-sqlite3's binary: one built from source if there is one, else the prebuilt one it ships. */
 function betterSqlitePrebuild() {

@@ -101,7 +101,11 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     throw e;
   });
   // D57: readiness asks the database; an outage is logged once at its start and once at its end.
-  const availability = new Availability(() => backend.ping(), logger, () => health.touch());
+  const availability = new Availability(
+    () => backend.ping(),
+    logger,
+    () => health.touch(),
+  );
   const health = new HealthState(availability);
   const unlink = backend.onLink(() => void availability.check()); // lost: is it an outage? back: is it over?
   const shutdown = new AbortController();
@@ -109,19 +113,30 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   const streamsEnd = new AbortController();
   const services = [FeatureStatusService, TimeSeriesService];
 
-  const interceptors = [errorInterceptor(logger), busyRetryInterceptor({
+  const interceptors = [
+    errorInterceptor(logger),
+    busyRetryInterceptor({
       unavailable: backend.isUnavailable,
       onWait: () => metrics?.lockWaits.inc(),
       onUnavailable: () => availability.suspect(),
       waitLimitMs: backend.waitLimitMs,
-    }), authInterceptor(), apiVersionInterceptor()];
+    }),
+    authInterceptor(),
+    apiVersionInterceptor(),
+  ];
   const router = createConnectRouter({
     interceptors,
     acceptCompression: [...CONNECT_COMPRESSIONS],
     shutdownSignal: shutdown.signal,
   });
   const registry = new ServiceRegistry(router, interceptors);
-  registry.add(Health, healthService(health, services.map((s) => s.typeName)));
+  registry.add(
+    Health,
+    healthService(
+      health,
+      services.map((s) => s.typeName),
+    ),
+  );
   const messages = backend.messages;
   // One key seals message cursors (D21) and value cursors (D27); their bindings keep them apart.
   const cursors = new CursorSeal(backend.cursorKey);
@@ -136,13 +151,25 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
       maxWatchers: settings.maxWatchers,
       maxWatchersPerClient: settings.maxWatchersPerClient,
       maxWatcherQueuedBytes: settings.watcherQueueKb * 1024,
-      onWatcherDropped: (client, queuedBytes) => logger.warn({ watcher: client, queuedBytes }, `dropped a message watcher (${client}) that did not read: ${queuedBytes} bytes waited for it (MERIDIAN_WATCHER_QUEUE_KB)`),
+      onWatcherDropped: (client, queuedBytes) =>
+        logger.warn(
+          { watcher: client, queuedBytes },
+          `dropped a message watcher (${client}) that did not read: ${queuedBytes} bytes waited for it (MERIDIAN_WATCHER_QUEUE_KB)`,
+        ),
       stopSignal: streamsEnd.signal,
       heartbeatMs: settings.sseHeartbeatS * 1000,
       isUnavailable: backend.isUnavailable,
     }),
   );
-  registry.add(TimeSeriesService, timeSeriesService({ metadata: backend.metadata, blocks: backend.blocks, cursors, onRows: metrics && ((n) => metrics.valueRows.inc(n)) }));
+  registry.add(
+    TimeSeriesService,
+    timeSeriesService({
+      metadata: backend.metadata,
+      blocks: backend.blocks,
+      cursors,
+      onRows: metrics && ((n) => metrics.valueRows.inc(n)),
+    }),
+  );
   addTimeSeriesJsonShapes(registry);
   documentTimeSeriesRest(registry);
   documentFeatureStatusRest(registry);
@@ -186,7 +213,10 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   backend.serving(logger);
   health.set("serving");
   const url = `${listener.tls ? "https" : "http"}://${hostForUrl(listener.address)}:${listener.address.port}`;
-  logger.info({ address: url, db: backend.where, version: VERSION, node: process.version }, `Meridian ${VERSION} on Node ${process.version} listening on ${url}`);
+  logger.info(
+    { address: url, db: backend.where, version: VERSION, node: process.version },
+    `Meridian ${VERSION} on Node ${process.version} listening on ${url}`,
+  );
 
   let closing: Promise<void> | undefined;
   return {

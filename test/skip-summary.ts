@@ -12,10 +12,16 @@ function reasons(): string[] {
   const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
   const chromium = [process.env.MERIDIAN_TEST_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"].some((p) => p && existsSync(p));
   const out: string[] = [];
-  if (!process.env.MERIDIAN_TEST_PG) out.push("the PostgreSQL part: MERIDIAN_TEST_PG is not set; run it with `MERIDIAN_TEST_BACKEND=postgres scripts/with-postgres.sh npx vitest run` (needs postgresql-15)");
-  else if (process.env.MERIDIAN_TEST_BACKEND === "postgres") out.push("the cases of a SQLite file: the suite runs on PostgreSQL (MERIDIAN_TEST_BACKEND=postgres)");
-  if (!existsSync(new URL(`../dist/meridian-${version}-linux-x64`, import.meta.url))) out.push("the single executable's own tests: it is not built (`npm run package`)");
-  if (process.env.MERIDIAN_TEST_BINARY) out.push("the cases of bin/meridian.js itself: MERIDIAN_TEST_BINARY runs the single executable instead");
+  if (!process.env.MERIDIAN_TEST_PG)
+    out.push(
+      "the PostgreSQL part: MERIDIAN_TEST_PG is not set; run it with `MERIDIAN_TEST_BACKEND=postgres scripts/with-postgres.sh npx vitest run` (needs postgresql-15)",
+    );
+  else if (process.env.MERIDIAN_TEST_BACKEND === "postgres")
+    out.push("the cases of a SQLite file: the suite runs on PostgreSQL (MERIDIAN_TEST_BACKEND=postgres)");
+  if (!existsSync(new URL(`../dist/meridian-${version}-linux-x64`, import.meta.url)))
+    out.push("the single executable's own tests: it is not built (`npm run package`)");
+  if (process.env.MERIDIAN_TEST_BINARY)
+    out.push("the cases of bin/meridian.js itself: MERIDIAN_TEST_BINARY runs the single executable instead");
   if (!chromium) out.push("the browser tests: no Chromium (apt-get install chromium, or set MERIDIAN_TEST_CHROMIUM)");
   if (!has("openssl", "version")) out.push("the TLS tests: no openssl to make a certificate");
   if (!has("systemd-analyze", "--version")) out.push("the unit's systemd-analyze verify: no systemd-analyze");
@@ -36,7 +42,12 @@ export default class SkipSummary implements Reporter {
     }
     if (total === 0) return;
     const why = reasons();
-    const lines = [`Skipped ${total} test(s), in:`, ...files, "Why, on this machine:", ...(why.length ? why : ["(none of the known conditions holds: see the names above)"]).map((r) => `  - ${r}`)];
+    const lines = [
+      `Skipped ${total} test(s), in:`,
+      ...files,
+      "Why, on this machine:",
+      ...(why.length ? why : ["(none of the known conditions holds: see the names above)"]).map((r) => `  - ${r}`),
+    ];
     process.stdout.write(`\n${lines.join("\n")}\n`);
   }
 }

@@ -49,7 +49,14 @@ function notice(text, kind = "") {
 const utc = (iso) => Date.parse(/(Z|[+-]\d\d:?\d\d)$/.test(iso) ? iso : `${iso}Z`);
 
 // The operator's locale and time zone, with the zone's name so that no one reads it as UTC.
-const LOCAL = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
+const LOCAL = new Intl.DateTimeFormat(undefined, {
+  year: "numeric",
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  timeZoneName: "short",
+});
 
 /** A date cell: local time as text, the UTC value on hover. */
 function dateCell(row, iso) {
@@ -118,7 +125,13 @@ function show(listing, more) {
     dateCell(row, m.expiringDate);
     const actions = cell(row, "");
     const scope = m.featureId;
-    actions.append(button("Edit", () => edit(scope, m.id)), " ", button("Delete", () => remove(scope, m.id)), " ", button("Audit", () => audit(m.id)));
+    actions.append(
+      button("Edit", () => edit(scope, m.id)),
+      " ",
+      button("Delete", () => remove(scope, m.id)),
+      " ",
+      button("Audit", () => audit(m.id)),
+    );
     body.append(row);
   }
   cursor = listing.cursor;
@@ -209,7 +222,12 @@ async function audit(id) {
     const row = document.createElement("tr");
     dateCell(row, e.at);
     cell(row, e.action);
-    cell(row, e.clientId === null ? "retention cleanup" : `${e.clientId} (${e.keyId ? `key ${e.keyId}` : `${e.issuer ?? "?"} / ${e.subject ?? "?"}`})`);
+    cell(
+      row,
+      e.clientId === null
+        ? "retention cleanup"
+        : `${e.clientId} (${e.keyId ? `key ${e.keyId}` : `${e.issuer ?? "?"} / ${e.subject ?? "?"}`})`,
+    );
     cell(row, e.before?.title ?? "");
     cell(row, e.after?.title ?? "");
     body.append(row);
@@ -284,7 +302,11 @@ function start() {
   $("new").addEventListener("click", () => {
     editing = null;
     const now = new Date();
-    openEditor("New message", { type: "Informational", startDate: now.toISOString().slice(0, 19) + "Z", expiringDate: new Date(now.getTime() + 86_400_000).toISOString().slice(0, 19) + "Z" });
+    openEditor("New message", {
+      type: "Informational",
+      startDate: now.toISOString().slice(0, 19) + "Z",
+      expiringDate: new Date(now.getTime() + 86_400_000).toISOString().slice(0, 19) + "Z",
+    });
   });
   $("cancel").addEventListener("click", () => {
     editing = null;

@@ -58,7 +58,6 @@ export function bodyFragment(html) {
   return document.importNode(template.content, true);
 }
 
-
 /** What dismissing remembers: the message as it is now (a change shows it again). */
 function dismissalKey(m) {
   return `meridian-banner:${m.id}:${m.type}:${m.title}:${m.body}:${m.startDate}:${m.expiringDate}`;

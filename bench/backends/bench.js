@@ -61,7 +61,9 @@ try {
     b.key = (await backend.apiKeys.create({ clientId: "bench", roles: [], scopes: ["platform_timeseries_read"], projects: ["bench"] })).key;
     await backend.close();
 
-    const said = await run([join(root, "bin", "meridian.js"), "import", "--dataset", DATASET, "--series", SERIES, csv], { MERIDIAN_DB: b.db });
+    const said = await run([join(root, "bin", "meridian.js"), "import", "--dataset", DATASET, "--series", SERIES, csv], {
+      MERIDIAN_DB: b.db,
+    });
     const m = /: (\d+) rows read, .* \((\d+) rows\/s\)/.exec(said); // the summary line (D58)
     if (!m || Number(m[1]) !== ROWS) throw new Error(`import into ${b.name}: ${said}`);
     b.importRate = Number(m[2]);
@@ -76,7 +78,12 @@ try {
     b.url = s.address;
   }
   const path = `/api/ts/dataset/${DATASET}/timeseries/${SERIES}/values`;
-  const headers = (key) => ({ "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": "bench", "svc-dataset-id": DATASET });
+  const headers = (key) => ({
+    "svc-open-api-key": key,
+    "svc-service-id": "timeseries",
+    "svc-project-id": "bench",
+    "svc-dataset-id": DATASET,
+  });
   const [a, b] = await clientRounds(
     backends.map((x) => ({ kind: "http", url: x.url, path, headers: headers(x.key) })),
     REPS,
@@ -84,7 +91,14 @@ try {
   if (a.bytes !== b.bytes) throw new Error(`the two answers differ in length: ${a.bytes} vs ${b.bytes} bytes`);
   const label = `${ROWS / 1e6}M JSON whole range`;
   emit(`${label}, SQLite`, "rows/s", ROWS / a.seconds / 1e6, "M rows/s");
-  emit(`${label}, PostgreSQL`, "rows/s", ROWS / b.seconds / 1e6, "M rows/s", ROWS / a.seconds / 1e6, median(a.rounds.map((s, i) => s / b.rounds[i])));
+  emit(
+    `${label}, PostgreSQL`,
+    "rows/s",
+    ROWS / b.seconds / 1e6,
+    "M rows/s",
+    ROWS / a.seconds / 1e6,
+    median(a.rounds.map((s, i) => s / b.rounds[i])),
+  );
   emit(`${label}, PostgreSQL`, "time", b.seconds * 1000, "ms", a.seconds * 1000);
 } finally {
   for (const p of servers) p.kill();
@@ -99,5 +113,7 @@ function run(args, env) {
   const p = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
   let stdout = "";
   p.stdout.on("data", (d) => (stdout += d));
-  return new Promise((resolve, reject) => p.once("exit", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${args[1]} exited ${code}`)))));
+  return new Promise((resolve, reject) =>
+    p.once("exit", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${args[1]} exited ${code}`)))),
+  );
 }

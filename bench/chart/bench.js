@@ -47,13 +47,18 @@ try {
     const values = `/api/ts/dataset/${datasetId}/timeseries/${series.get(n)}/values`;
     const chart = `${values}/chart?width=${WIDTH}`;
     const codings = ["identity", "gzip", "zstd", "br"];
-    const request = Buffer.from(toBinary(ReadChartRequestSchema, create(ReadChartRequestSchema, { datasetId, timeSeriesId: series.get(n), width: BigInt(WIDTH) }))).toString("base64");
+    const request = Buffer.from(
+      toBinary(ReadChartRequestSchema, create(ReadChartRequestSchema, { datasetId, timeSeriesId: series.get(n), width: BigInt(WIDTH) })),
+    ).toString("base64");
     serverMs.length = 0;
-    const [whole, ...charts] = await clientRounds([
-      { kind: "http", url, path: values, headers },
-      ...codings.map((c) => ({ kind: "http", url, path: chart, headers: { ...headers, "accept-encoding": c } })),
-      { kind: "h2grpc", url, path: "/meridian.timeseries.v1.TimeSeriesService/ReadChart", headers, request },
-    ], REPS);
+    const [whole, ...charts] = await clientRounds(
+      [
+        { kind: "http", url, path: values, headers },
+        ...codings.map((c) => ({ kind: "http", url, path: chart, headers: { ...headers, "accept-encoding": c } })),
+        { kind: "h2grpc", url, path: "/meridian.timeseries.v1.TimeSeriesService/ReadChart", headers, request },
+      ],
+      REPS,
+    );
     const grpc = charts.pop();
     const plain = charts[0];
     emit(`${label} whole-range JSON read (baseline)`, "time", whole.seconds * 1000, "ms");
@@ -67,10 +72,13 @@ try {
     emit(`${label} chart width ${WIDTH}, gRPC columns`, "bytes sent", grpc.bytes / 1e3, "KB");
     emit(`${label} chart width ${WIDTH}, JSON, every coding`, "server time (request log: in to close)", median(serverMs), "ms");
     // The client without a chart read: every row over the wire, parsed, M4 in TypeScript (a large heap for 10M parsed rows).
-    const [ts] = await clientRounds([{ kind: "m4", url, path: values, headers, width: WIDTH, numeric: [true, false] }], Math.min(REPS, 3), ["--max-old-space-size=16384"]);
+    const [ts] = await clientRounds([{ kind: "m4", url, path: values, headers, width: WIDTH, numeric: [true, false] }], Math.min(REPS, 3), [
+      "--max-old-space-size=16384",
+    ]);
     emit(`${label} whole-range JSON + M4 in TypeScript (client)`, "time", ts.seconds * 1000, "ms");
     emit(`${label} chart width ${WIDTH}, JSON identity vs TypeScript M4`, "time", plain.seconds * 1000, "ms", ts.seconds * 1000);
-    if (ts.bytes !== (await rowCount(chart))) throw new Error(`the TypeScript M4 keeps ${ts.bytes} rows, the chart read answers ${await rowCount(chart)}`);
+    if (ts.bytes !== (await rowCount(chart)))
+      throw new Error(`the TypeScript M4 keeps ${ts.bytes} rows, the chart read answers ${await rowCount(chart)}`);
   }
 } finally {
   server.process.kill();

@@ -61,13 +61,16 @@ try {
           if (px === undefined) plot(x, y);
           else {
             let [x0, y0] = [px, py];
-            const dx = Math.abs(x - x0), dy = -Math.abs(y - y0), sx = x0 < x ? 1 : -1, sy = y0 < y ? 1 : -1;
-            for (let err = dx + dy; ; ) {
+            const dx = Math.abs(x - x0),
+              dy = -Math.abs(y - y0),
+              sx = x0 < x ? 1 : -1,
+              sy = y0 < y ? 1 : -1;
+            for (let err = dx + dy; ;) {
               plot(x0, y0);
               if (x0 === x && y0 === y) break;
               const e2 = 2 * err;
-              if (e2 >= dy) (err += dy), (x0 += sx);
-              if (e2 <= dx) (err += dx), (y0 += sy);
+              if (e2 >= dy) ((err += dy), (x0 += sx));
+              if (e2 <= dx) ((err += dx), (y0 += sy));
             }
           }
           [px, py] = [x, y];
@@ -107,7 +110,9 @@ try {
   );
   mkdirSync(dirname(out), { recursive: true });
   await page.screenshot({ path: out, fullPage: true });
-  process.stdout.write(`${ROWS.toLocaleString("en")} rows, chart read ${chart.length.toLocaleString("en")} rows at width ${WIDTH}: ${result.differing} of ${WIDTH * HEIGHT} pixels differ; ${out}\n`);
+  process.stdout.write(
+    `${ROWS.toLocaleString("en")} rows, chart read ${chart.length.toLocaleString("en")} rows at width ${WIDTH}: ${result.differing} of ${WIDTH * HEIGHT} pixels differ; ${out}\n`,
+  );
 } finally {
   await browser.close();
   server.process.kill();

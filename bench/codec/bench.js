@@ -47,7 +47,9 @@ function decodeTime(blocks, n, rowsOf) {
 /** The port must decode exactly what the addon decodes, bit for bit, or its timing means nothing. */
 function sameBlock(a, b) {
   const bytes = (x) => (x === null ? "null" : Buffer.from(x.buffer, x.byteOffset, x.byteLength).toString("base64"));
-  const same = bytes(a.timestamps) === bytes(b.timestamps) && a.columns.every((c, i) => bytes(c.values) === bytes(b.columns[i].values) && bytes(c.missing) === bytes(b.columns[i].missing));
+  const same =
+    bytes(a.timestamps) === bytes(b.timestamps) &&
+    a.columns.every((c, i) => bytes(c.values) === bytes(b.columns[i].values) && bytes(c.missing) === bytes(b.columns[i].missing));
   if (!same) throw new Error("ts-port.js decodes a block differently from the addon");
 }
 
@@ -60,7 +62,15 @@ function measure(name, { timestamps, values, flags }) {
   const encNative = best(3, () => {
     native.length = 0;
     for (const [s, e] of blocks) {
-      native.push(encodeBlock({ timestamps: timestamps.subarray(s, e), columns: [{ kind: FieldKind.Single, values: values.subarray(s, e), missing: null }, { kind: FieldKind.Flag, values: flags.subarray(s, e), missing: null }] }));
+      native.push(
+        encodeBlock({
+          timestamps: timestamps.subarray(s, e),
+          columns: [
+            { kind: FieldKind.Single, values: values.subarray(s, e), missing: null },
+            { kind: FieldKind.Flag, values: flags.subarray(s, e), missing: null },
+          ],
+        }),
+      );
     }
   });
   const encTs = best(3, () => {
@@ -104,9 +114,18 @@ try {
     const meta = new MetadataStore(db);
     const dataset = "00000000-0000-0000-0000-00000000000a";
     meta.createDataset({ id: dataset, project: "bench", items: [], properties: [], metadata: {} });
-    const series = meta.createSeries({ id: "00000000-0000-0000-0000-00000000000b", datasetId: dataset, item: {}, properties: {}, dataFields: W1_FIELDS });
+    const series = meta.createSeries({
+      id: "00000000-0000-0000-0000-00000000000b",
+      datasetId: dataset,
+      item: {},
+      properties: {},
+      dataFields: W1_FIELDS,
+    });
     db.close();
-    const r = spawnSync(process.execPath, [join(root, "bin", "meridian.js"), "import", "--dataset", dataset, "--series", series.id, csv], { env: { ...process.env, MERIDIAN_DB: dbPath }, encoding: "utf8" });
+    const r = spawnSync(process.execPath, [join(root, "bin", "meridian.js"), "import", "--dataset", dataset, "--series", series.id, csv], {
+      env: { ...process.env, MERIDIAN_DB: dbPath },
+      encoding: "utf8",
+    });
     const m = /in ([0-9.]+) s/.exec(r.stdout);
     if (r.status !== 0 || !m) throw new Error(`import failed: ${r.stderr}`);
     const check = openDatabase(dbPath);

@@ -54,11 +54,17 @@ try {
   await writeCsv(csv, ROWS);
   const db = openDatabase(dbPath);
   const keys = new SqliteApiKeyStore(db);
-  const messageKey = keys.createNow({ clientId: "bench", roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"], projects: [] }).key;
+  const messageKey = keys.createNow({
+    clientId: "bench",
+    roles: ["BackOffice"],
+    scopes: ["platform_iam_featurestatus_readwrite"],
+    projects: [],
+  }).key;
   const tsKey = keys.createNow({ clientId: "bench", roles: [], scopes: ["platform_timeseries_readwrite"], projects: ["bench"] }).key;
   const meta = new MetadataStore(db);
   meta.createDataset({ id: DATASET, project: "bench", items: [], properties: [], metadata: {} });
-  for (const id of [IMPORTED, UPLOADED]) meta.createSeries({ id, datasetId: DATASET, item: { name: id }, properties: {}, dataFields: W1_FIELDS });
+  for (const id of [IMPORTED, UPLOADED])
+    meta.createSeries({ id, datasetId: DATASET, item: { name: id }, properties: {}, dataFields: W1_FIELDS });
   db.close();
   const diskBefore = diskOf(dbPath);
 
@@ -140,7 +146,13 @@ async function writeCsv(path, rows) {
 /** Each probe sends one request and says its status. */
 function makeProbes(base, messageKey, tsKey) {
   const day = 86_400_000;
-  const ts = { "svc-open-api-key": tsKey, "svc-service-id": "timeseries", "svc-project-id": "bench", "svc-dataset-id": DATASET, "content-type": "application/json" };
+  const ts = {
+    "svc-open-api-key": tsKey,
+    "svc-service-id": "timeseries",
+    "svc-project-id": "bench",
+    "svc-dataset-id": DATASET,
+    "content-type": "application/json",
+  };
   let t = Date.UTC(1990, 0, 1) / 1000;
   const stamp = (s) => new Date(s * 1000).toISOString().slice(0, 19);
   const send = async (path, init) => {
@@ -156,14 +168,24 @@ function makeProbes(base, messageKey, tsKey) {
         send("/api/admin/feature/message", {
           method: "POST",
           headers: { "svc-open-api-key": messageKey, "content-type": "application/json" },
-          body: JSON.stringify({ type: "Informational", title: "Import running", body: "probe", startDate: new Date(Date.now() - day).toISOString().slice(0, 19) + "Z", expiringDate: new Date(Date.now() + day).toISOString().slice(0, 19) + "Z" }),
+          body: JSON.stringify({
+            type: "Informational",
+            title: "Import running",
+            body: "probe",
+            startDate: new Date(Date.now() - day).toISOString().slice(0, 19) + "Z",
+            expiringDate: new Date(Date.now() + day).toISOString().slice(0, 19) + "Z",
+          }),
         }),
     },
     upload: {
       every: 50,
       send: () => {
         const data = Array.from({ length: 10 }, () => [stamp((t += 60)), 12.5, 0]);
-        return send(`/api/ts/dataset/${DATASET}/timeseries/${UPLOADED}/values`, { method: "POST", headers: ts, body: JSON.stringify({ data }) });
+        return send(`/api/ts/dataset/${DATASET}/timeseries/${UPLOADED}/values`, {
+          method: "POST",
+          headers: ts,
+          body: JSON.stringify({ data }),
+        });
       },
     },
   };

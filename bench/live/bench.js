@@ -21,7 +21,12 @@ const emit = reporter("live");
 const dir = mkdtempSync(join(tmpdir(), "meridian-bench-live-"));
 const dbPath = join(dir, "m.db");
 const db = openDatabase(dbPath);
-const key = new SqliteApiKeyStore(db).createNow({ clientId: "bench", roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"], projects: [] }).key;
+const key = new SqliteApiKeyStore(db).createNow({
+  clientId: "bench",
+  roles: ["BackOffice"],
+  scopes: ["platform_iam_featurestatus_readwrite"],
+  projects: [],
+}).key;
 db.close();
 
 // Every stream is this process's, with one key, from one address: a single client to the server (D54).
@@ -96,7 +101,13 @@ async function measure(n, firstTitle) {
     const r = await fetch(`${url}/api/admin/feature/live/message`, {
       method: "POST",
       headers: { ...headers, "content-type": "application/json" },
-      body: JSON.stringify({ type: "Warning", title: `${firstTitle} ${w}`, body: "", startDate: new Date(now - 60_000).toISOString(), expiringDate: new Date(now + 3_600_000).toISOString() }),
+      body: JSON.stringify({
+        type: "Warning",
+        title: `${firstTitle} ${w}`,
+        body: "",
+        startDate: new Date(now - 60_000).toISOString(),
+        expiringDate: new Date(now + 3_600_000).toISOString(),
+      }),
     });
     if (r.status !== 201) throw new Error(`write: ${r.status}`);
     await r.text();

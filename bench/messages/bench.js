@@ -26,12 +26,24 @@ const dbPath = join(dir, "m.db");
 const db = openDatabase(dbPath);
 const store = new SqliteMessageStore(db);
 const now = Math.floor(Date.now() / 1000);
-const window = (i) => [[now + 3600, now + 7200], [now - 3600, now + 3600], [now - 7200, now - 3600]][i % 3];
+const window = (i) =>
+  [
+    [now + 3600, now + 7200],
+    [now - 3600, now + 3600],
+    [now - 7200, now - 3600],
+  ][i % 3];
 db.transaction(() => {
   for (let f = 0; f < 100; f++) {
     for (let i = 0; i < 99; i++) {
       const [s, e] = window(i);
-      void store.insert({ feature_id: `feature-${f}`, type: "Warning", title: `Notice ${f}/${i}`, body: "<p>Planned <b>maintenance</b> of the service.</p>", start_date: s - i, expiring_date: e + i });
+      void store.insert({
+        feature_id: `feature-${f}`,
+        type: "Warning",
+        title: `Notice ${f}/${i}`,
+        body: "<p>Planned <b>maintenance</b> of the service.</p>",
+        start_date: s - i,
+        expiring_date: e + i,
+      });
     }
   }
   for (let i = 0; i < 100; i++) {
@@ -39,7 +51,12 @@ db.transaction(() => {
     void store.insert({ feature_id: null, type: "Informational", title: `Global ${i}`, body: "", start_date: s - i, expiring_date: e + i });
   }
 })();
-const key = new SqliteApiKeyStore(db).createNow({ clientId: "bench", roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_read"], projects: [] }).key;
+const key = new SqliteApiKeyStore(db).createNow({
+  clientId: "bench",
+  roles: ["BackOffice"],
+  scopes: ["platform_iam_featurestatus_read"],
+  projects: [],
+}).key;
 db.close();
 
 // BENCH_SERVER_ARGS="--cpu-prof" profiles the server under load.
@@ -47,7 +64,17 @@ const { process: server, address: url } = await startMeridian(dbPath);
 
 function load(path) {
   return new Promise((resolve, reject) => {
-    const args = [join(root, "node_modules", "autocannon", "autocannon.js"), "-j", "-c", String(CONNECTIONS), "-d", String(SECONDS), "-H", `svc-open-api-key=${key}`, url + path];
+    const args = [
+      join(root, "node_modules", "autocannon", "autocannon.js"),
+      "-j",
+      "-c",
+      String(CONNECTIONS),
+      "-d",
+      String(SECONDS),
+      "-H",
+      `svc-open-api-key=${key}`,
+      url + path,
+    ];
     const p = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "ignore"] });
     let out = "";
     p.stdout.on("data", (d) => (out += d));

@@ -35,12 +35,24 @@ const emit = reporter("replicas");
 
 // The messages of bench/messages: a third pending, a third active, a third expired.
 const now = Math.floor(Date.now() / 1000);
-const window = (i) => [[now + 3600, now + 7200], [now - 3600, now + 3600], [now - 7200, now - 3600]][i % 3];
+const window = (i) =>
+  [
+    [now + 3600, now + 7200],
+    [now - 3600, now + 3600],
+    [now - 7200, now - 3600],
+  ][i % 3];
 const messages = [];
 for (let f = 0; f < 100; f++) {
   for (let i = 0; i < 99; i++) {
     const [s, e] = window(i);
-    messages.push({ feature_id: `feature-${f}`, type: "Warning", title: `Notice ${f}/${i}`, body: "<p>Planned <b>maintenance</b> of the service.</p>", start_date: s - i, expiring_date: e + i });
+    messages.push({
+      feature_id: `feature-${f}`,
+      type: "Warning",
+      title: `Notice ${f}/${i}`,
+      body: "<p>Planned <b>maintenance</b> of the service.</p>",
+      start_date: s - i,
+      expiring_date: e + i,
+    });
   }
 }
 for (let i = 0; i < 100; i++) {
@@ -80,7 +92,17 @@ try {
   };
   const load = (address, key, connections) =>
     new Promise((resolve, reject) => {
-      const args = [join(root, "node_modules", "autocannon", "autocannon.js"), "-j", "-c", String(connections), "-d", String(SECONDS), "-H", `svc-open-api-key=${key}`, address + PATH];
+      const args = [
+        join(root, "node_modules", "autocannon", "autocannon.js"),
+        "-j",
+        "-c",
+        String(connections),
+        "-d",
+        String(SECONDS),
+        "-H",
+        `svc-open-api-key=${key}`,
+        address + PATH,
+      ];
       const p = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "ignore"] });
       let out = "";
       p.stdout.on("data", (d) => (out += d));

@@ -51,7 +51,13 @@ const server = await startMeridian(dbPath);
 const naive = await startProcess([join(here, "naive-server.js"), naivePath], {}, /listening (\d+)/);
 const url = server.address;
 const naiveUrl = `http://127.0.0.1:${naive.address}`;
-const headers = (paged) => ({ "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": PROJECT, "svc-dataset-id": datasetId, ...(paged ? { "api-version": "3" } : {}) });
+const headers = (paged) => ({
+  "svc-open-api-key": key,
+  "svc-service-id": "timeseries",
+  "svc-project-id": PROJECT,
+  "svc-dataset-id": datasetId,
+  ...(paged ? { "api-version": "3" } : {}),
+});
 
 const valuesPath = (n) => `/api/ts/dataset/${datasetId}/timeseries/${series.get(n)}/values`;
 
@@ -70,20 +76,42 @@ try {
     const path = valuesPath(n);
     const label = `${n / 1e6}M`;
     // The whole-range read and the paged walks in rounds: a paged walk's ratio is taken against the whole read of its round.
-    const walks = [[100_000, false], [100_000, true], [5_000_000, false]];
+    const walks = [
+      [100_000, false],
+      [100_000, true],
+      [5_000_000, false],
+    ];
     const [whole, ...paged] = await clientRounds([
       { kind: "http", url, path, headers: headers(false) },
       ...walks.map(([limit, keepAlive]) => ({ kind: "http", url, path, headers: headers(true), paged: true, limit, keepAlive })),
     ]);
     emit(`${label} JSON whole range`, "time", whole.seconds * 1000, "ms");
-    emit(`${label} JSON whole range`, "rows/s", n / whole.seconds / 1e6, "M rows/s", n === 1_000_000 ? 1e6 / base.seconds / 1e6 : undefined);
+    emit(
+      `${label} JSON whole range`,
+      "rows/s",
+      n / whole.seconds / 1e6,
+      "M rows/s",
+      n === 1_000_000 ? 1e6 / base.seconds / 1e6 : undefined,
+    );
     emit(`${label} JSON whole range`, "body", whole.bytes / 1e6, "MB");
     walks.forEach(([limit, keepAlive], i) => {
       const p = paged[i];
-      emit(`${label} JSON paged limit=${limit} (${p.pages} pages${keepAlive ? ", one kept-alive connection" : ""})`, "time", p.seconds * 1000, "ms", whole.seconds * 1000, roundRatio(p, whole));
+      emit(
+        `${label} JSON paged limit=${limit} (${p.pages} pages${keepAlive ? ", one kept-alive connection" : ""})`,
+        "time",
+        p.seconds * 1000,
+        "ms",
+        whole.seconds * 1000,
+        roundRatio(p, whole),
+      );
     });
-    const request = Buffer.from(toBinary(ReadValuesRequestSchema, create(ReadValuesRequestSchema, { datasetId, timeSeriesId: series.get(n) }))).toString("base64");
-    for (const [kind, name] of [["h2grpc", "gRPC columns (HTTP/2 client)"], ["grpc", "gRPC columns (grpc-js client)"]]) {
+    const request = Buffer.from(
+      toBinary(ReadValuesRequestSchema, create(ReadValuesRequestSchema, { datasetId, timeSeriesId: series.get(n) })),
+    ).toString("base64");
+    for (const [kind, name] of [
+      ["h2grpc", "gRPC columns (HTTP/2 client)"],
+      ["grpc", "gRPC columns (grpc-js client)"],
+    ]) {
       const g = await client({ kind, url, path: "/meridian.timeseries.v1.TimeSeriesService/ReadValues", headers: headers(false), request });
       emit(`${label} ${name}`, "time", g.seconds * 1000, "ms");
       emit(`${label} ${name}`, "rows/s", n / g.seconds / 1e6, "M rows/s");
@@ -93,7 +121,9 @@ try {
   // D44: the 1M whole-range read in each coding, beside identity in the same rounds (bytes as sent; the client does not decode).
   {
     const codings = ["identity", "zstd", "br", "gzip"];
-    const reads = await clientRounds(codings.map((c) => ({ kind: "http", url, path: valuesPath(1_000_000), headers: { ...headers(false), "accept-encoding": c } })));
+    const reads = await clientRounds(
+      codings.map((c) => ({ kind: "http", url, path: valuesPath(1_000_000), headers: { ...headers(false), "accept-encoding": c } })),
+    );
     const [plain] = reads;
     codings.forEach((c, i) => {
       const r = reads[i];

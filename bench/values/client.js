@@ -57,7 +57,13 @@ function grpcRead(spec, client) {
     const md = new grpc.Metadata();
     for (const [k, v] of Object.entries(spec.headers)) md.set(k, v);
     let bytes = 0;
-    const call = client.makeServerStreamRequest(spec.path, (b) => b, (b) => b, Buffer.from(spec.request, "base64"), md);
+    const call = client.makeServerStreamRequest(
+      spec.path,
+      (b) => b,
+      (b) => b,
+      Buffer.from(spec.request, "base64"),
+      md,
+    );
     call.on("data", (b) => (bytes += b.length));
     call.on("error", reject);
     call.on("end", () => resolve({ bytes, pages: 1 }));
@@ -70,7 +76,13 @@ function h2Read(spec, session) {
   frame.writeUInt32BE(body.length, 1);
   body.copy(frame, 5);
   return new Promise((resolve, reject) => {
-    const stream = session.request({ ":method": "POST", ":path": spec.path, "content-type": "application/grpc", te: "trailers", ...spec.headers });
+    const stream = session.request({
+      ":method": "POST",
+      ":path": spec.path,
+      "content-type": "application/grpc",
+      te: "trailers",
+      ...spec.headers,
+    });
     let bytes = 0;
     stream.on("data", (c) => (bytes += c.length));
     stream.on("trailers", (t) => t["grpc-status"] !== "0" && reject(new Error(`grpc-status ${t["grpc-status"]}: ${t["grpc-message"]}`)));
@@ -110,7 +122,10 @@ async function reader(spec) {
     return { read: () => h2Read(spec, session), close: () => session.close() };
   }
   if (spec.kind === "grpc") {
-    const client = new grpc.Client(new URL(spec.url).host, grpc.credentials.createInsecure(), { "grpc.max_receive_message_length": -1, "grpc-node.flow_control_window": 16 << 20 });
+    const client = new grpc.Client(new URL(spec.url).host, grpc.credentials.createInsecure(), {
+      "grpc.max_receive_message_length": -1,
+      "grpc-node.flow_control_window": 16 << 20,
+    });
     return { read: () => grpcRead(spec, client), close: () => client.close() };
   }
   if (spec.kind === "m4") return { read: () => m4Read(spec), close: () => {} };

@@ -6,7 +6,16 @@
 // is down a revocation could go unheard, so every lookup reads the row.
 import type { ChangeFeed } from "../storage/postgres/changes.js";
 import type { Sql } from "../storage/postgres/connect.js";
-import { infoOf, newKey, parseKey, principalIfMatches, type ApiKeyGrant, type ApiKeyInfo, type ApiKeyRow, type ApiKeyStore } from "./api-keys.js";
+import {
+  infoOf,
+  newKey,
+  parseKey,
+  principalIfMatches,
+  type ApiKeyGrant,
+  type ApiKeyInfo,
+  type ApiKeyRow,
+  type ApiKeyStore,
+} from "./api-keys.js";
 import type { Principal } from "./principal.js";
 
 const TABLE = "api_keys";

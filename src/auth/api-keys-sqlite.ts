@@ -2,7 +2,16 @@
 // file is local, so no cache is needed, and a revocation by the CLI is seen
 // by the next request.
 import type { Database } from "better-sqlite3";
-import { infoOf, newKey, parseKey, principalIfMatches, type ApiKeyGrant, type ApiKeyInfo, type ApiKeyRow, type ApiKeyStore } from "./api-keys.js";
+import {
+  infoOf,
+  newKey,
+  parseKey,
+  principalIfMatches,
+  type ApiKeyGrant,
+  type ApiKeyInfo,
+  type ApiKeyRow,
+  type ApiKeyStore,
+} from "./api-keys.js";
 import type { Principal } from "./principal.js";
 
 export class SqliteApiKeyStore implements ApiKeyStore {

@@ -47,7 +47,11 @@ export function keyIdOf(idOrKey: string): string | undefined {
 
 /** A new key for `grant`: the row to store and the key to show once. */
 export function newKey(grant: ApiKeyGrant): { row: ApiKeyRow; key: string } {
-  const id = randomBytes(9).toString("base64url").toLowerCase().replace(/[^a-z0-9]/g, "0").slice(0, 12);
+  const id = randomBytes(9)
+    .toString("base64url")
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, "0")
+    .slice(0, 12);
   const secret = randomBytes(32).toString("base64url");
   const row: ApiKeyRow = {
     id,

@@ -11,7 +11,11 @@ import type { JwtVerifier } from "./jwt.js";
 import { principalKey, type Principal } from "./principal.js";
 
 /** Services anyone may call: health checks, and reflection (D42; the schema is public, the data is not). */
-const PUBLIC_SERVICES = new Set(["grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]);
+const PUBLIC_SERVICES = new Set([
+  "grpc.health.v1.Health",
+  "grpc.reflection.v1.ServerReflection",
+  "grpc.reflection.v1alpha.ServerReflection",
+]);
 
 /** Whether a method may be called without credentials. */
 export function isPublic(method: DescMethod): boolean {
@@ -35,7 +39,10 @@ export function createAuthenticator(apiKeys: ApiKeyStore, jwt: JwtVerifier | und
         p = await (waitLimitMs === undefined ? lookup : within(lookup, waitLimitMs, () => new WaitLimitError(waitLimitMs)));
       } catch (e) {
         // The key store cannot be read (PostgreSQL away): a 503, never a 401 that tells a good key it is bad.
-        throw failure("DATABASE_UNAVAILABLE", "credentials cannot be checked now: the database is unavailable; try again shortly", { headers: { "retry-after": "1" }, cause: e });
+        throw failure("DATABASE_UNAVAILABLE", "credentials cannot be checked now: the database is unavailable; try again shortly", {
+          headers: { "retry-after": "1" },
+          cause: e,
+        });
       }
       if (!p) throw unauthenticated("invalid or revoked API key");
       return p;
@@ -61,7 +68,8 @@ export const authFailureKey = createContextKey<ConnectError | undefined>(undefin
 /** Refuses a call of a non-public method that reached its handler without a principal (a guard: the request handler authenticates). */
 export function authInterceptor(): Interceptor {
   return (next) => async (req) => {
-    if (!isPublic(req.method) && !req.contextValues.get(principalKey)) throw req.contextValues.get(authFailureKey) ?? unauthenticated("credentials required", "CREDENTIALS_MISSING");
+    if (!isPublic(req.method) && !req.contextValues.get(principalKey))
+      throw req.contextValues.get(authFailureKey) ?? unauthenticated("credentials required", "CREDENTIALS_MISSING");
     return next(req);
   };
 }
@@ -72,7 +80,9 @@ export function authInterceptor(): Interceptor {
  * handler for every authenticated call; long-lived answers call it before
  * each event.
  */
-export const callerCheckKey = createContextKey<(() => Promise<unknown>) | undefined>(undefined, { description: "re-authenticates the caller" });
+export const callerCheckKey = createContextKey<(() => Promise<unknown>) | undefined>(undefined, {
+  description: "re-authenticates the caller",
+});
 
 /**
  * How a call's credential is checked again (D53). A key is looked up again
@@ -85,7 +95,8 @@ export function recheckOf(principal: Principal, authenticateAgain: () => Promise
   if (principal.via !== "jwt") return authenticateAgain;
   const expiresAt = principal.expiresAt;
   return async () => {
-    if (expiresAt !== undefined && Date.now() >= expiresAt) throw unauthenticated(`invalid token: it expired at ${new Date(expiresAt).toISOString()}`);
+    if (expiresAt !== undefined && Date.now() >= expiresAt)
+      throw unauthenticated(`invalid token: it expired at ${new Date(expiresAt).toISOString()}`);
   };
 }
 

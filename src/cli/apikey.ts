@@ -50,9 +50,12 @@ async function create(argv: string[]): Promise<number> {
   if (!clientId) throw new UsageError("--client-id is required", APIKEY_USAGE);
   const roles = values.role ?? [];
   const scopes = values.scope ?? [];
-  if (roles.length === 0 && scopes.length === 0) throw new UsageError("give at least one --role or --scope; a key with neither may call nothing", APIKEY_USAGE);
-  for (const r of roles) if (!KNOWN_ROLES.includes(r)) throw new UsageError(`unknown role "${r}"; roles are ${KNOWN_ROLES.join(", ")}`, APIKEY_USAGE);
-  for (const s of scopes) if (!KNOWN_SCOPES.includes(s)) throw new UsageError(`unknown scope "${s}"; scopes are ${KNOWN_SCOPES.join(", ")}`, APIKEY_USAGE);
+  if (roles.length === 0 && scopes.length === 0)
+    throw new UsageError("give at least one --role or --scope; a key with neither may call nothing", APIKEY_USAGE);
+  for (const r of roles)
+    if (!KNOWN_ROLES.includes(r)) throw new UsageError(`unknown role "${r}"; roles are ${KNOWN_ROLES.join(", ")}`, APIKEY_USAGE);
+  for (const s of scopes)
+    if (!KNOWN_SCOPES.includes(s)) throw new UsageError(`unknown scope "${s}"; scopes are ${KNOWN_SCOPES.join(", ")}`, APIKEY_USAGE);
   const backend = await openCliBackend("apikey create", "existing");
   try {
     const { id, key } = await backend.apiKeys.create({ clientId, roles, scopes, projects: values.project ?? [] });
@@ -71,9 +74,19 @@ async function list(argv: string[]): Promise<number> {
   try {
     const keys = await backend.apiKeys.list();
     if (args.values.json) process.stdout.write(JSON.stringify(keys, null, 2) + "\n");
-    else for (const k of keys) {
-      process.stdout.write([k.id, k.clientId, `roles=${k.roles.join(",")}`, `scopes=${k.scopes.join(",")}`, `projects=${k.projects.join(",")}`, k.createdAt].join("\t") + "\n");
-    }
+    else
+      for (const k of keys) {
+        process.stdout.write(
+          [
+            k.id,
+            k.clientId,
+            `roles=${k.roles.join(",")}`,
+            `scopes=${k.scopes.join(",")}`,
+            `projects=${k.projects.join(",")}`,
+            k.createdAt,
+          ].join("\t") + "\n",
+        );
+      }
     return 0;
   } finally {
     await backend.close();

@@ -28,7 +28,9 @@ export async function backupCommand(argv: string[]): Promise<number> {
   try {
     const { totalPages } = await db.backup(temp);
     renameSync(temp, target);
-    process.stderr.write(`meridian backup: wrote ${target} (${totalPages} pages) in ${((performance.now() - started) / 1000).toFixed(2)} s\n`);
+    process.stderr.write(
+      `meridian backup: wrote ${target} (${totalPages} pages) in ${((performance.now() - started) / 1000).toFixed(2)} s\n`,
+    );
     return 0;
   } finally {
     rmSync(temp, { force: true });

@@ -15,7 +15,12 @@ export async function openCliBackend(command: string, mode: "create" | "existing
   const settings = loadSettings();
   const path = settings.db;
   if (!isPostgresUrl(path) && mode === "existing" && (path === ":memory:" || !existsSync(path))) {
-    throw new OperatorError("MERIDIAN_DB", path, "no database there", "set MERIDIAN_DB to the server's database file, or create one with meridian init");
+    throw new OperatorError(
+      "MERIDIAN_DB",
+      path,
+      "no database there",
+      "set MERIDIAN_DB to the server's database file, or create one with meridian init",
+    );
   }
   const backend = await underSetting("MERIDIAN_DB", path, () => openBackend(settings));
   process.stderr.write(`meridian ${command}: database ${backend.where}\n`);
@@ -25,7 +30,8 @@ export async function openCliBackend(command: string, mode: "create" | "existing
 /** The SQLite connection of a command that works on the file itself (backup). */
 export async function openCliSqlite(command: string, unlessPostgres: string): Promise<{ db: Db; close(): Promise<void> }> {
   const { db } = loadSettings();
-  if (isPostgresUrl(db)) throw new OperatorError("MERIDIAN_DB", db, `is a PostgreSQL URL; meridian ${command} works on a SQLite file`, unlessPostgres);
+  if (isPostgresUrl(db))
+    throw new OperatorError("MERIDIAN_DB", db, `is a PostgreSQL URL; meridian ${command} works on a SQLite file`, unlessPostgres);
   const backend = await openCliBackend(command, "existing");
   return { db: backend.sqlite!, close: () => backend.close() };
 }

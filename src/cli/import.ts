@@ -23,7 +23,12 @@ export async function importCommand(argv: string[]): Promise<number> {
   const bar = process.stderr.isTTY ? progressBar(process.stderr) : undefined;
   const started = performance.now();
   try {
-    const r = await importCsv(backend, { datasetId: values.dataset, seriesId: values.series, file: positionals[0], onProgress: bar?.update });
+    const r = await importCsv(backend, {
+      datasetId: values.dataset,
+      seriesId: values.series,
+      file: positionals[0],
+      onProgress: bar?.update,
+    });
     bar?.done();
     const seconds = (performance.now() - started) / 1000;
     process.stdout.write(`${summary(values.series, r)} in ${seconds.toFixed(2)} s (${Math.round(r.read / seconds)} rows/s)\n`);

@@ -13,7 +13,9 @@ export function progressBar(out: WriteStream) {
       const width = 30;
       const filled = Math.round(share * width);
       const rate = rows / ((now - started) / 1000);
-      out.write(`\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${(share * 100).toFixed(0).padStart(3)}%  ${rows.toLocaleString("en")} rows  ${(rate / 1e6).toFixed(2)}M rows/s `);
+      out.write(
+        `\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${(share * 100).toFixed(0).padStart(3)}%  ${rows.toLocaleString("en")} rows  ${(rate / 1e6).toFixed(2)}M rows/s `,
+      );
     },
     done(): void {
       if (last > 0) out.write("\n");

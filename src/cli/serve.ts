@@ -23,7 +23,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const app = await startMeridian(loadSettings(process.env, args.values as Record<string, string | undefined>));
   const missing = missingNodeFlags();
   if (missing.length > 0) {
-    app.logger.warn({ missing }, `node was started without ${missing.join(" ")}: expect frequent full garbage collections under load; run bin/meridian.js itself, or node ${missing.join(" ")} bin/meridian.js serve`);
+    app.logger.warn(
+      { missing },
+      `node was started without ${missing.join(" ")}: expect frequent full garbage collections under load; run bin/meridian.js itself, or node ${missing.join(" ")} bin/meridian.js serve`,
+    );
   }
   app.logger.info({ signal: await signal }, "draining");
   await app.close();

@@ -76,7 +76,11 @@ const database = (text: string, name: string) => {
   }
   return text;
 };
-const list = (text: string) => text.split(",").map((s) => s.trim()).filter(Boolean);
+const list = (text: string) =>
+  text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 const addresses = (text: string, name: string) => {
   const entries = list(text);
   try {
@@ -100,26 +104,134 @@ export const SETTINGS: readonly AnySpec[] = [
   { key: "jwtIssuer", env: "MERIDIAN_JWT_ISSUER", default: "", help: "required token issuer (iss), if set", parse: str },
   { key: "jwtAudience", env: "MERIDIAN_JWT_AUDIENCE", default: "", help: "required token audience (aud), if set", parse: str },
   { key: "corsOrigins", env: "MERIDIAN_CORS_ORIGINS", default: "", help: "browser origins allowed to call, comma separated", parse: list },
-  { key: "corsHeaders", env: "MERIDIAN_CORS_HEADERS", default: "", help: "more request headers browsers may send, comma separated", parse: list },
-  { key: "metrics", env: "MERIDIAN_METRICS", default: "127.0.0.1:9464", help: "who may scrape /metrics: off, public (this port), or [host:]port of its own", parse: metricsSetting },
-  { key: "cleanupIntervalS", env: "MERIDIAN_CLEANUP_INTERVAL_S", default: "3600", help: "seconds between expired-message cleanups", parse: int(1, 31_536_000) },
-  { key: "messageRetentionDays", env: "MERIDIAN_MESSAGE_RETENTION_DAYS", default: "30", help: "days an expired message is kept", parse: int(0, 36_500) },
+  {
+    key: "corsHeaders",
+    env: "MERIDIAN_CORS_HEADERS",
+    default: "",
+    help: "more request headers browsers may send, comma separated",
+    parse: list,
+  },
+  {
+    key: "metrics",
+    env: "MERIDIAN_METRICS",
+    default: "127.0.0.1:9464",
+    help: "who may scrape /metrics: off, public (this port), or [host:]port of its own",
+    parse: metricsSetting,
+  },
+  {
+    key: "cleanupIntervalS",
+    env: "MERIDIAN_CLEANUP_INTERVAL_S",
+    default: "3600",
+    help: "seconds between expired-message cleanups",
+    parse: int(1, 31_536_000),
+  },
+  {
+    key: "messageRetentionDays",
+    env: "MERIDIAN_MESSAGE_RETENTION_DAYS",
+    default: "30",
+    help: "days an expired message is kept",
+    parse: int(0, 36_500),
+  },
   { key: "allowHttpLinks", env: "MERIDIAN_ALLOW_HTTP_LINKS", default: "false", help: "keep http: links in message bodies", parse: bool },
-  { key: "listingCacheMb", env: "MERIDIAN_LISTING_CACHE_MB", default: "32", help: "megabytes of message listings kept in memory (0 keeps none)", parse: int(0, 4096) },
-  { key: "auditRetentionDays", env: "MERIDIAN_AUDIT_RETENTION_DAYS", default: "365", help: "days an entry of the messages' audit trail is kept", parse: int(0, 36_500) },
-  { key: "maxWatchers", env: "MERIDIAN_MAX_WATCHERS", default: "10000", help: "message watchers (SSE and WatchMessages streams) one process serves at once; beyond, 503", parse: int(0, 1_000_000) },
-  { key: "maxWatchersPerClient", env: "MERIDIAN_MAX_WATCHERS_PER_CLIENT", default: "100", help: "message watchers one credential may hold from one address; beyond, 429", parse: int(1, 1_000_000) },
-  { key: "watcherQueueKb", env: "MERIDIAN_WATCHER_QUEUE_KB", default: "256", help: "kilobytes a watcher that does not read may leave waiting before it is dropped", parse: int(16, 1_048_576) },
-  { key: "trustedProxies", env: "MERIDIAN_TRUSTED_PROXIES", default: "", help: "proxies' addresses or CIDR ranges whose X-Forwarded-For names the client, comma separated", parse: addresses },
-  { key: "h2MaxStreams", env: "MERIDIAN_H2_MAX_STREAMS", default: "100", help: "concurrent streams one HTTP/2 connection may open", parse: int(1, 1_000_000) },
-  { key: "sseHeartbeatS", env: "MERIDIAN_SSE_HEARTBEAT_S", default: "15", help: "seconds between heartbeat comments on a quiet message stream", parse: int(1, 3600) },
-  { key: "idleTimeoutS", env: "MERIDIAN_IDLE_TIMEOUT_S", default: "65", help: "seconds a connection may stay open with no request in progress", parse: int(1, 86_400) },
-  { key: "headersTimeoutS", env: "MERIDIAN_HEADERS_TIMEOUT_S", default: "20", help: "seconds a client has to connect fully and send a request's headers", parse: int(1, 3600) },
-  { key: "requestTimeoutS", env: "MERIDIAN_REQUEST_TIMEOUT_S", default: "300", help: "seconds a client has to send a whole request, body included", parse: int(1, 86_400) },
+  {
+    key: "listingCacheMb",
+    env: "MERIDIAN_LISTING_CACHE_MB",
+    default: "32",
+    help: "megabytes of message listings kept in memory (0 keeps none)",
+    parse: int(0, 4096),
+  },
+  {
+    key: "auditRetentionDays",
+    env: "MERIDIAN_AUDIT_RETENTION_DAYS",
+    default: "365",
+    help: "days an entry of the messages' audit trail is kept",
+    parse: int(0, 36_500),
+  },
+  {
+    key: "maxWatchers",
+    env: "MERIDIAN_MAX_WATCHERS",
+    default: "10000",
+    help: "message watchers (SSE and WatchMessages streams) one process serves at once; beyond, 503",
+    parse: int(0, 1_000_000),
+  },
+  {
+    key: "maxWatchersPerClient",
+    env: "MERIDIAN_MAX_WATCHERS_PER_CLIENT",
+    default: "100",
+    help: "message watchers one credential may hold from one address; beyond, 429",
+    parse: int(1, 1_000_000),
+  },
+  {
+    key: "watcherQueueKb",
+    env: "MERIDIAN_WATCHER_QUEUE_KB",
+    default: "256",
+    help: "kilobytes a watcher that does not read may leave waiting before it is dropped",
+    parse: int(16, 1_048_576),
+  },
+  {
+    key: "trustedProxies",
+    env: "MERIDIAN_TRUSTED_PROXIES",
+    default: "",
+    help: "proxies' addresses or CIDR ranges whose X-Forwarded-For names the client, comma separated",
+    parse: addresses,
+  },
+  {
+    key: "h2MaxStreams",
+    env: "MERIDIAN_H2_MAX_STREAMS",
+    default: "100",
+    help: "concurrent streams one HTTP/2 connection may open",
+    parse: int(1, 1_000_000),
+  },
+  {
+    key: "sseHeartbeatS",
+    env: "MERIDIAN_SSE_HEARTBEAT_S",
+    default: "15",
+    help: "seconds between heartbeat comments on a quiet message stream",
+    parse: int(1, 3600),
+  },
+  {
+    key: "idleTimeoutS",
+    env: "MERIDIAN_IDLE_TIMEOUT_S",
+    default: "65",
+    help: "seconds a connection may stay open with no request in progress",
+    parse: int(1, 86_400),
+  },
+  {
+    key: "headersTimeoutS",
+    env: "MERIDIAN_HEADERS_TIMEOUT_S",
+    default: "20",
+    help: "seconds a client has to connect fully and send a request's headers",
+    parse: int(1, 3600),
+  },
+  {
+    key: "requestTimeoutS",
+    env: "MERIDIAN_REQUEST_TIMEOUT_S",
+    default: "300",
+    help: "seconds a client has to send a whole request, body included",
+    parse: int(1, 86_400),
+  },
   { key: "pgPool", env: "MERIDIAN_PG_POOL", default: "10", help: "PostgreSQL connections per process", parse: int(1, 1000) },
-  { key: "pgStatementTimeoutMs", env: "MERIDIAN_PG_STATEMENT_TIMEOUT_MS", default: "5000", help: "milliseconds a PostgreSQL statement may run before it is cancelled (503)", parse: int(100, 3_600_000) },
-  { key: "pgConnectTimeoutS", env: "MERIDIAN_PG_CONNECT_TIMEOUT_S", default: "5", help: "seconds a PostgreSQL connection attempt may take; a request waits at most this plus the statement timeout, then is a 503", parse: int(1, 600) },
-  { key: "logLevel", env: "MERIDIAN_LOG_LEVEL", default: "info", help: `${LOG_LEVELS.join(", ")}; debug also prints the stack of a start-up failure`, parse: logLevel },
+  {
+    key: "pgStatementTimeoutMs",
+    env: "MERIDIAN_PG_STATEMENT_TIMEOUT_MS",
+    default: "5000",
+    help: "milliseconds a PostgreSQL statement may run before it is cancelled (503)",
+    parse: int(100, 3_600_000),
+  },
+  {
+    key: "pgConnectTimeoutS",
+    env: "MERIDIAN_PG_CONNECT_TIMEOUT_S",
+    default: "5",
+    help: "seconds a PostgreSQL connection attempt may take; a request waits at most this plus the statement timeout, then is a 503",
+    parse: int(1, 600),
+  },
+  {
+    key: "logLevel",
+    env: "MERIDIAN_LOG_LEVEL",
+    default: "info",
+    help: `${LOG_LEVELS.join(", ")}; debug also prints the stack of a start-up failure`,
+    parse: logLevel,
+  },
 ];
 
 /**
@@ -128,7 +240,10 @@ export const SETTINGS: readonly AnySpec[] = [
  * name in src/, bin/, release/ and native/ is one of these or a setting.
  */
 export const OTHER_VARIABLES: readonly { env: string; help?: string }[] = [
-  { env: "MERIDIAN_CACHE_DIR", help: "where the single executable unpacks its native addons (default $XDG_CACHE_HOME/meridian or ~/.cache/meridian)" },
+  {
+    env: "MERIDIAN_CACHE_DIR",
+    help: "where the single executable unpacks its native addons (default $XDG_CACHE_HOME/meridian or ~/.cache/meridian)",
+  },
   { env: "MERIDIAN_NATIVE_ADDON" }, // native/check.sh: a sanitizer build of the addon
   { env: "MERIDIAN_NATIVE_PORTABLE" }, // native/check.sh: the addon's paths without SSE4.2
   { env: "MERIDIAN_DEBIAN_MIRROR" }, // release/image.mjs: where the image's Debian comes from
@@ -172,7 +287,10 @@ function editDistance(a: string, b: string): number {
 
 /** The flag of a setting: MERIDIAN_CLEANUP_INTERVAL_S -> --cleanup-interval-s. */
 export function flagOf(env: string): string {
-  return env.replace(/^MERIDIAN_/, "").toLowerCase().replace(/_/g, "-");
+  return env
+    .replace(/^MERIDIAN_/, "")
+    .toLowerCase()
+    .replace(/_/g, "-");
 }
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Record<string, string | undefined> = {}): Settings {

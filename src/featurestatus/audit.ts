@@ -43,7 +43,13 @@ export interface AuditQuery {
 }
 
 /** The row to record for a change of `before` into `after` (one of them present). */
-export function auditRecord(action: AuditAction, before: MessageRow | undefined, after: MessageRow | undefined, by: Actor | undefined, at = Date.now()): Omit<AuditRow, "id"> {
+export function auditRecord(
+  action: AuditAction,
+  before: MessageRow | undefined,
+  after: MessageRow | undefined,
+  by: Actor | undefined,
+  at = Date.now(),
+): Omit<AuditRow, "id"> {
   const row = (after ?? before)!;
   return {
     at,
@@ -72,4 +78,15 @@ export function auditListingSql(q: AuditQuery, param: (name: keyof AuditQuery) =
 }
 
 /** The columns of a record, in one order for inserts. */
-export const AUDIT_COLUMNS = ["at", "action", "message_id", "feature_id", "client_id", "key_id", "issuer", "subject", "before", "after"] as const;
+export const AUDIT_COLUMNS = [
+  "at",
+  "action",
+  "message_id",
+  "feature_id",
+  "client_id",
+  "key_id",
+  "issuer",
+  "subject",
+  "before",
+  "after",
+] as const;

@@ -49,7 +49,8 @@ export function startCleanup(store: MessageStore, opts: CleanupOptions): Cleanup
       // An import holding the write lock is routine (D51): the purge is
       // idempotent, so the next interval does the same work.
       if (isBusy(e)) opts.logger.warn("message cleanup skipped: the database is busy; it runs again at the next interval");
-      else if (opts.unavailable?.(e)) opts.logger.warn({ err: e }, "message cleanup skipped: the database is unavailable; it runs again at the next interval");
+      else if (opts.unavailable?.(e))
+        opts.logger.warn({ err: e }, "message cleanup skipped: the database is unavailable; it runs again at the next interval");
       else opts.logger.error({ err: e }, "message cleanup failed");
     }
   };

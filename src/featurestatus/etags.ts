@@ -31,5 +31,7 @@ export function ifMatch(value: string | null | undefined): ((row: MessageRow) =>
 /** 412 (gRPC FAILED_PRECONDITION): the message changed since the caller's ETag; its current one goes along. */
 export function stale(current: MessageRow): ConnectError {
   const etag = messageEtag(current);
-  return failure("ETAG_MISMATCH", `message ${current.id} has changed: its ETag is now ${etag}; read it again and retry`, { headers: { etag } });
+  return failure("ETAG_MISMATCH", `message ${current.id} has changed: its ETag is now ${etag}; read it again and retry`, {
+    headers: { etag },
+  });
 }

@@ -26,7 +26,18 @@ import { failure, invalidField, notFound, permissionDenied, ViolationList } from
 import type { CursorSeal } from "../storage/cursor-seal.js";
 import { OPAQUE_ID_RULE, isOpaqueId } from "../transport/ids.js";
 import { BODY_MAX, TITLE_MAX, formatDate, withinLength, nowSeconds, parseMessageType, parseZonedDate } from "./message-fields.js";
-import { EXPIRIES, SORT_BYS, SORT_ORDERS, sortKeyOf, type Expiry, type MessageData, type MessageRow, type MessageStore, type SortBy, type SortOrder } from "./message-store.js";
+import {
+  EXPIRIES,
+  SORT_BYS,
+  SORT_ORDERS,
+  sortKeyOf,
+  type Expiry,
+  type MessageData,
+  type MessageRow,
+  type MessageStore,
+  type SortBy,
+  type SortOrder,
+} from "./message-store.js";
 import type { Sanitizer } from "./sanitize.js";
 import { ListingCache } from "./listing-cache.js";
 import { digest, ifMatch, listingEtag, messageEtag, stale } from "./etags.js";
@@ -104,7 +115,12 @@ interface PageQuery {
 
 export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeof FeatureStatusService> {
   const now = deps.now ?? nowSeconds;
-  const listings = new ListingCache<ListMessagesResponse>(deps.store, deps.listingCacheBytes ?? LISTING_CACHE_BYTES, pageBytes, deps.onCacheEvent);
+  const listings = new ListingCache<ListMessagesResponse>(
+    deps.store,
+    deps.listingCacheBytes ?? LISTING_CACHE_BYTES,
+    pageBytes,
+    deps.onCacheEvent,
+  );
 
   const heartbeatMs = deps.heartbeatMs ?? 15_000;
   const watch = new MessageWatch(
@@ -148,7 +164,9 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     // The cursor is bound to the listing it came from (D21).
     const binding = JSON.stringify(["messages", scope, expiry, sortBy, sortOrder]);
     const at = now();
-    return listings.get(`${binding}|${limit}|${p.cursor ?? ""}`, at, () => page({ binding, scope, expiry, sortBy, sortOrder, limit, cursor: p.cursor, at }));
+    return listings.get(`${binding}|${limit}|${p.cursor ?? ""}`, at, () =>
+      page({ binding, scope, expiry, sortBy, sortOrder, limit, cursor: p.cursor, at }),
+    );
   };
 
   const list = async (ctx: HandlerContext, scope: Scope, p: ListParams): Promise<ListMessagesResponse> => {
@@ -180,7 +198,16 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     const watched: WatchedSet = {
       set,
       // The SSE event as REST writes messages (featureId null when unset), made once.
-      sse: () => (sse ??= Buffer.from(sseEvent(set.eventId, "messages", JSON.stringify({ data: set.data.map((m) => shaper.shape(MessageSchema, toJson(MessageSchema, m, { alwaysEmitImplicit: true }))) })))),
+      sse: () =>
+        (sse ??= Buffer.from(
+          sseEvent(
+            set.eventId,
+            "messages",
+            JSON.stringify({
+              data: set.data.map((m) => shaper.shape(MessageSchema, toJson(MessageSchema, m, { alwaysEmitImplicit: true }))),
+            }),
+          ),
+        )),
     };
     if (pages.length === 1) setsOfPage.set(pages[0], watched);
     return watched;
@@ -240,7 +267,8 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
   /** The same as Server-Sent Events, in the message JSON of REST answers. */
   async function* watchSse(ctx: HandlerContext, scope: Scope, req: WatchMessagesRequest): AsyncGenerator<HttpBody> {
     const release = openWatch(ctx, scope);
-    const body = (data: string | Uint8Array) => create(HttpBodySchema, { contentType: SSE_CONTENT_TYPE, data: typeof data === "string" ? Buffer.from(data) : data });
+    const body = (data: string | Uint8Array) =>
+      create(HttpBodySchema, { contentType: SSE_CONTENT_TYPE, data: typeof data === "string" ? Buffer.from(data) : data });
     try {
       ctx.responseHeader.set("cache-control", "no-cache");
       ctx.responseHeader.set("x-accel-buffering", "no"); // proxies: pass each event on at once
@@ -295,7 +323,13 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     return answer(ctx, await deps.store.insert(data, actorOf(principalOf(ctx))));
   };
 
-  const updateIn = async (ctx: HandlerContext, scope: Scope, messageId: number, fields: MessageFields | undefined, etag: string | undefined): Promise<Message> => {
+  const updateIn = async (
+    ctx: HandlerContext,
+    scope: Scope,
+    messageId: number,
+    fields: MessageFields | undefined,
+    etag: string | undefined,
+  ): Promise<Message> => {
     requireWriter(principalOf(ctx));
     const condition = ifMatch(etag ?? ctx.requestHeader.get("if-match"));
     // The write applies to the version it was merged from (D47): when another writer came
@@ -342,7 +376,10 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     checkScope(scope);
     const row = messageId > 0 ? await deps.store.get(messageId) : undefined;
     if (!row || row.feature_id !== scope) {
-      throw notFound(scope === null ? `no global message ${messageId}` : `no message ${messageId} for feature ${scope}`, "MESSAGE_NOT_FOUND");
+      throw notFound(
+        scope === null ? `no global message ${messageId}` : `no message ${messageId} for feature ${scope}`,
+        "MESSAGE_NOT_FOUND",
+      );
     }
     return row;
   };
@@ -356,7 +393,14 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
       requireWriter(principalOf(ctx));
       // The write's own validation over a neutral message: what is sent comes back as it would be stored.
       // Its dates are the ends of time, so that a date sent alone meets no order it was not sent with.
-      const neutral = { feature_id: null, type: "Informational", title: "-", body: "", start_date: -Infinity, expiring_date: Infinity } as const;
+      const neutral = {
+        feature_id: null,
+        type: "Informational",
+        title: "-",
+        body: "",
+        start_date: -Infinity,
+        expiring_date: Infinity,
+      } as const;
       const out = validated(neutral, req, deps.sanitizer);
       return create(MessageFieldsSchema, {
         type: req.type === undefined ? undefined : out.type,
@@ -382,10 +426,18 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
       if (from !== undefined) query.from = from * 1000;
       if (to !== undefined) query.to = to * 1000 + 999; // the whole last second
       // The cursor is bound to the filters it came from (D21).
-      const binding = JSON.stringify(["audit", req.messageId ?? null, req.featureId ?? null, req.clientId ?? null, req.from ?? null, req.to ?? null]);
+      const binding = JSON.stringify([
+        "audit",
+        req.messageId ?? null,
+        req.featureId ?? null,
+        req.clientId ?? null,
+        req.from ?? null,
+        req.to ?? null,
+      ]);
       if (req.cursor !== undefined && req.cursor !== "") {
         const opened = deps.cursors.open(binding, req.cursor);
-        if (!Array.isArray(opened) || opened.length !== 1 || !Number.isSafeInteger(opened[0])) throw invalidField("cursor", "malformed, or issued for another listing", "CURSOR_INVALID");
+        if (!Array.isArray(opened) || opened.length !== 1 || !Number.isSafeInteger(opened[0]))
+          throw invalidField("cursor", "malformed, or issued for another listing", "CURSOR_INVALID");
         query.beforeId = opened[0] as number;
       }
       const rows = await deps.store.listAudit(query);
@@ -449,7 +501,14 @@ function validated(base: MessageData, f: MessageFields, sanitizer: Sanitizer, v 
  * is checked as sent and as it would be stored, so that what is read back and
  * sent unchanged is accepted again (sanitising may add closing tags).
  */
-function cleaned(field: string, text: string, max: number, clean: (text: string) => string | undefined, refusal: string, v: ViolationList): string | undefined {
+function cleaned(
+  field: string,
+  text: string,
+  max: number,
+  clean: (text: string) => string | undefined,
+  refusal: string,
+  v: ViolationList,
+): string | undefined {
   const tooLong = `must be at most ${max} characters`;
   if (!withinLength(text, max)) return void v.add(field, tooLong);
   const out = clean(text);

@@ -83,7 +83,13 @@ export class ListingCache<V> {
     }
     const bytes = 2 * key.length + this.sizeOf(value);
     // Kept only if nothing changed (and no other get reset the window) while it was computed.
-    if (bytes <= this.maxBytes && this.mark === mark && this.source.changeMark() === mark && now >= this.validFrom && now < this.validUntil) {
+    if (
+      bytes <= this.maxBytes &&
+      this.mark === mark &&
+      this.source.changeMark() === mark &&
+      now >= this.validFrom &&
+      now < this.validUntil
+    ) {
       const twin = this.entries.get(key); // a concurrent miss of the same key got there first
       if (twin !== undefined) {
         this.entries.delete(key);

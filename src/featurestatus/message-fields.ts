@@ -49,7 +49,12 @@ const isoRe = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+
 export function parseZonedDate(text: string, field: string, v: ViolationList): number | undefined {
   const m = isoRe.exec(text);
   if (!m) {
-    v.add(field, /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text) ? "must carry a zone: Z or an offset such as +02:00" : "must be an ISO 8601 date-time such as 2026-01-31T08:00:00Z");
+    v.add(
+      field,
+      /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text)
+        ? "must carry a zone: Z or an offset such as +02:00"
+        : "must be an ISO 8601 date-time such as 2026-01-31T08:00:00Z",
+    );
     return undefined;
   }
   const [, y, mo, d, h, mi, s = "0", z, sign, oh, om] = m;

@@ -3,7 +3,14 @@
 // own writes move it at once, before their notification comes back.
 import type { Sql } from "../storage/postgres/connect.js";
 import type { ChangeFeed } from "../storage/postgres/changes.js";
-import { MAX_MESSAGE_ID, messageIdsExhausted, type ListQuery, type MessageData, type MessageRow, type MessageStore } from "./message-store.js";
+import {
+  MAX_MESSAGE_ID,
+  messageIdsExhausted,
+  type ListQuery,
+  type MessageData,
+  type MessageRow,
+  type MessageStore,
+} from "./message-store.js";
 import { listingParams, listingShape, listingSql, type ListParam } from "./listing-sql.js";
 import { AUDIT_COLUMNS, auditListingSql, auditRecord, type Actor, type AuditQuery, type AuditRow } from "./audit.js";
 
@@ -80,7 +87,9 @@ export class PostgresMessageStore implements MessageStore {
     try {
       const at = version ?? null;
       return await this.sql.begin(async (tx) => {
-        const [before] = await tx<MessageRow[]>`DELETE FROM messages WHERE id = ${id} AND (${at}::integer IS NULL OR version = ${at}::integer) RETURNING *`;
+        const [before] = await tx<
+          MessageRow[]
+        >`DELETE FROM messages WHERE id = ${id} AND (${at}::integer IS NULL OR version = ${at}::integer) RETURNING *`;
         if (before) await tx`INSERT INTO message_audit ${tx(auditRecord("delete", before, undefined, by), ...AUDIT_COLUMNS)}`;
         return before !== undefined;
       });
@@ -108,8 +117,14 @@ export class PostgresMessageStore implements MessageStore {
 
   async listAudit(q: AuditQuery): Promise<AuditRow[]> {
     const names: (keyof AuditQuery)[] = [];
-    const text = auditListingSql(q, (name) => (names.push(name), `$${names.length}::${name === "featureId" || name === "clientId" ? "text" : "bigint"}`));
-    return (await this.sql.unsafe(text, names.map((n) => q[n] as string | number))) as unknown as AuditRow[];
+    const text = auditListingSql(
+      q,
+      (name) => (names.push(name), `$${names.length}::${name === "featureId" || name === "clientId" ? "text" : "bigint"}`),
+    );
+    return (await this.sql.unsafe(
+      text,
+      names.map((n) => q[n] as string | number),
+    )) as unknown as AuditRow[];
   }
 
   async purgeAuditBefore(cutoffMs: number): Promise<number> {
@@ -129,7 +144,10 @@ export class PostgresMessageStore implements MessageStore {
       this.listings.set(shape, listing);
     }
     const values = listingParams(q);
-    return (await this.sql.unsafe(listing.text, listing.names.map((n) => values[n]!), { prepare: true })) as unknown as MessageRow[];
+    return (await this.sql.unsafe(
+      listing.text,
+      listing.names.map((n) => values[n]!),
+      { prepare: true },
+    )) as unknown as MessageRow[];
   }
-
 }

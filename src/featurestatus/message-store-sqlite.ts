@@ -2,7 +2,14 @@
 // synchronously: a busy database fails it whole (storage/busy-retry.ts).
 import type { Statement } from "better-sqlite3";
 import type { Db } from "../storage/database.js";
-import { MAX_MESSAGE_ID, messageIdsExhausted, type ListQuery, type MessageData, type MessageRow, type MessageStore } from "./message-store.js";
+import {
+  MAX_MESSAGE_ID,
+  messageIdsExhausted,
+  type ListQuery,
+  type MessageData,
+  type MessageRow,
+  type MessageStore,
+} from "./message-store.js";
 import { listingParams, listingShape, listingSql } from "./listing-sql.js";
 import { AUDIT_COLUMNS, auditListingSql, auditRecord, type Actor, type AuditQuery, type AuditRow } from "./audit.js";
 
@@ -30,9 +37,13 @@ export class SqliteMessageStore implements MessageStore {
     this.updateStmt = db.prepare<MessageRow, MessageRow>(
       "UPDATE messages SET type = @type, title = @title, body = @body, start_date = @start_date, expiring_date = @expiring_date, version = version + 1 WHERE id = @id AND version = @version RETURNING *",
     );
-    this.deleteStmt = db.prepare<{ id: number; version: number | null }, MessageRow>("DELETE FROM messages WHERE id = @id AND (@version IS NULL OR version = @version) RETURNING *");
+    this.deleteStmt = db.prepare<{ id: number; version: number | null }, MessageRow>(
+      "DELETE FROM messages WHERE id = @id AND (@version IS NULL OR version = @version) RETURNING *",
+    );
     this.purgeStmt = db.prepare<[number], MessageRow>("DELETE FROM messages WHERE expiring_date < ? RETURNING *");
-    this.auditStmt = db.prepare(`INSERT INTO message_audit (${AUDIT_COLUMNS.join(", ")}) VALUES (${AUDIT_COLUMNS.map((c) => "@" + c).join(", ")})`);
+    this.auditStmt = db.prepare(
+      `INSERT INTO message_audit (${AUDIT_COLUMNS.join(", ")}) VALUES (${AUDIT_COLUMNS.map((c) => "@" + c).join(", ")})`,
+    );
     this.purgeAuditStmt = db.prepare<[number]>("DELETE FROM message_audit WHERE at < ?");
     this.dataVersionStmt = db.prepare("PRAGMA data_version").pluck();
     this.nextChangeStmt = db
@@ -133,5 +144,4 @@ export class SqliteMessageStore implements MessageStore {
     }
     return stmt.all(listingParams(q)) as MessageRow[];
   }
-
 }

@@ -67,13 +67,22 @@ export class MessageWatch {
    */
   enter(client: string, outlet?: Outlet): () => void {
     const { maxWatchers, maxPerClient } = this.limits;
-    if (this.stopped) throw failure("SERVER_STOPPING", "this server is stopping; reconnect to another replica", { headers: { "retry-after": "1" } });
+    if (this.stopped)
+      throw failure("SERVER_STOPPING", "this server is stopping; reconnect to another replica", { headers: { "retry-after": "1" } });
     if (this.watchers.size >= maxWatchers) {
-      throw failure("WATCHERS_EXHAUSTED", `this server has ${maxWatchers} watchers already (MERIDIAN_MAX_WATCHERS); retry later or on another replica`, { headers: { "retry-after": "5" } });
+      throw failure(
+        "WATCHERS_EXHAUSTED",
+        `this server has ${maxWatchers} watchers already (MERIDIAN_MAX_WATCHERS); retry later or on another replica`,
+        { headers: { "retry-after": "5" } },
+      );
     }
     const held = this.perClient.get(client) ?? 0;
     if (held >= maxPerClient) {
-      throw failure("CLIENT_WATCHERS_EXHAUSTED", `this client (credential and address) has ${maxPerClient} watchers open already (MERIDIAN_MAX_WATCHERS_PER_CLIENT); close one first`, { headers: { "retry-after": "5" } });
+      throw failure(
+        "CLIENT_WATCHERS_EXHAUSTED",
+        `this client (credential and address) has ${maxPerClient} watchers open already (MERIDIAN_MAX_WATCHERS_PER_CLIENT); close one first`,
+        { headers: { "retry-after": "5" } },
+      );
     }
     this.perClient.set(client, held + 1);
     let released = false;

@@ -13,7 +13,7 @@ import { BODY_MAX, MESSAGE_TYPES, TITLE_MAX } from "./message-fields.js";
 import { EXPIRIES, SORT_BYS, SORT_ORDERS } from "./message-store.js";
 
 const SSE =
-  "Server-Sent Events: `event: messages` with `data: {\"data\": [message...]}`, the active messages the caller may see, at once and again whenever that set changes (by a write on any replica, or by the clock); each event's id names its set; a `: heartbeat` comment when quiet. Beyond MERIDIAN_MAX_WATCHERS streams, 503.";
+  'Server-Sent Events: `event: messages` with `data: {"data": [message...]}`, the active messages the caller may see, at once and again whenever that set changes (by a write on any replica, or by the clock); each event\'s id names its set; a `: heartbeat` comment when quiet. Beyond MERIDIAN_MAX_WATCHERS streams, 503.';
 
 const PKG = "meridian.featurestatus.v1";
 const CREATE_BODY = `${PKG}.CreateMessageFields`;
@@ -30,18 +30,36 @@ const caseless = (values: readonly string[], fallback: string, what: string): Sc
 /** The schema facts of the message fields, by `Message.field`, from the rules of D15-D21. */
 const FACTS: Record<string, Schema> = {
   "MessageFields.type": { enum: [...MESSAGE_TYPES], description: `The severity: ${MESSAGE_TYPES.join(", ")}, spelled exactly so.` },
-  "MessageFields.title": { description: `Plain text: markup is removed. At most ${TITLE_MAX} characters as a reader sees them (a character reference such as &lt; counts as one), not empty once markup is removed.` },
-  "MessageFields.body": { description: `HTML, kept to the allowed subset (links only https: and mailto:). At most ${BODY_MAX.toLocaleString("en")} characters as a reader sees them. Absent on create: empty.` },
-  "MessageFields.start_date": { format: "date-time", description: "When the message becomes active: an RFC 3339 date-time with Z or an offset (one without a zone is refused), stored in UTC to the second." },
+  "MessageFields.title": {
+    description: `Plain text: markup is removed. At most ${TITLE_MAX} characters as a reader sees them (a character reference such as &lt; counts as one), not empty once markup is removed.`,
+  },
+  "MessageFields.body": {
+    description: `HTML, kept to the allowed subset (links only https: and mailto:). At most ${BODY_MAX.toLocaleString("en")} characters as a reader sees them. Absent on create: empty.`,
+  },
+  "MessageFields.start_date": {
+    format: "date-time",
+    description:
+      "When the message becomes active: an RFC 3339 date-time with Z or an offset (one without a zone is refused), stored in UTC to the second.",
+  },
   "MessageFields.expiring_date": { format: "date-time", description: "When the message expires: as startDate, and after it." },
-  "MessageFields.feature_id": { deprecated: true, description: "Ignored: a message belongs to the feature of its path, or is global. Accepted so that a body carrying it is not refused; do not send it." },
+  "MessageFields.feature_id": {
+    deprecated: true,
+    description:
+      "Ignored: a message belongs to the feature of its path, or is global. Accepted so that a body carrying it is not refused; do not send it.",
+  },
   "Message.type": { enum: [...MESSAGE_TYPES] },
   "Message.start_date": { format: "date-time", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$" },
   "Message.expiring_date": { format: "date-time", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$" },
   "AuditEntry.at": { format: "date-time" },
   "AuditEntry.action": { enum: ["create", "update", "delete", "cleanup"] },
-  "ListMessageAuditRequest.from": { format: "date-time", description: "Entries at or after this RFC 3339 date-time (with Z or an offset)." },
-  "ListMessageAuditRequest.to": { format: "date-time", description: "Entries at or before this RFC 3339 date-time (with Z or an offset), its whole second included." },
+  "ListMessageAuditRequest.from": {
+    format: "date-time",
+    description: "Entries at or after this RFC 3339 date-time (with Z or an offset).",
+  },
+  "ListMessageAuditRequest.to": {
+    format: "date-time",
+    description: "Entries at or before this RFC 3339 date-time (with Z or an offset), its whole second included.",
+  },
 };
 
 /**
@@ -71,7 +89,8 @@ function fieldFacts(f: DescField): Schema | undefined {
   if (listing && LISTING[f.name]) return LISTING[f.name];
   if (local === "ListMessageAuditRequest" && f.name === "limit") return LIMIT;
   // Feature ids (D18), wherever one is given or answered, but in a message body, where it is ignored.
-  if (f.name === "feature_id" && local !== "MessageFields") return { pattern: OPAQUE_ID.source, description: `A feature id: ${OPAQUE_ID_RULE}.` };
+  if (f.name === "feature_id" && local !== "MessageFields")
+    return { pattern: OPAQUE_ID.source, description: `A feature id: ${OPAQUE_ID_RULE}.` };
   return FACTS[`${local}.${f.name}`];
 }
 
@@ -84,30 +103,64 @@ const DRAFT = {
   expiringDate: "2026-03-01T23:00:00Z",
 };
 const MESSAGE = { id: 42, featureId: "orders", ...DRAFT };
-const GLOBAL = { ...MESSAGE, id: 43, featureId: null, type: "Informational", title: "New console", body: "<p>See <a href=\"https://example.com/console\">the console</a>.</p>" };
+const GLOBAL = {
+  ...MESSAGE,
+  id: 43,
+  featureId: null,
+  type: "Informational",
+  title: "New console",
+  body: '<p>See <a href="https://example.com/console">the console</a>.</p>',
+};
 const PATCH = { title: "Maintenance tonight, 22:00 to 23:30", expiringDate: "2026-03-01T23:30:00Z" };
 const PATCHED = { ...MESSAGE, ...PATCH };
 const CURSOR = "AZ2L8f3x0p4Q9mJb";
 const EXAMPLES: Record<string, OperationExamples> = {
-  ListFeatureMessages: { parameters: { feature_id: "orders", expiry: "All", limit: 50 }, response: { data: [MESSAGE, GLOBAL], cursor: CURSOR } },
+  ListFeatureMessages: {
+    parameters: { feature_id: "orders", expiry: "All", limit: 50 },
+    response: { data: [MESSAGE, GLOBAL], cursor: CURSOR },
+  },
   ListGlobalMessages: { parameters: { sortBy: "ExpiringDate", sortOrder: "Asc" }, response: { data: [GLOBAL], cursor: null } },
   CreateFeatureMessage: { parameters: { feature_id: "orders" }, request: DRAFT, response: MESSAGE },
-  CreateGlobalMessage: { request: { type: GLOBAL.type, title: GLOBAL.title, body: GLOBAL.body, startDate: GLOBAL.startDate, expiringDate: GLOBAL.expiringDate }, response: GLOBAL },
+  CreateGlobalMessage: {
+    request: { type: GLOBAL.type, title: GLOBAL.title, body: GLOBAL.body, startDate: GLOBAL.startDate, expiringDate: GLOBAL.expiringDate },
+    response: GLOBAL,
+  },
   UpdateFeatureMessage: { parameters: { feature_id: "orders", message_id: 42, "if-match": '"42.1"' }, request: PATCH, response: PATCHED },
-  UpdateGlobalMessage: { parameters: { message_id: 43, "if-match": '"43.1"' }, request: { title: "The new console" }, response: { ...GLOBAL, title: "The new console" } },
+  UpdateGlobalMessage: {
+    parameters: { message_id: 43, "if-match": '"43.1"' },
+    request: { title: "The new console" },
+    response: { ...GLOBAL, title: "The new console" },
+  },
   DeleteFeatureMessage: { parameters: { feature_id: "orders", message_id: 42, "if-match": '"42.2"' } },
   DeleteGlobalMessage: { parameters: { message_id: 43 } },
   GetFeatureMessage: { parameters: { feature_id: "orders", message_id: 42 }, response: MESSAGE },
-  WatchFeatureMessagesSse: { parameters: { feature_id: "orders" }, response: `id: 3nq8Qw1sXh0bT5rYk2LmZa\nevent: messages\ndata: ${JSON.stringify({ data: [MESSAGE, GLOBAL] })}\n\n` },
+  WatchFeatureMessagesSse: {
+    parameters: { feature_id: "orders" },
+    response: `id: 3nq8Qw1sXh0bT5rYk2LmZa\nevent: messages\ndata: ${JSON.stringify({ data: [MESSAGE, GLOBAL] })}\n\n`,
+  },
   WatchGlobalMessagesSse: { response: `id: Vb7kP0qW2nR4sT6uX8yZ1a\nevent: messages\ndata: ${JSON.stringify({ data: [GLOBAL] })}\n\n` },
   PreviewMessage: {
-    request: { title: "Pause <script>alert(1)</script>& resume", body: "<p onclick=\"x()\">Soon</p>" },
+    request: { title: "Pause <script>alert(1)</script>& resume", body: '<p onclick="x()">Soon</p>' },
     response: { type: null, title: "Pause & resume", body: "<p>Soon</p>", startDate: null, expiringDate: null, featureId: null },
   },
   ListMessageAudit: {
     parameters: { messageId: 42, limit: 20 },
     response: {
-      data: [{ id: "7", at: "2026-02-27T09:14:03.512Z", action: "update", messageId: 42, featureId: "orders", clientId: "console", keyId: "k7Hq2", issuer: null, subject: null, before: MESSAGE, after: PATCHED }],
+      data: [
+        {
+          id: "7",
+          at: "2026-02-27T09:14:03.512Z",
+          action: "update",
+          messageId: 42,
+          featureId: "orders",
+          clientId: "console",
+          keyId: "k7Hq2",
+          issuer: null,
+          subject: null,
+          before: MESSAGE,
+          after: PATCHED,
+        },
+      ],
       cursor: null,
     },
   },
@@ -118,27 +171,73 @@ export function documentFeatureStatusRest(registry: ServiceRegistry): void {
   const LISTINGS = new Set(["ListFeatureMessages", "ListGlobalMessages"]); // the answers that carry an ETag
   const CREATES = new Set(["CreateFeatureMessage", "CreateGlobalMessage"]);
   registry.documentRest(FeatureStatusService, {
-    tag: { name: "Feature status messages", description: "Time-bound notices for one feature, or for every feature (global messages): listed, written, watched live and audited." },
+    tag: {
+      name: "Feature status messages",
+      description: "Time-bound notices for one feature, or for every feature (global messages): listed, written, watched live and audited.",
+    },
     fields: fieldFacts,
     requestBodies: {
-      CreateFeatureMessage: { name: CREATE_BODY, required: ["type", "title", "startDate", "expiringDate"], description: "A new message: type, title, startDate and expiringDate are required, body is empty when absent." },
-      CreateGlobalMessage: { name: CREATE_BODY, required: ["type", "title", "startDate", "expiringDate"], description: "A new message: type, title, startDate and expiringDate are required, body is empty when absent." },
-      UpdateFeatureMessage: { name: UPDATE_BODY, description: "The fields to change; absent fields keep their value. The message so merged is checked as a new one." },
-      UpdateGlobalMessage: { name: UPDATE_BODY, description: "The fields to change; absent fields keep their value. The message so merged is checked as a new one." },
-      PreviewMessage: { name: UPDATE_BODY, description: "The fields to change; absent fields keep their value. The message so merged is checked as a new one." },
+      CreateFeatureMessage: {
+        name: CREATE_BODY,
+        required: ["type", "title", "startDate", "expiringDate"],
+        description: "A new message: type, title, startDate and expiringDate are required, body is empty when absent.",
+      },
+      CreateGlobalMessage: {
+        name: CREATE_BODY,
+        required: ["type", "title", "startDate", "expiringDate"],
+        description: "A new message: type, title, startDate and expiringDate are required, body is empty when absent.",
+      },
+      UpdateFeatureMessage: {
+        name: UPDATE_BODY,
+        description: "The fields to change; absent fields keep their value. The message so merged is checked as a new one.",
+      },
+      UpdateGlobalMessage: {
+        name: UPDATE_BODY,
+        description: "The fields to change; absent fields keep their value. The message so merged is checked as a new one.",
+      },
+      PreviewMessage: {
+        name: UPDATE_BODY,
+        description: "The fields to change; absent fields keep their value. The message so merged is checked as a new one.",
+      },
     },
     examples: EXAMPLES,
     headers: (route) =>
       writes(route.httpMethod)
-        ? [{ name: "if-match", in: "header", description: "the ETag of the message as last read: the write is refused with 412 if it changed since", schema: { type: "string" } }]
+        ? [
+            {
+              name: "if-match",
+              in: "header",
+              description: "the ETag of the message as last read: the write is refused with 412 if it changed since",
+              schema: { type: "string" },
+            },
+          ]
         : route.streamsHttpBody
-          ? [{ name: "last-event-id", in: "header", description: "the id of the last event received: no first event while the set is still that one", schema: { type: "string" } }]
+          ? [
+              {
+                name: "last-event-id",
+                in: "header",
+                description: "the id of the last event received: no first event while the set is still that one",
+                schema: { type: "string" },
+              },
+            ]
           : LISTINGS.has(route.method.name)
-            ? [{ name: "if-none-match", in: "header", description: "the ETag of a listing already held: 304 while it is still the answer", schema: { type: "string" } }]
+            ? [
+                {
+                  name: "if-none-match",
+                  in: "header",
+                  description: "the ETag of a listing already held: 304 while it is still the answer",
+                  schema: { type: "string" },
+                },
+              ]
             : [],
     responses: (route): ReturnType<NonNullable<RestDocs["responses"]>> =>
       writes(route.httpMethod)
-        ? { "412": { description: "the message changed since the ETag of If-Match; its current ETag is in the answer's ETag header", problem: true } }
+        ? {
+            "412": {
+              description: "the message changed since the ETag of If-Match; its current ETag is in the answer's ETag header",
+              problem: true,
+            },
+          }
         : LISTINGS.has(route.method.name)
           ? { "304": { description: "the listing is still the one of If-None-Match" } }
           : CREATES.has(route.method.name)

@@ -10,8 +10,24 @@ export const BODY_TAGS = ["b", "strong", "i", "em", "u", "br", "p", "ul", "ol", 
 
 // Elements whose content is dropped with them rather than kept as text.
 const DROP_WITH_CONTENT = [
-  "script", "style", "textarea", "xmp", "noscript", "template", "svg", "math",
-  "iframe", "noembed", "noframes", "object", "embed", "title", "head", "option", "select", "plaintext",
+  "script",
+  "style",
+  "textarea",
+  "xmp",
+  "noscript",
+  "template",
+  "svg",
+  "math",
+  "iframe",
+  "noembed",
+  "noframes",
+  "object",
+  "embed",
+  "title",
+  "head",
+  "option",
+  "select",
+  "plaintext",
 ];
 
 export interface SanitizeOptions {
@@ -89,7 +105,14 @@ export class Sanitizer {
   bodyAllowed(html: string): boolean {
     const stack: unknown[] = [parseFragment(html)];
     while (stack.length) {
-      const node = stack.pop() as { nodeName: string; tagName?: string; namespaceURI?: string; attrs?: { name: string; value: string }[]; childNodes?: unknown[]; content?: unknown };
+      const node = stack.pop() as {
+        nodeName: string;
+        tagName?: string;
+        namespaceURI?: string;
+        attrs?: { name: string; value: string }[];
+        childNodes?: unknown[];
+        content?: unknown;
+      };
       if (node.nodeName === "#comment" || node.nodeName === "#documentType") return false;
       if (node.tagName !== undefined) {
         if (!BODY_TAGS.includes(node.tagName) || node.namespaceURI !== "http://www.w3.org/1999/xhtml") return false;

@@ -27,8 +27,16 @@ export class Metrics {
     labelNames: ["protocol"] as const,
     registers: [this.registry],
   });
-  readonly valueRows = new Counter({ name: "meridian_value_rows_streamed_total", help: "Rows of time series values read", registers: [this.registry] });
-  readonly streamedBytes = new Counter({ name: "meridian_value_bytes_streamed_total", help: "Bytes of streamed REST values answers handed to sockets", registers: [this.registry] });
+  readonly valueRows = new Counter({
+    name: "meridian_value_rows_streamed_total",
+    help: "Rows of time series values read",
+    registers: [this.registry],
+  });
+  readonly streamedBytes = new Counter({
+    name: "meridian_value_bytes_streamed_total",
+    help: "Bytes of streamed REST values answers handed to sockets",
+    registers: [this.registry],
+  });
   readonly cache = new Counter({
     name: "meridian_listing_cache_events_total",
     help: "Message listing cache hits, misses and evictions",

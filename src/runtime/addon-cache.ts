@@ -68,4 +68,3 @@ function matches(file: string, hash: string): boolean {
     return false;
   }
 }
-

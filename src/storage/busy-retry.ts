@@ -34,7 +34,14 @@ export interface BusyRetryOptions {
 // An import holds the lock a few ms per batch and its publish about a hundred
 // (bench/import): short first pauses, capped low, keep the added latency near
 // what the lock holder needs.
-const DEFAULTS: BusyRetryOptions = { unavailable: () => false, budgetMs: 10_000, firstDelayMs: 2, maxDelayMs: 25, onWait: () => {}, onUnavailable: () => {} };
+const DEFAULTS: BusyRetryOptions = {
+  unavailable: () => false,
+  budgetMs: 10_000,
+  firstDelayMs: 2,
+  maxDelayMs: 25,
+  onWait: () => {},
+  onUnavailable: () => {},
+};
 
 /** SQLITE_BUSY and its extended codes (_SNAPSHOT, _RECOVERY, _TIMEOUT), as better-sqlite3 names them. */
 export function isBusy(e: unknown): boolean {
@@ -90,7 +97,10 @@ export function busyRetryInterceptor(options: Partial<BusyRetryOptions> = {}): I
     if (waitLimitMs === undefined) return retrying(() => next(req), req.signal);
     // The time the call's credentials took to check counts against its limit.
     const left = waitLimitMs - (req.contextValues.get(requestInfoKey)?.databaseWaitMs ?? 0);
-    return within(retrying(() => next(req), req.signal), left, () => answer(new WaitLimitError(waitLimitMs)));
+    return within(
+      retrying(() => next(req), req.signal),
+      left,
+      () => answer(new WaitLimitError(waitLimitMs)),
+    );
   };
 }
-

@@ -16,7 +16,9 @@ export const running = new Set<number>();
  */
 export function discardAbandonedImports(db: Db): number {
   if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'imports'").get()) return 0; // a schema before migration 5
-  const rows = db.prepare<[], { id: number; pid: number; host: string; published: number }>("SELECT id, pid, host, published FROM imports").all();
+  const rows = db
+    .prepare<[], { id: number; pid: number; host: string; published: number }>("SELECT id, pid, host, published FROM imports")
+    .all();
   const host = hostname();
   const abandoned = rows.filter((r) => r.published === 1 || (r.host === host && !processRuns(r.pid, r.id))).map((r) => r.id);
   if (abandoned.length === 0) return 0;
@@ -32,7 +34,10 @@ export function discardAbandonedImports(db: Db): number {
 
 /** Import `id`'s staging file (D58): beside the database, on the disk its operator chose for it; undefined for an in-memory database. */
 export function stagingFileOf(db: Db, id: number): string | undefined {
-  const main = db.prepare<[], { name: string; file: string }>("PRAGMA database_list").all().find((d) => d.name === "main");
+  const main = db
+    .prepare<[], { name: string; file: string }>("PRAGMA database_list")
+    .all()
+    .find((d) => d.name === "main");
   return main?.file ? `${main.file}-import-${id}` : undefined;
 }
 

@@ -43,7 +43,12 @@ function rangeAsked(req: { from?: string; to?: string }): Pick<ChartPlan, "from"
 }
 
 /** Each series' chart rows as steps of the value reads' walk: begin, the rows (when there are any), end. */
-async function* chartWalk<T>(blocks: BlockStore, plan: ChartPlan, encode: BlockEncoder<T>, signal: AbortSignal): AsyncGenerator<WalkStep<T>, undefined> {
+async function* chartWalk<T>(
+  blocks: BlockStore,
+  plan: ChartPlan,
+  encode: BlockEncoder<T>,
+  signal: AbortSignal,
+): AsyncGenerator<WalkStep<T>, undefined> {
   for (const s of plan.series) {
     yield { kind: "begin", series: s };
     const bounds = plan.from === undefined || plan.to === undefined ? await blocks.bounds(s.sid) : undefined;
@@ -72,7 +77,9 @@ const noCursor = (): string => {
   throw new Error("a chart read has no pages");
 };
 
-export function chartReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSeriesService>, "readChart" | "readChartJson" | "readManyChart" | "readManyChartJson"> {
+export function chartReads(
+  deps: ValueReadDeps,
+): Pick<ServiceImpl<typeof TimeSeriesService>, "readChart" | "readChartJson" | "readManyChart" | "readManyChartJson"> {
   const single = async (req: ReadChartRequest, ctx: HandlerContext): Promise<ChartPlan> => {
     const s = await deps.seriesIn(await deps.datasetFor(ctx, "read", req.datasetId), req.timeSeriesId, "timeSeriesId");
     return { series: [s], multi: false, ...rangeAsked(req), width: widthOf(req.width) };
@@ -81,7 +88,8 @@ export function chartReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
     const { series } = await listedSeries(deps, ctx, req);
     return { series, multi: true, ...rangeAsked(req), width: widthOf(req.width) };
   };
-  const steps = <T>(plan: ChartPlan, encode: BlockEncoder<T>, ctx: HandlerContext) => observed(chartWalk(deps.blocks, plan, encode, ctx.signal), ctx, deps.onRows);
+  const steps = <T>(plan: ChartPlan, encode: BlockEncoder<T>, ctx: HandlerContext) =>
+    observed(chartWalk(deps.blocks, plan, encode, ctx.signal), ctx, deps.onRows);
 
   async function* json(planning: () => Promise<ChartPlan>, ctx: HandlerContext) {
     const plan = await planning();

@@ -1,6 +1,16 @@
 // Datasets and time series in PostgreSQL, shared by every replica (D40).
 import type { Sql } from "../storage/postgres/connect.js";
-import { datasetOf, datasetRow, seriesOf, seriesRow, type DatasetRecord, type DatasetRow, type MetadataStore, type SeriesRecord, type SeriesRow } from "./metadata-store.js";
+import {
+  datasetOf,
+  datasetRow,
+  seriesOf,
+  seriesRow,
+  type DatasetRecord,
+  type DatasetRow,
+  type MetadataStore,
+  type SeriesRecord,
+  type SeriesRow,
+} from "./metadata-store.js";
 
 export class PostgresMetadataStore implements MetadataStore {
   constructor(private readonly sql: Sql) {}

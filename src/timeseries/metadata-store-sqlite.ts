@@ -1,16 +1,30 @@
 // Datasets and time series in SQLite (the record shapes are in metadata-store.ts).
 import type { Db } from "../storage/database.js";
-import { datasetOf, datasetRow, seriesOf, seriesRow, type DatasetRecord, type DatasetRow, type MetadataStore, type SeriesRecord, type SeriesRow } from "./metadata-store.js";
+import {
+  datasetOf,
+  datasetRow,
+  seriesOf,
+  seriesRow,
+  type DatasetRecord,
+  type DatasetRow,
+  type MetadataStore,
+  type SeriesRecord,
+  type SeriesRow,
+} from "./metadata-store.js";
 
 export class SqliteMetadataStore implements MetadataStore {
   private readonly stmts;
 
   constructor(db: Db) {
     this.stmts = {
-      insertDataset: db.prepare("INSERT INTO datasets (id, project, items, properties, metadata) VALUES (@id, @project, @items, @properties, @metadata)"),
+      insertDataset: db.prepare(
+        "INSERT INTO datasets (id, project, items, properties, metadata) VALUES (@id, @project, @items, @properties, @metadata)",
+      ),
       getDataset: db.prepare<[string], DatasetRow>("SELECT * FROM datasets WHERE id = ?"),
       deleteDataset: db.prepare<[string]>("DELETE FROM datasets WHERE id = ?"),
-      insertSeries: db.prepare("INSERT INTO time_series (id, dataset_id, item, properties, data_fields) VALUES (@id, @dataset_id, @item, @properties, @data_fields) RETURNING sid"),
+      insertSeries: db.prepare(
+        "INSERT INTO time_series (id, dataset_id, item, properties, data_fields) VALUES (@id, @dataset_id, @item, @properties, @data_fields) RETURNING sid",
+      ),
       getSeries: db.prepare<[string, string], SeriesRow>("SELECT * FROM time_series WHERE dataset_id = ? AND id = ?"),
       listSeries: db.prepare<[string], SeriesRow>("SELECT * FROM time_series WHERE dataset_id = ? ORDER BY id"),
       deleteSeries: db.prepare<[string, string]>("DELETE FROM time_series WHERE dataset_id = ? AND id = ?"),

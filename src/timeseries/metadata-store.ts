@@ -61,7 +61,13 @@ export const datasetRow = (d: DatasetRecord): DatasetRow => ({
   metadata: JSON.stringify(d.metadata),
 });
 
-export const datasetOf = (r: DatasetRow): DatasetRecord => ({ id: r.id, project: r.project, items: JSON.parse(r.items), properties: JSON.parse(r.properties), metadata: JSON.parse(r.metadata) });
+export const datasetOf = (r: DatasetRow): DatasetRecord => ({
+  id: r.id,
+  project: r.project,
+  items: JSON.parse(r.items),
+  properties: JSON.parse(r.properties),
+  metadata: JSON.parse(r.metadata),
+});
 
 export const seriesRow = (s: Omit<SeriesRecord, "sid">): Omit<SeriesRow, "sid"> => ({
   id: s.id,

@@ -5,7 +5,16 @@ import type { QueryCondition } from "../gen/meridian/timeseries/v1/time_series_p
 import { ViolationList } from "../transport/errors.js";
 import type { SeriesRecord } from "./metadata-store.js";
 
-const OPERATORS = ["Equal", "NotEqual", "GreaterThan", "LessThan", "GreaterThanOrEqual", "LessThanOrEqual", "Contains", "StartsWith"] as const;
+const OPERATORS = [
+  "Equal",
+  "NotEqual",
+  "GreaterThan",
+  "LessThan",
+  "GreaterThanOrEqual",
+  "LessThanOrEqual",
+  "Contains",
+  "StartsWith",
+] as const;
 type Operator = (typeof OPERATORS)[number];
 const TEXT_ONLY: readonly Operator[] = ["Contains", "StartsWith"];
 

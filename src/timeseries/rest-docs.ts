@@ -28,13 +28,36 @@ const RANGED = new Set(["ReadValuesRequest", "ReadManyValuesRequest", "ReadChart
  * server answers look invalid. The range is in the description.
  */
 const FACTS: Record<string, Schema> = {
-  "ReadValuesRequest.limit": { default: PAGE.default, description: `api-version 3 only: rows per page, clamped to ${n(PAGE.min)}..${n(PAGE.max)} (any value is accepted).` },
-  "ReadManyValuesRequest.limit": { default: PAGE.default, description: `api-version 3 only: values per page, clamped to ${n(PAGE.min)}..${n(PAGE.max)} (any value is accepted); a page also ends at ${n(PAGE.entries)} series entries.` },
-  "ReadChartRequest.width": { default: CHART_WIDTH.default, description: `Pixel columns: time buckets over [from, to], clamped to ${n(CHART_WIDTH.min)}..${n(CHART_WIDTH.max)} (any value is accepted).` },
-  "ReadManyChartRequest.width": { default: CHART_WIDTH.default, description: `Pixel columns: time buckets over [from, to], clamped to ${n(CHART_WIDTH.min)}..${n(CHART_WIDTH.max)} (any value is accepted).` },
-  "ReadManyValuesRequest.time_series_ids": { minItems: 1, uniqueItems: true, description: "The series to read, in the order of the answer: at least one, none twice, each of the dataset." },
-  "ReadManyChartRequest.time_series_ids": { minItems: 1, uniqueItems: true, description: "The series to read, in the order of the answer: at least one, none twice, each of the dataset." },
-  "UploadValuesRequest.data": { ...VALUE_JSON_SCHEMAS.uploadRows, description: "Rows to store, replacing stored rows of the same timestamps." },
+  "ReadValuesRequest.limit": {
+    default: PAGE.default,
+    description: `api-version 3 only: rows per page, clamped to ${n(PAGE.min)}..${n(PAGE.max)} (any value is accepted).`,
+  },
+  "ReadManyValuesRequest.limit": {
+    default: PAGE.default,
+    description: `api-version 3 only: values per page, clamped to ${n(PAGE.min)}..${n(PAGE.max)} (any value is accepted); a page also ends at ${n(PAGE.entries)} series entries.`,
+  },
+  "ReadChartRequest.width": {
+    default: CHART_WIDTH.default,
+    description: `Pixel columns: time buckets over [from, to], clamped to ${n(CHART_WIDTH.min)}..${n(CHART_WIDTH.max)} (any value is accepted).`,
+  },
+  "ReadManyChartRequest.width": {
+    default: CHART_WIDTH.default,
+    description: `Pixel columns: time buckets over [from, to], clamped to ${n(CHART_WIDTH.min)}..${n(CHART_WIDTH.max)} (any value is accepted).`,
+  },
+  "ReadManyValuesRequest.time_series_ids": {
+    minItems: 1,
+    uniqueItems: true,
+    description: "The series to read, in the order of the answer: at least one, none twice, each of the dataset.",
+  },
+  "ReadManyChartRequest.time_series_ids": {
+    minItems: 1,
+    uniqueItems: true,
+    description: "The series to read, in the order of the answer: at least one, none twice, each of the dataset.",
+  },
+  "UploadValuesRequest.data": {
+    ...VALUE_JSON_SCHEMAS.uploadRows,
+    description: "Rows to store, replacing stored rows of the same timestamps.",
+  },
   "DataField.data_type": { enum: Object.keys(DATA_TYPES) },
 };
 
@@ -44,7 +67,10 @@ function fieldFacts(f: DescField): Schema | undefined {
   const local = message.slice(PKG.length + 1);
   // D24: not RFC 3339 (no offset, and the colons of the time may be left out), hence a pattern rather than format: date-time.
   if (RANGED.has(local) && (f.name === "from" || f.name === "to")) {
-    return { pattern: QUERY_FORM.source, description: `${f.name === "from" ? "First" : "Last"} second of the range, inclusive, UTC: yyyy-MM-ddTHHmmss or yyyy-MM-ddTHH:mm:ss, optionally with Z. Absent: the ${f.name === "from" ? "first" : "last"} of the series.` };
+    return {
+      pattern: QUERY_FORM.source,
+      description: `${f.name === "from" ? "First" : "Last"} second of the range, inclusive, UTC: yyyy-MM-ddTHHmmss or yyyy-MM-ddTHH:mm:ss, optionally with Z. Absent: the ${f.name === "from" ? "first" : "last"} of the series.`,
+    };
   }
   return FACTS[`${local}.${f.name}`];
 }
@@ -58,34 +84,68 @@ const ROWS = [
   ["2026-01-01T00:01:00", 12.625, 1],
   ["2026-01-01T00:02:00", null, 0],
 ];
-const path = { dataset_id: DATASET, time_series_id: SERIES, "svc-service-id": "timeseries", "svc-project-id": "hydrology", "svc-dataset-id": DATASET };
+const path = {
+  dataset_id: DATASET,
+  time_series_id: SERIES,
+  "svc-service-id": "timeseries",
+  "svc-project-id": "hydrology",
+  "svc-dataset-id": DATASET,
+};
 const RANGE = { from: "2026-01-01T00:00:00", to: "2026-01-01T23:59:59" };
 const EXAMPLES: Record<string, OperationExamples> = {
   UploadValues: { parameters: path, request: { data: ROWS }, response: { count: ROWS.length } },
   ReadValuesJson: { parameters: { ...path, ...RANGE }, response: { data: ROWS } },
-  ReadManyValuesJson: { parameters: { ...path, ...RANGE }, request: [SERIES, OTHER], response: { data: [ROWS, [["2026-01-01T00:00:00", 3.25, 0]]] } },
+  ReadManyValuesJson: {
+    parameters: { ...path, ...RANGE },
+    request: [SERIES, OTHER],
+    response: { data: [ROWS, [["2026-01-01T00:00:00", 3.25, 0]]] },
+  },
   ReadChartJson: { parameters: { ...path, ...RANGE, width: 800 }, response: { data: [ROWS[0], ROWS[1]] } },
-  ReadManyChartJson: { parameters: { ...path, ...RANGE, width: 800 }, request: [SERIES, OTHER], response: { data: [[ROWS[0], ROWS[1]], []] } },
+  ReadManyChartJson: {
+    parameters: { ...path, ...RANGE, width: 800 },
+    request: [SERIES, OTHER],
+    response: { data: [[ROWS[0], ROWS[1]], []] },
+  },
   DeleteValues: { parameters: { ...path, from: "2026-01-01T000000", to: "2026-01-01T000200Z" } },
 };
 
 export function documentTimeSeriesRest(registry: ServiceRegistry): void {
   registry.documentRest(TimeSeriesService, {
-    tag: { name: "Time series", description: "Datasets, their time series and the series' values: uploaded as rows, read whole or in pages, and read for charts." },
+    tag: {
+      name: "Time series",
+      description: "Datasets, their time series and the series' values: uploaded as rows, read whole or in pages, and read for charts.",
+    },
     fields: fieldFacts,
     examples: EXAMPLES,
     headers: (route) => [
       { name: "svc-service-id", in: "header", required: true, schema: { type: "string", enum: ["timeseries"] } },
       { name: "svc-project-id", in: "header", required: true, description: "the project the caller works in", schema: { type: "string" } },
       ...(route.template.variables.some((v) => v.fieldPath === "dataset_id")
-        ? [{ name: "svc-dataset-id", in: "header" as const, required: true, description: "the dataset of the path, again", schema: { type: "string" } }]
+        ? [
+            {
+              name: "svc-dataset-id",
+              in: "header" as const,
+              required: true,
+              description: "the dataset of the path, again",
+              schema: { type: "string" },
+            },
+          ]
         : []),
     ],
     streamedJson: {
       ReadValuesJson: { schema: VALUE_JSON_SCHEMAS.single, description: `Rows of the series in time order. ${STREAMED}` },
-      ReadManyValuesJson: { schema: VALUE_JSON_SCHEMAS.multi, description: `Per series in the order asked, its rows in time order (paged: \`{timeSeriesId, values}\` entries). ${STREAMED}` },
-      ReadChartJson: { schema: VALUE_JSON_SCHEMAS.single, description: `${CHART} Without from or to, the series' first and last timestamps.` },
-      ReadManyChartJson: { schema: VALUE_JSON_SCHEMAS.multi, description: `${CHART} One row array per id, in the order asked; without from or to, each series' own first and last timestamps.` },
+      ReadManyValuesJson: {
+        schema: VALUE_JSON_SCHEMAS.multi,
+        description: `Per series in the order asked, its rows in time order (paged: \`{timeSeriesId, values}\` entries). ${STREAMED}`,
+      },
+      ReadChartJson: {
+        schema: VALUE_JSON_SCHEMAS.single,
+        description: `${CHART} Without from or to, the series' first and last timestamps.`,
+      },
+      ReadManyChartJson: {
+        schema: VALUE_JSON_SCHEMAS.multi,
+        description: `${CHART} One row array per id, in the order asked; without from or to, each series' own first and last timestamps.`,
+      },
     },
   });
 }

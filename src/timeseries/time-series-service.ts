@@ -79,7 +79,13 @@ export function timeSeriesService({ metadata, blocks, cursors, onRows }: TimeSer
       checkFiniteStruct(d.metadata, "metadata", v);
       v.throwIfAny();
       const json = toJson(DatasetSchema, d, { alwaysEmitImplicit: true }) as JsonObject;
-      const record: DatasetRecord = { id, project, items: json.items as unknown[], properties: json.timeSeriesProperties as DatasetRecord["properties"], metadata: (json.metadata ?? {}) as Record<string, unknown> };
+      const record: DatasetRecord = {
+        id,
+        project,
+        items: json.items as unknown[],
+        properties: json.timeSeriesProperties as DatasetRecord["properties"],
+        metadata: (json.metadata ?? {}) as Record<string, unknown>,
+      };
       if (!(await metadata.createDataset(record))) throw failure("DATASET_EXISTS", `dataset ${id} exists`);
       return toDataset(record);
     },
@@ -109,7 +115,8 @@ export function timeSeriesService({ metadata, blocks, cursors, onRows }: TimeSer
       const id = s.id === "" ? randomUUID() : guid(s.id, "id");
       if (!s.item) v.add("item", "is required");
       const declared = new Set(d.properties.map((p) => p.name));
-      for (const name of Object.keys(s.properties)) if (!declared.has(name)) v.add(`properties.${name}`, "is not declared in the dataset's timeSeriesProperties");
+      for (const name of Object.keys(s.properties))
+        if (!declared.has(name)) v.add(`properties.${name}`, "is not declared in the dataset's timeSeriesProperties");
       checkFiniteProperties(s.properties, v);
       if (s.dataFields.length === 0) v.add("dataFields", "must name at least one data field");
       if (s.dataFields.length > 255) v.add("dataFields", "may hold at most 255 fields");
@@ -122,7 +129,13 @@ export function timeSeriesService({ metadata, blocks, cursors, onRows }: TimeSer
       });
       v.throwIfAny();
       const json = toJson(TimeSeriesSchema, s, { alwaysEmitImplicit: true }) as JsonObject;
-      const record = { id, datasetId: d.id, item: json.item as Record<string, unknown>, properties: s.properties, dataFields: json.dataFields as SeriesRecord["dataFields"] };
+      const record = {
+        id,
+        datasetId: d.id,
+        item: json.item as Record<string, unknown>,
+        properties: s.properties,
+        dataFields: json.dataFields as SeriesRecord["dataFields"],
+      };
       // Series ids are unique across datasets, which the table's constraint enforces.
       const created = await metadata.createSeries(record);
       if (!created) throw failure("TIME_SERIES_EXISTS", `time series ${id} exists`);
@@ -146,7 +159,8 @@ export function timeSeriesService({ metadata, blocks, cursors, onRows }: TimeSer
       };
       req.data.forEach((row: ListValue, r) => {
         const cells = row.values;
-        if (cells.length !== kinds.length + 1) return problem(`data[${r}]`, `must hold a timestamp and ${kinds.length} value(s), one per data field`);
+        if (cells.length !== kinds.length + 1)
+          return problem(`data[${r}]`, `must hold a timestamp and ${kinds.length} value(s), one per data field`);
         const first = cells[0].kind;
         const t = first.case === "stringValue" ? parseTimestamp(first.value) : undefined;
         if (t === undefined) return problem(`data[${r}][0]`, "must be a timestamp yyyy-MM-ddTHH:mm:ss between 0001 and 9999 (D24)");

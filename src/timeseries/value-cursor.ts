@@ -38,15 +38,26 @@ export function issueCursor(seal: CursorSeal, scope: CursorScope, at: ResumePoin
 
 export function openCursor(seal: CursorSeal, scope: CursorScope, cursor: string): ResumePoint {
   const p = seal.open(BINDING, cursor);
-  if (!isPayload(p)) throw invalidField("cursor", "is malformed, truncated or tampered with (its '#' must be sent URL-encoded, as %23)", "CURSOR_INVALID");
+  if (!isPayload(p))
+    throw invalidField("cursor", "is malformed, truncated or tampered with (its '#' must be sent URL-encoded, as %23)", "CURSOR_INVALID");
   const [endpoint, dataset, series, index, after] = p;
-  if (endpoint !== scope.endpoint) throw invalidField("cursor", `was issued by the ${endpoint}-series values endpoint; cursors of the two endpoints are not interchangeable`);
+  if (endpoint !== scope.endpoint)
+    throw invalidField(
+      "cursor",
+      `was issued by the ${endpoint}-series values endpoint; cursors of the two endpoints are not interchangeable`,
+    );
   if (dataset !== scope.datasetId) throw invalidField("cursor", "was issued for another dataset", "CURSOR_INVALID");
   if (scope.endpoint === "single") {
     if (series !== seriesKey(scope)) throw invalidField("cursor", "was issued for another time series", "CURSOR_INVALID");
   } else {
-    if (index >= scope.seriesIds.length) throw invalidField("cursor", "points at a series position outside the requested id list", "CURSOR_INVALID");
-    if (series !== seriesKey(scope)) throw invalidField("timeSeriesIds", "differ from the list the cursor was issued for: send the same ids in the same order on every page", "CURSOR_INVALID");
+    if (index >= scope.seriesIds.length)
+      throw invalidField("cursor", "points at a series position outside the requested id list", "CURSOR_INVALID");
+    if (series !== seriesKey(scope))
+      throw invalidField(
+        "timeSeriesIds",
+        "differ from the list the cursor was issued for: send the same ids in the same order on every page",
+        "CURSOR_INVALID",
+      );
   }
   return { index, after };
 }

@@ -30,7 +30,10 @@ function rowSchema(timestamp: string, description: string) {
     items: { oneOf: [{ type: "string", pattern: timestamp }, { type: "number" }, { type: "null" }] },
   };
 }
-const ROW = rowSchema("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$", "[timestamp, value...]: the timestamp yyyy-MM-ddTHH:mm:ss (UTC), then one value per data field in their order, a number (a Flag's id) or null when missing.");
+const ROW = rowSchema(
+  "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$",
+  "[timestamp, value...]: the timestamp yyyy-MM-ddTHH:mm:ss (UTC), then one value per data field in their order, a number (a Flag's id) or null when missing.",
+);
 const ROWS = { type: "array", items: ROW };
 const CURSOR = { type: "string", description: "api-version 3: where the next page starts; absent on the last page" };
 
@@ -51,7 +54,15 @@ export const VALUE_JSON_SCHEMAS = {
       data: {
         type: "array",
         items: {
-          anyOf: [ROWS, { type: "object", required: ["timeSeriesId", "values"], properties: { timeSeriesId: { type: "string" }, values: ROWS }, additionalProperties: false }],
+          anyOf: [
+            ROWS,
+            {
+              type: "object",
+              required: ["timeSeriesId", "values"],
+              properties: { timeSeriesId: { type: "string" }, values: ROWS },
+              additionalProperties: false,
+            },
+          ],
         },
       },
       cursor: CURSOR,

@@ -35,7 +35,11 @@ export interface ValueReadDeps {
 type ReadRequest = ReadValuesRequest | ReadManyValuesRequest;
 
 /** A read's steps, stopped when the caller goes away (D28: a client that disconnects stops the work), its rows counted (D43). */
-export async function* observed<T, R>(walk: AsyncGenerator<WalkStep<T>, R>, ctx: HandlerContext, onRows?: (rows: number) => void): AsyncGenerator<WalkStep<T>, R> {
+export async function* observed<T, R>(
+  walk: AsyncGenerator<WalkStep<T>, R>,
+  ctx: HandlerContext,
+  onRows?: (rows: number) => void,
+): AsyncGenerator<WalkStep<T>, R> {
   for (;;) {
     ctx.signal.throwIfAborted();
     const step = await walk.next();
@@ -70,7 +74,9 @@ interface Read {
   paged: boolean;
 }
 
-export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSeriesService>, "readValues" | "readValuesJson" | "readManyValues" | "readManyValuesJson"> {
+export function valueReads(
+  deps: ValueReadDeps,
+): Pick<ServiceImpl<typeof TimeSeriesService>, "readValues" | "readValuesJson" | "readManyValues" | "readManyValuesJson"> {
   const { blocks, cursors, datasetFor, seriesIn } = deps;
 
   /**
@@ -85,7 +91,14 @@ export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
     return Math.min(PAGE.max, Math.max(PAGE.min, asked));
   };
 
-  const plan = (req: ReadRequest, scope: CursorScope, series: SeriesRecord[], limit: number | undefined, from: number, to: number): Read => {
+  const plan = (
+    req: ReadRequest,
+    scope: CursorScope,
+    series: SeriesRecord[],
+    limit: number | undefined,
+    from: number,
+    to: number,
+  ): Read => {
     const paged = limit !== undefined;
     const start: ResumePoint = paged && sent(req.cursor) ? openCursor(cursors, scope, req.cursor) : { index: 0, after: null };
     const multi = scope.endpoint === "multi";
@@ -113,7 +126,8 @@ export function valueReads(deps: ValueReadDeps): Pick<ServiceImpl<typeof TimeSer
     return plan(req, { endpoint: "multi", datasetId: d.id, seriesIds: series.map((s) => s.id) }, series, limit, from, to);
   };
 
-  const steps = <T>(read: Read, encode: BlockEncoder<T>, ctx: HandlerContext) => observed(walkValues(blocks, read.plan, encode), ctx, deps.onRows);
+  const steps = <T>(read: Read, encode: BlockEncoder<T>, ctx: HandlerContext) =>
+    observed(walkValues(blocks, read.plan, encode), ctx, deps.onRows);
 
   const cursorFor = (read: Read) => (at: ResumePoint) => issueCursor(cursors, read.scope, at);
 

@@ -30,10 +30,15 @@ export interface WalkPlan {
   start: ResumePoint;
 }
 
-export type WalkStep<T> = { kind: "begin"; series: WalkSeries } | { kind: "rows"; out: T; rows: number } | { kind: "end"; series: WalkSeries };
+export type WalkStep<T> =
+  { kind: "begin"; series: WalkSeries } | { kind: "rows"; out: T; rows: number } | { kind: "end"; series: WalkSeries };
 
 /** Walks the plan; returns where the next page starts, or undefined at the end of the data. */
-export async function* walkValues<T>(store: BlockStore, plan: WalkPlan, encode: BlockEncoder<T>): AsyncGenerator<WalkStep<T>, ResumePoint | undefined> {
+export async function* walkValues<T>(
+  store: BlockStore,
+  plan: WalkPlan,
+  encode: BlockEncoder<T>,
+): AsyncGenerator<WalkStep<T>, ResumePoint | undefined> {
   const { series, to } = plan;
   let budget = plan.limit;
   let entries = 0;

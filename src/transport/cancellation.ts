@@ -3,7 +3,14 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 
 /** Node's errors for writing to a stream or socket the peer has closed or reset. */
-const PEER_GONE = new Set(["ERR_HTTP2_INVALID_STREAM", "ERR_STREAM_DESTROYED", "ERR_STREAM_PREMATURE_CLOSE", "ERR_STREAM_WRITE_AFTER_END", "ECONNRESET", "EPIPE"]);
+const PEER_GONE = new Set([
+  "ERR_HTTP2_INVALID_STREAM",
+  "ERR_STREAM_DESTROYED",
+  "ERR_STREAM_PREMATURE_CLOSE",
+  "ERR_STREAM_WRITE_AFTER_END",
+  "ECONNRESET",
+  "EPIPE",
+]);
 
 export function isCancellation(e: unknown, signal?: AbortSignal): boolean {
   if (e instanceof ConnectError) return e.code === Code.Canceled || e.code === Code.DeadlineExceeded || e.code === Code.Aborted;

@@ -16,7 +16,11 @@ export interface Timeouts {
 
 export function timeoutsOf(s: { idleTimeoutS: number; headersTimeoutS: number; requestTimeoutS: number }): Timeouts {
   // Headers are part of the request: node:http refuses a headers timeout above the request timeout.
-  return { idleMs: s.idleTimeoutS * 1000, headersMs: Math.min(s.headersTimeoutS, s.requestTimeoutS) * 1000, requestMs: s.requestTimeoutS * 1000 };
+  return {
+    idleMs: s.idleTimeoutS * 1000,
+    headersMs: Math.min(s.headersTimeoutS, s.requestTimeoutS) * 1000,
+    requestMs: s.requestTimeoutS * 1000,
+  };
 }
 
 /** node:http's options for the same bounds (its headersTimeout counts from the first byte of each request). */

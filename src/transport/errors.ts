@@ -25,7 +25,11 @@ export class HttpError extends ConnectError {
 type Detail = Extract<ConnectError["details"][number], { desc: unknown }>;
 
 /** An error of `reason`: its code (and REST status) from the table, the reason in an ErrorInfo detail. */
-export function failure(reason: Reason, message: string, opts: { headers?: Record<string, string>; details?: Detail[]; cause?: unknown } = {}): ConnectError {
+export function failure(
+  reason: Reason,
+  message: string,
+  opts: { headers?: Record<string, string>; details?: Detail[]; cause?: unknown } = {},
+): ConnectError {
   const spec: { code: Code; httpStatus?: number } = REASONS[reason];
   const details = [...(opts.details ?? []), errorInfo(reason)];
   return spec.httpStatus === undefined

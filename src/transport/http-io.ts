@@ -40,7 +40,9 @@ export function readBody(req: NodeRequest, maxBytes: number): Promise<Buffer> {
   if (encoding !== "identity" && !(encoding in decoders)) {
     req.resume();
     return Promise.reject(
-      failure("UNSUPPORTED_MEDIA_TYPE", `content encoding ${encoding} is not accepted; send one of ${ACCEPTED_ENCODINGS}`, { headers: { "accept-encoding": ACCEPTED_ENCODINGS } }),
+      failure("UNSUPPORTED_MEDIA_TYPE", `content encoding ${encoding} is not accepted; send one of ${ACCEPTED_ENCODINGS}`, {
+        headers: { "accept-encoding": ACCEPTED_ENCODINGS },
+      }),
     );
   }
   const declared = Number(req.headers["content-length"] ?? NaN);
@@ -57,7 +59,9 @@ export function readBody(req: NodeRequest, maxBytes: number): Promise<Buffer> {
     if (received > maxBytes) decoder.destroy(tooLarge(maxBytes));
   });
   req.pipe(decoder);
-  return collect(req, decoder, maxBytes, (e) => (e instanceof HttpError ? e : failure("MALFORMED_BODY", `request body is not valid ${encoding}`)));
+  return collect(req, decoder, maxBytes, (e) =>
+    e instanceof HttpError ? e : failure("MALFORMED_BODY", `request body is not valid ${encoding}`),
+  );
 }
 
 /** Concatenates `source` until it ends; past maxBytes stops taking in `req` and rejects with 413. */
@@ -135,7 +139,13 @@ export function sendJson(res: NodeResponse, status: number, body: unknown, heade
   sendJsonText(res, status, JSON.stringify(body), headers);
 }
 
-export function sendJsonText(res: NodeResponse, status: number, text: string, headers: Record<string, string> = {}, contentType = JSON_CONTENT_TYPE): void {
+export function sendJsonText(
+  res: NodeResponse,
+  status: number,
+  text: string,
+  headers: Record<string, string> = {},
+  contentType = JSON_CONTENT_TYPE,
+): void {
   writeHead(res, status, {
     ...headers,
     "content-type": contentType,

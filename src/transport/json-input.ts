@@ -62,7 +62,8 @@ function isFieldError(e: unknown): e is Error & { field(): { name: string; jsonN
  */
 export function rejectUnknownFields(schema: DescMessage, json: JsonValue, field?: DescField): void {
   const unknown = field ? unknownInField(field, json, "") : unknownFields(schema, json, "");
-  if (unknown.length > 0) throw invalidArgument(Object.fromEntries(unknown.map((path) => [path, ["unknown field"]])), undefined, "UNKNOWN_FIELD");
+  if (unknown.length > 0)
+    throw invalidArgument(Object.fromEntries(unknown.map((path) => [path, ["unknown field"]])), undefined, "UNKNOWN_FIELD");
 }
 
 function unknownFields(schema: DescMessage, json: JsonValue, prefix: string): string[] {

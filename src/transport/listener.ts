@@ -62,7 +62,14 @@ export async function listen(handler: NodeHandler, opts: ListenOptions): Promise
 
   if (tls) {
     const secure = http2.createSecureServer(
-      { ...h2Options, ...socketOptions, cert: readFileSync(opts.tlsCert!), key: readFileSync(opts.tlsKey!), allowHTTP1: true, handshakeTimeout: timeouts.headersMs },
+      {
+        ...h2Options,
+        ...socketOptions,
+        cert: readFileSync(opts.tlsCert!),
+        key: readFileSync(opts.tlsKey!),
+        allowHTTP1: true,
+        handshakeTimeout: timeouts.headersMs,
+      },
       handler,
     );
     applyHttp1Options(secure, timeouts);

@@ -63,7 +63,11 @@ export function createNodeHandler({
   clientAddress = new ClientAddress([]),
 }: HandlerParts): NodeHandler {
   const rpcPaths = new Map(services.router.handlers.map((h) => [h.requestPath, h]));
-  const transcoder = new Transcoder(services.methods, { interceptors: services.interceptors, shutdownSignal, jsonShapes: services.jsonShapes });
+  const transcoder = new Transcoder(services.methods, {
+    interceptors: services.interceptors,
+    shutdownSignal,
+    jsonShapes: services.jsonShapes,
+  });
   const docs = new PublicFiles(openApiDocument(transcoder.routes, services.restDocs, apiInfo), apiInfo);
 
   return (req, res) => {
@@ -118,7 +122,10 @@ export function createNodeHandler({
     }
     if (path === "/readyz" && (req.method === "GET" || req.method === "HEAD")) {
       health.notReady().then(
-        (reason) => (reason === undefined ? sendJson(res, 200, { status: "ready" }) : sendProblem(res, failure("NOT_READY", `not ready: ${reason}`, { headers: { "retry-after": "1" } }))),
+        (reason) =>
+          reason === undefined
+            ? sendJson(res, 200, { status: "ready" })
+            : sendProblem(res, failure("NOT_READY", `not ready: ${reason}`, { headers: { "retry-after": "1" } })),
         (e) => failed(e, res),
       );
       return;
@@ -181,7 +188,10 @@ async function credentials(
     info.databaseWaitMs = performance.now() - started;
     contextValues.set(principalKey, principal);
     // D53: a long-lived answer asks again, with the same headers, whether the credential still holds.
-    contextValues.set(callerCheckKey, recheckOf(principal, () => authenticate(header)));
+    contextValues.set(
+      callerCheckKey,
+      recheckOf(principal, () => authenticate(header)),
+    );
     info.clientId = principal.clientId;
     return undefined;
   } catch (e) {
@@ -272,7 +282,8 @@ const PROBES = new Set(["/healthz", "/readyz"]);
 
 function logRequest(logger: Logger, req: NodeRequest, path: string, res: NodeResponse, info: RequestInfo, started: bigint): void {
   const done = completed(req, res);
-  (PROBES.has(path) ? logger.debug : logger.info).call(logger,
+  (PROBES.has(path) ? logger.debug : logger.info).call(
+    logger,
     {
       method: req.method,
       path,

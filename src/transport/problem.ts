@@ -21,7 +21,6 @@ export interface Problem {
 
 export { HttpError } from "./errors.js";
 
-
 const HIDDEN = new Set([Code.Internal, Code.Unknown, Code.DataLoss]);
 
 export function httpStatusOf(err: ConnectError): number {
@@ -54,7 +53,6 @@ function violationsOf(err: ConnectError): Violations | undefined {
   for (const v of badRequest.fieldViolations) (out[v.field] ??= []).push(v.description);
   return out;
 }
-
 
 /** The code name of an answer no ConnectError produced (health, documents, files), by its HTTP status (D59). */
 export function codeNameOfStatus(status: number): string {

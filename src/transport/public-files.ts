@@ -77,11 +77,21 @@ export class PublicFiles {
     if (path === "/docs" || path === "/docs/") return sendStaticFile(res, "html", Buffer.from(PAGE));
     if (path === "/docs/docs.js") return sendStaticFile(res, "js", Buffer.from(START));
     const ui = UI_FILES[path];
-    if (ui) return sendStaticFile(res, ui.type, assetFile(ui.asset, () => uiFile(ui.asset)), ui.headers);
+    if (ui)
+      return sendStaticFile(
+        res,
+        ui.type,
+        assetFile(ui.asset, () => uiFile(ui.asset)),
+        ui.headers,
+      );
     const name = path.startsWith("/docs/") ? path.slice(6) : "";
     if (!Object.hasOwn(DOCS_ASSETS, name)) return false;
     // The package's path is asked only when run by node: the single executable has no package to resolve.
-    return sendStaticFile(res, name.endsWith(".css") ? "css" : "js", assetFile(name, () => docsAssetFiles()[name]));
+    return sendStaticFile(
+      res,
+      name.endsWith(".css") ? "css" : "js",
+      assetFile(name, () => docsAssetFiles()[name]),
+    );
   }
 }
 
@@ -90,7 +100,11 @@ const UI_FILES: Record<string, { asset: string; type: "html" | "js" | "css"; hea
   // Loaded as a module by other origins' pages: public, so any origin may.
   "/ui/meridian-banner.js": { asset: "meridian-banner.js", type: "js", headers: { "access-control-allow-origin": "*" } },
   // The console's page enforces Trusted Types: the banner's policy is its one HTML sink.
-  "/console": { asset: "console.html", type: "html", headers: { "content-security-policy": `${STRICT_CSP}; require-trusted-types-for 'script'; trusted-types meridian-banner` } },
+  "/console": {
+    asset: "console.html",
+    type: "html",
+    headers: { "content-security-policy": `${STRICT_CSP}; require-trusted-types-for 'script'; trusted-types meridian-banner` },
+  },
   "/ui/console.js": { asset: "console.js", type: "js" },
   "/ui/console.css": { asset: "console.css", type: "css" },
 };

@@ -16,17 +16,38 @@ interface ReasonSpec {
 }
 
 export const REASONS = {
-  INVALID_FIELD: { code: Code.InvalidArgument, description: "a field of the request is invalid; `errors` names each field and what is wrong with it" },
+  INVALID_FIELD: {
+    code: Code.InvalidArgument,
+    description: "a field of the request is invalid; `errors` names each field and what is wrong with it",
+  },
   UNKNOWN_FIELD: { code: Code.InvalidArgument, description: "the JSON body holds a field the API does not have; `errors` names it" },
-  MALFORMED_BODY: { code: Code.InvalidArgument, description: "the body is not JSON, not the message the call takes, or not in the coding it says" },
+  MALFORMED_BODY: {
+    code: Code.InvalidArgument,
+    description: "the body is not JSON, not the message the call takes, or not in the coding it says",
+  },
   CURSOR_INVALID: { code: Code.InvalidArgument, description: "the cursor is not one this server issued for this listing or read" },
-  UNSUPPORTED_MEDIA_TYPE: { code: Code.InvalidArgument, httpStatus: 415, description: "the body's content type or content coding is not accepted" },
-  BODY_TOO_LARGE: { code: Code.ResourceExhausted, httpStatus: 413, description: "the body is larger than the call accepts (after inflating it)" },
+  UNSUPPORTED_MEDIA_TYPE: {
+    code: Code.InvalidArgument,
+    httpStatus: 415,
+    description: "the body's content type or content coding is not accepted",
+  },
+  BODY_TOO_LARGE: {
+    code: Code.ResourceExhausted,
+    httpStatus: 413,
+    description: "the body is larger than the call accepts (after inflating it)",
+  },
   CREDENTIALS_MISSING: { code: Code.Unauthenticated, description: "no API key and no bearer token was sent" },
-  CREDENTIALS_INVALID: { code: Code.Unauthenticated, description: "the API key is not valid or was revoked, or the bearer token is not valid or has expired" },
+  CREDENTIALS_INVALID: {
+    code: Code.Unauthenticated,
+    description: "the API key is not valid or was revoked, or the bearer token is not valid or has expired",
+  },
   PERMISSION_DENIED: { code: Code.PermissionDenied, description: "the caller's roles, scopes, projects or features do not allow this" },
   ROUTE_NOT_FOUND: { code: Code.NotFound, description: "no route has this path" },
-  METHOD_NOT_ALLOWED: { code: Code.Unimplemented, httpStatus: 405, description: "the path exists, but not with this HTTP method; `Allow` lists those that do" },
+  METHOD_NOT_ALLOWED: {
+    code: Code.Unimplemented,
+    httpStatus: 405,
+    description: "the path exists, but not with this HTTP method; `Allow` lists those that do",
+  },
   METHOD_NOT_FOUND: { code: Code.Unimplemented, description: "no RPC has this name" },
   MESSAGE_NOT_FOUND: { code: Code.NotFound, description: "no message has this id in this scope (feature or global)" },
   DATASET_NOT_FOUND: { code: Code.NotFound, description: "no dataset has this id in the caller's project" },
@@ -34,14 +55,27 @@ export const REASONS = {
   SERVICE_NOT_FOUND: { code: Code.NotFound, description: "the health service knows no service of this name" },
   DATASET_EXISTS: { code: Code.AlreadyExists, description: "a dataset with this id exists" },
   TIME_SERIES_EXISTS: { code: Code.AlreadyExists, description: "a time series with this id exists" },
-  ETAG_MISMATCH: { code: Code.FailedPrecondition, httpStatus: 412, description: "If-Match names a version the message no longer has; read it again" },
+  ETAG_MISMATCH: {
+    code: Code.FailedPrecondition,
+    httpStatus: 412,
+    description: "If-Match names a version the message no longer has; read it again",
+  },
   WRITE_CONFLICT: { code: Code.Aborted, description: "the message kept changing while it was written; retry" },
   MESSAGE_IDS_EXHAUSTED: { code: Code.ResourceExhausted, httpStatus: 507, description: "every message id (up to 2^31-1) has been used" },
-  WATCHERS_EXHAUSTED: { code: Code.Unavailable, description: "this server watches as many streams as it may; retry later or on another replica" },
-  CLIENT_WATCHERS_EXHAUSTED: { code: Code.ResourceExhausted, description: "this credential holds as many message streams from this address as it may; close one first" },
+  WATCHERS_EXHAUSTED: {
+    code: Code.Unavailable,
+    description: "this server watches as many streams as it may; retry later or on another replica",
+  },
+  CLIENT_WATCHERS_EXHAUSTED: {
+    code: Code.ResourceExhausted,
+    description: "this credential holds as many message streams from this address as it may; close one first",
+  },
   SERVER_STOPPING: { code: Code.Unavailable, description: "this server is stopping; reconnect to another replica" },
   DATABASE_UNAVAILABLE: { code: Code.Unavailable, description: "the database is busy or away; retry after Retry-After seconds" },
-  NOT_READY: { code: Code.Unavailable, description: "GET /readyz: the server is starting or draining, or its database does not answer within 1 s" },
+  NOT_READY: {
+    code: Code.Unavailable,
+    description: "GET /readyz: the server is starting or draining, or its database does not answer within 1 s",
+  },
   CANCELED: { code: Code.Canceled, description: "the client left or cancelled the call" },
   DEADLINE_EXCEEDED: { code: Code.DeadlineExceeded, description: "the call's deadline passed" },
   INTERNAL: { code: Code.Internal, description: "an error of the server's own; it is logged" },
@@ -80,6 +114,8 @@ export function codeReason(code: Code): string {
 
 /** Every reason an answer may carry, in the table's order, then the code names. */
 export function allReasons(): string[] {
-  const codes = Object.values(Code).filter((c): c is Code => typeof c === "number").map(codeReason);
+  const codes = Object.values(Code)
+    .filter((c): c is Code => typeof c === "number")
+    .map(codeReason);
   return [...new Set([...Object.keys(REASONS), ...codes])];
 }

@@ -3,7 +3,15 @@
 // answers are the FileDescriptorProtos the services were generated from,
 // each with the files it imports. Public, like the OpenAPI document: the API
 // is no secret, its data is.
-import { create, toBinary, type DescExtension, type DescFile, type DescMessage, type DescService, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  create,
+  toBinary,
+  type DescExtension,
+  type DescFile,
+  type DescMessage,
+  type DescService,
+  type MessageInitShape,
+} from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import * as v1 from "../gen/grpc/reflection/v1/reflection_pb.js";
@@ -99,7 +107,10 @@ function reflectionImpl(version: Version, served: readonly DescService[]): Servi
         return files(x?.file, `extension ${r.value.extensionNumber} of ${r.value.containingType}`);
       }
       case "allExtensionNumbersOfType":
-        return { case: "allExtensionNumbersResponse", value: { baseTypeName: r.value, extensionNumber: index.extensionsOf(r.value).map((x) => x.number) } };
+        return {
+          case: "allExtensionNumbersResponse",
+          value: { baseTypeName: r.value, extensionNumber: index.extensionsOf(r.value).map((x) => x.number) },
+        };
       default:
         return { case: "errorResponse", value: { errorCode: 3, errorMessage: "empty request" } };
     }

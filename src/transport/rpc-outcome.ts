@@ -11,7 +11,10 @@ import type { Protocol } from "../metrics/metrics.js";
 import { codeName } from "./reasons.js";
 
 /** `res` with its body watched, and how to read its outcome once the body is sent. */
-export function watchOutcome(protocol: Protocol, res: UniversalServerResponse): { res: UniversalServerResponse; outcome: () => string | undefined } {
+export function watchOutcome(
+  protocol: Protocol,
+  res: UniversalServerResponse,
+): { res: UniversalServerResponse; outcome: () => string | undefined } {
   let last: Uint8Array | undefined;
   const body = res.body && remembering(res.body, (chunk) => (last = chunk));
   return { res: { ...res, body }, outcome: () => outcomeOf(protocol, res, last) };

@@ -60,7 +60,9 @@ describe("D12 JWTs with an HS256 secret", () => {
 
 describe("D12 issuer and audience when configured", () => {
   let server: TestServer;
-  beforeAll(async () => (server = await startTestServer({ MERIDIAN_JWT_ISSUER: "https://idp.example", MERIDIAN_JWT_AUDIENCE: "meridian" })));
+  beforeAll(
+    async () => (server = await startTestServer({ MERIDIAN_JWT_ISSUER: "https://idp.example", MERIDIAN_JWT_AUDIENCE: "meridian" })),
+  );
   afterAll(() => server.close());
 
   it("D12 the right issuer and audience are accepted", async () => {

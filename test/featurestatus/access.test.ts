@@ -7,8 +7,17 @@ let server: TestServer;
 beforeAll(async () => (server = await startTestServer()));
 afterAll(() => server.close());
 
-async function status(method: string, path: string, headers: Record<string, string> | Promise<Record<string, string>>, body?: unknown): Promise<number> {
-  const r = await fetch(server.url + path, { method, headers: { ...(await headers), "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+async function status(
+  method: string,
+  path: string,
+  headers: Record<string, string> | Promise<Record<string, string>>,
+  body?: unknown,
+): Promise<number> {
+  const r = await fetch(server.url + path, {
+    method,
+    headers: { ...(await headers), "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return r.status;
 }
 const key = async (grant: Parameters<TestServer["key"]>[0]) => ({ "svc-open-api-key": await server.key(grant) });
@@ -49,14 +58,27 @@ describe("D13 message access", () => {
       expect(await status("POST", "/api/admin/feature/f1/message", headers, draft())).toBe(want);
       expect(await status("POST", "/api/admin/feature/message", headers, draft())).toBe(want);
     }
-    const id = ((await (await fetch(server.url + "/api/admin/feature/message", { method: "POST", headers: { ...(await key(RW)), "content-type": "application/json" }, body: JSON.stringify(draft()) })).json()) as { id: number }).id;
+    const id = (
+      (await (
+        await fetch(server.url + "/api/admin/feature/message", {
+          method: "POST",
+          headers: { ...(await key(RW)), "content-type": "application/json" },
+          body: JSON.stringify(draft()),
+        })
+      ).json()) as { id: number }
+    ).id;
     const reader = key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_read"] });
     expect(await status("PATCH", `/api/admin/feature/message/${id}`, reader, { title: "x" })).toBe(403);
     expect(await status("DELETE", `/api/admin/feature/message/${id}`, reader)).toBe(403);
   });
 
   it("D13 401 for missing or bad credentials on every route", async () => {
-    for (const [m, p] of [["GET", "/api/admin/feature/f/message"], ["POST", "/api/admin/feature/f/message"], ["PATCH", "/api/admin/feature/f/message/1"], ["DELETE", "/api/admin/feature/message/1"]]) {
+    for (const [m, p] of [
+      ["GET", "/api/admin/feature/f/message"],
+      ["POST", "/api/admin/feature/f/message"],
+      ["PATCH", "/api/admin/feature/f/message/1"],
+      ["DELETE", "/api/admin/feature/message/1"],
+    ]) {
       expect(await status(m, p, {}, m === "POST" || m === "PATCH" ? draft() : undefined)).toBe(401);
       expect(await status(m, p, bearer("not.a.jwt"))).toBe(401);
     }

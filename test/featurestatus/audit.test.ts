@@ -60,11 +60,28 @@ describe("D48 audit trail", () => {
   });
 
   it("D48 a bearer token's issuer and subject are recorded", async () => {
-    const token = await signToken({ client_id: "console", scope: "platform_iam_featurestatus_readwrite", role: "BackOffice", iss: "https://id.example", sub: "alice" });
-    const r = await fetch(server.url + "/api/admin/feature/message", { method: "POST", headers: { ...bearer(token), "content-type": "application/json" }, body: JSON.stringify(draft({ title: "By Alice" })) });
+    const token = await signToken({
+      client_id: "console",
+      scope: "platform_iam_featurestatus_readwrite",
+      role: "BackOffice",
+      iss: "https://id.example",
+      sub: "alice",
+    });
+    const r = await fetch(server.url + "/api/admin/feature/message", {
+      method: "POST",
+      headers: { ...bearer(token), "content-type": "application/json" },
+      body: JSON.stringify(draft({ title: "By Alice" })),
+    });
     const m = await r.json();
     const { json } = await audit(`messageId=${m.id}`);
-    expect(json.data[0]).toMatchObject({ action: "create", clientId: "console", keyId: null, issuer: "https://id.example", subject: "alice", featureId: null });
+    expect(json.data[0]).toMatchObject({
+      action: "create",
+      clientId: "console",
+      keyId: null,
+      issuer: "https://id.example",
+      subject: "alice",
+      featureId: null,
+    });
   });
 
   it("D48 D21 filters by feature, client and time, and pages newest first with a cursor", async () => {
@@ -83,7 +100,8 @@ describe("D48 audit trail", () => {
     expect((await audit(`featureId=paged-audit&to=${future}`)).json.data).toHaveLength(6);
     expect((await audit(`featureId=other-feature&cursor=${encodeURIComponent(byFeature.json.cursor!)}`)).status).toBe(400); // bound to its filters
     // D21: exactly the cursor issued, not one a lenient base64 decoder reads the same.
-    for (const bad of forgedCursors(byFeature.json.cursor!)) expect([bad, (await audit(`featureId=paged-audit&limit=4&cursor=${encodeURIComponent(bad)}`)).status]).toEqual([bad, 400]);
+    for (const bad of forgedCursors(byFeature.json.cursor!))
+      expect([bad, (await audit(`featureId=paged-audit&limit=4&cursor=${encodeURIComponent(bad)}`)).status]).toEqual([bad, 400]);
   });
 
   it("D13 D48 only BackOffice reads it", async () => {
@@ -104,8 +122,12 @@ describe("D48 audit trail", () => {
     try {
       const k = await s.key({ ...RW, clientId: "ops" });
       const old = (await api(s, k).create("gone", draft({ startDate: "2000-01-01T00:00:00Z", expiringDate: "2000-01-02T00:00:00Z" }))).json;
-      const read = async () => (await (await fetch(`${s.url}/api/admin/feature/message/audit?messageId=${old.id}`, { headers: { "svc-open-api-key": k } })).json()) as { data: Entry[] };
-      for (const until = Date.now() + 4000; (await read()).data.length < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 100));
+      const read = async () =>
+        (await (
+          await fetch(`${s.url}/api/admin/feature/message/audit?messageId=${old.id}`, { headers: { "svc-open-api-key": k } })
+        ).json()) as { data: Entry[] };
+      for (const until = Date.now() + 4000; (await read()).data.length < 2 && Date.now() < until;)
+        await new Promise((r) => setTimeout(r, 100));
       const [cleanup] = (await read()).data;
       expect(cleanup).toMatchObject({ action: "cleanup", clientId: null, before: old, after: null });
     } finally {
@@ -115,9 +137,14 @@ describe("D48 audit trail", () => {
     try {
       const k = await t.key({ ...RW, clientId: "ops" });
       await api(t, k).create("kept", draft());
-      const count = async () => ((await (await fetch(`${t.url}/api/admin/feature/message/audit`, { headers: { "svc-open-api-key": k } })).json()) as { data: Entry[] }).data.length;
+      const count = async () =>
+        (
+          (await (await fetch(`${t.url}/api/admin/feature/message/audit`, { headers: { "svc-open-api-key": k } })).json()) as {
+            data: Entry[];
+          }
+        ).data.length;
       expect(await count()).toBe(1);
-      for (const until = Date.now() + 4000; (await count()) > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 100));
+      for (const until = Date.now() + 4000; (await count()) > 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 100));
       expect(await count()).toBe(0);
     } finally {
       await t.close();

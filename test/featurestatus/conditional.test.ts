@@ -66,7 +66,9 @@ describe("D47 conditional requests", () => {
     const etag = c.headers.get("etag")!;
     for (let round = 0; round < 5; round++) {
       const current = round === 0 ? etag : (await send("PATCH", path, {}, {})).etag!;
-      const both = await Promise.all([1, 2].map((n) => send("PATCH", path, { "if-match": current }, { title: `Editor ${n} round ${round}` })));
+      const both = await Promise.all(
+        [1, 2].map((n) => send("PATCH", path, { "if-match": current }, { title: `Editor ${n} round ${round}` })),
+      );
       expect(both.map((r) => r.status).sort()).toEqual([200, 412]);
     }
   });
@@ -76,13 +78,23 @@ describe("D47 conditional requests", () => {
     const client = connectClient(FeatureStatusService, t.server.url);
     const headers = { "svc-open-api-key": t.key };
     const v1 = c.headers.get("etag")!;
-    const updated = await client.updateFeatureMessage({ featureId: "cond", messageId: c.json.id, message: create(MessageFieldsSchema, { title: "Once" }), etag: v1 }, { headers });
+    const updated = await client.updateFeatureMessage(
+      { featureId: "cond", messageId: c.json.id, message: create(MessageFieldsSchema, { title: "Once" }), etag: v1 },
+      { headers },
+    );
     expect(updated.title).toBe("Once");
-    const err = await client.updateFeatureMessage({ featureId: "cond", messageId: c.json.id, message: create(MessageFieldsSchema, { title: "Twice" }), etag: v1 }, { headers }).catch((e) => e);
+    const err = await client
+      .updateFeatureMessage(
+        { featureId: "cond", messageId: c.json.id, message: create(MessageFieldsSchema, { title: "Twice" }), etag: v1 },
+        { headers },
+      )
+      .catch((e) => e);
     expect(err).toBeInstanceOf(ConnectError);
     expect((err as ConnectError).code).toBe(Code.FailedPrecondition);
     expect((err as ConnectError).metadata.get("etag")).toBe(`"${c.json.id}.2"`);
-    await expect(client.deleteFeatureMessage({ featureId: "cond", messageId: c.json.id, etag: v1 }, { headers })).rejects.toMatchObject({ code: Code.FailedPrecondition });
+    await expect(client.deleteFeatureMessage({ featureId: "cond", messageId: c.json.id, etag: v1 }, { headers })).rejects.toMatchObject({
+      code: Code.FailedPrecondition,
+    });
     await client.deleteFeatureMessage({ featureId: "cond", messageId: c.json.id, etag: `"${c.json.id}.2"` }, { headers });
   });
 
@@ -106,13 +118,22 @@ describe("D47 conditional requests", () => {
     expect([r.status, r.etag, r.json]).toEqual([200, c.headers.get("etag"), c.json]);
     expect((await send("GET", `/api/admin/feature/other/message/${c.json.id}`, {})).status).toBe(404);
     const global = (await t.a.create(null, draft())).json;
-    const rpc = await fetch(`${t.server.url}/meridian.featurestatus.v1.FeatureStatusService/GetGlobalMessage`, { method: "POST", headers: { "svc-open-api-key": t.key, "content-type": "application/json" }, body: JSON.stringify({ messageId: global.id }) });
+    const rpc = await fetch(`${t.server.url}/meridian.featurestatus.v1.FeatureStatusService/GetGlobalMessage`, {
+      method: "POST",
+      headers: { "svc-open-api-key": t.key, "content-type": "application/json" },
+      body: JSON.stringify({ messageId: global.id }),
+    });
     expect([rpc.status, rpc.headers.get("etag"), (await rpc.json()).title]).toEqual([200, `"${global.id}.1"`, global.title]);
   });
 
   it("D20 D49 POST .../message/preview answers the fields as a write would store them, or its field errors, and stores nothing", async () => {
     const before = (await t.a.list(null, "expiry=All")).json.data.length;
-    const ok = await send("POST", "/api/admin/feature/message/preview", {}, { body: '<p onclick="x()">Hi <script>alert(1)</script><a href="javascript:y()">z</a></p>', title: "<b>T</b>" });
+    const ok = await send(
+      "POST",
+      "/api/admin/feature/message/preview",
+      {},
+      { body: '<p onclick="x()">Hi <script>alert(1)</script><a href="javascript:y()">z</a></p>', title: "<b>T</b>" },
+    );
     expect(ok.status).toBe(200);
     expect(ok.json).toMatchObject({ body: "<p>Hi <a>z</a></p>", title: "T" });
     const bad = await send("POST", "/api/admin/feature/message/preview", {}, { title: "<b></b>" });
@@ -124,9 +145,17 @@ describe("D47 conditional requests", () => {
     const start = await send("POST", "/api/admin/feature/message/preview", {}, { startDate: "2030-01-01T00:00:00+02:00" });
     expect([start.status, start.json]).toEqual([200, expect.objectContaining({ startDate: "2029-12-31T22:00:00Z", expiringDate: null })]);
     const expiring = await send("POST", "/api/admin/feature/message/preview", {}, { expiringDate: "1999-01-01T00:00:00Z" });
-    expect([expiring.status, expiring.json]).toEqual([200, expect.objectContaining({ startDate: null, expiringDate: "1999-01-01T00:00:00Z" })]);
+    expect([expiring.status, expiring.json]).toEqual([
+      200,
+      expect.objectContaining({ startDate: null, expiringDate: "1999-01-01T00:00:00Z" }),
+    ]);
     // Both sent: their order is checked, as a write would.
-    const both = await send("POST", "/api/admin/feature/message/preview", {}, { startDate: "2030-01-02T00:00:00Z", expiringDate: "2030-01-01T00:00:00Z" });
+    const both = await send(
+      "POST",
+      "/api/admin/feature/message/preview",
+      {},
+      { startDate: "2030-01-02T00:00:00Z", expiringDate: "2030-01-01T00:00:00Z" },
+    );
     expect([both.status, both.json.errors]).toEqual([400, { expiringDate: ["must be after startDate"] }]);
   });
 });

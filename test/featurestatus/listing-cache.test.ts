@@ -81,7 +81,11 @@ describe("ListingCache", () => {
 
   it("does not cache errors", async () => {
     const cache = new ListingCache<number>(source({ v: "a" }, Infinity), 1000, () => 8);
-    await expect(cache.get("bad", 0, async () => { throw new Error("no"); })).rejects.toThrow("no");
+    await expect(
+      cache.get("bad", 0, async () => {
+        throw new Error("no");
+      }),
+    ).rejects.toThrow("no");
     expect(await cache.get("bad", 0, async () => 7)).toBe(7);
     expect(await cache.get("bad", 0, async () => 8)).toBe(7);
   });

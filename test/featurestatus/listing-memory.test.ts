@@ -55,7 +55,8 @@ function* byLimit(): Generator<string> {
   for (const expiry of ["All", "NonExpired"]) {
     for (const sortBy of ["StartDate", "ExpiringDate"]) {
       for (const sortOrder of ["Asc", "Desc"]) {
-        for (let limit = 1; limit <= 250; limit++) yield `/api/admin/feature/message?limit=${limit}&sortBy=${sortBy}&sortOrder=${sortOrder}&expiry=${expiry}`;
+        for (let limit = 1; limit <= 250; limit++)
+          yield `/api/admin/feature/message?limit=${limit}&sortBy=${sortBy}&sortOrder=${sortOrder}&expiry=${expiry}`;
       }
     }
   }
@@ -66,7 +67,8 @@ function* byFeature(): Generator<string> {
   for (let f = 0; f < 512; f++) {
     for (const expiry of ["All", "NonExpired"]) {
       for (const sortBy of ["StartDate", "ExpiringDate"]) {
-        for (const sortOrder of ["Asc", "Desc"]) yield `/api/admin/feature/feature-${f}/message?sortBy=${sortBy}&sortOrder=${sortOrder}&expiry=${expiry}`;
+        for (const sortOrder of ["Asc", "Desc"])
+          yield `/api/admin/feature/feature-${f}/message?sortBy=${sortBy}&sortOrder=${sortOrder}&expiry=${expiry}`;
       }
     }
   }
@@ -88,7 +90,9 @@ async function growthOverListings(db: string, key: string, cacheMb: number, path
       if (++asked % 50 === 0) peak = Math.max(peak, rssOf(child.pid!));
     }
     peak = Math.max(peak, rssOf(child.pid!));
-    console.info(`cache ${cacheMb} MB: listings asked ${asked}; RSS before ${(base / MB).toFixed(0)} MB, peak ${(peak / MB).toFixed(0)} MB, growth ${((peak - base) / MB).toFixed(0)} MB`);
+    console.info(
+      `cache ${cacheMb} MB: listings asked ${asked}; RSS before ${(base / MB).toFixed(0)} MB, peak ${(peak / MB).toFixed(0)} MB, growth ${((peak - base) / MB).toFixed(0)} MB`,
+    );
     expect(asked).toBe(expected);
     return (peak - base) / MB;
   } finally {
@@ -121,14 +125,24 @@ const fixture = (() => {
     if (made) return made;
     const db = join(dir, "m.db");
     expect(meridian(["init"], { MERIDIAN_DB: db }).status).toBe(0);
-    const key = meridian(["apikey", "create", "--client-id", "reader", "--scope", "platform_iam_featurestatus_read", "--role", "BackOffice"], { MERIDIAN_DB: db }).stdout.trim();
+    const key = meridian(
+      ["apikey", "create", "--client-id", "reader", "--scope", "platform_iam_featurestatus_read", "--role", "BackOffice"],
+      { MERIDIAN_DB: db },
+    ).stdout.trim();
     const conn = openDatabase(db);
     try {
       const store = new SqliteMessageStore(conn);
       const now = Math.floor(Date.now() / 1000);
       conn.transaction(() => {
         for (let i = 0; i < 1000; i++) {
-          void store.insert({ feature_id: null, type: "Warning", title: `t${i} `.padEnd(255, "x"), body: `<p>${i}</p>`.padEnd(4000, "y"), start_date: now - 3600 - i, expiring_date: now + 86_400 + i });
+          void store.insert({
+            feature_id: null,
+            type: "Warning",
+            title: `t${i} `.padEnd(255, "x"),
+            body: `<p>${i}</p>`.padEnd(4000, "y"),
+            start_date: now - 3600 - i,
+            expiring_date: now + 86_400 + i,
+          });
         }
       })();
     } finally {
@@ -139,13 +153,21 @@ const fixture = (() => {
 })();
 
 describe("D51 the listing cache is bounded in bytes", () => {
-  it("D51 thousands of distinct listings of 1,000 long messages keep the server's RSS growth within a few times the cache bound", { timeout: 360_000 }, async () => {
-    const { db, key } = fixture();
-    expect(await overNoCache(db, key, CACHE_MB, ALLOWED_OVER_NO_CACHE_MB, byLimit)).toBeLessThan(ALLOWED_OVER_NO_CACHE_MB);
-  });
+  it(
+    "D51 thousands of distinct listings of 1,000 long messages keep the server's RSS growth within a few times the cache bound",
+    { timeout: 360_000 },
+    async () => {
+      const { db, key } = fixture();
+      expect(await overNoCache(db, key, CACHE_MB, ALLOWED_OVER_NO_CACHE_MB, byLimit)).toBeLessThan(ALLOWED_OVER_NO_CACHE_MB);
+    },
+  );
 
-  it("D51 4,096 distinct listings by a read-only key at the default 32 MB bound: RSS growth under 150 MB over no cache", { timeout: 600_000 }, async () => {
-    const { db, key } = fixture();
-    expect(await overNoCache(db, key, 32, 150, byFeature)).toBeLessThan(150);
-  });
+  it(
+    "D51 4,096 distinct listings by a read-only key at the default 32 MB bound: RSS growth under 150 MB over no cache",
+    { timeout: 600_000 },
+    async () => {
+      const { db, key } = fixture();
+      expect(await overNoCache(db, key, 32, 150, byFeature)).toBeLessThan(150);
+    },
+  );
 });

@@ -22,7 +22,8 @@ const watch = FeatureStatusService.method.watchMessages;
 const revokeElsewhere = (server: TestServer, key: string) =>
   queryElsewhere(server, "UPDATE api_keys SET revoked_at = $1 WHERE id = $2", new Date().toISOString(), key.slice(4, 16));
 
-const globalStream = (server: TestServer, headers: Record<string, string>) => openSse(`${server.url}/api/admin/feature/message/stream`, headers);
+const globalStream = (server: TestServer, headers: Record<string, string>) =>
+  openSse(`${server.url}/api/admin/feature/message/stream`, headers);
 
 /** The next event that is not a comment, a retry hint or a set: for the D53 error event. */
 async function nextNamed(s: SseStream, ms: number) {
@@ -53,7 +54,12 @@ describe("D53 a credential that ends ends its streams", () => {
       const took = performance.now() - t0;
       expect(e.event).toBe("error");
       expect(e.id).toBeUndefined(); // the reader keeps the last set's id for its reconnection
-      expect(JSON.parse(e.data!)).toMatchObject({ status: 401, code: "unauthenticated", reason: "CREDENTIALS_INVALID", detail: "invalid or revoked API key" });
+      expect(JSON.parse(e.data!)).toMatchObject({
+        status: 401,
+        code: "unauthenticated",
+        reason: "CREDENTIALS_INVALID",
+        detail: "invalid or revoked API key",
+      });
       expect(await s.ended).toBe("ended");
       expect(took).toBeLessThan(HEARTBEAT_S * 1000 + 1000);
     } finally {
@@ -122,7 +128,9 @@ describe("D53 a credential that ends ends its streams", () => {
     const key = await server.key(READER);
     const client = connectClient(FeatureStatusService, server.url);
     const abort = new AbortController();
-    const it = client.watchMessages(create(WatchMessagesRequestSchema, {}), { headers: { "svc-open-api-key": key }, signal: abort.signal })[Symbol.asyncIterator]();
+    const it = client
+      .watchMessages(create(WatchMessagesRequestSchema, {}), { headers: { "svc-open-api-key": key }, signal: abort.signal })
+      [Symbol.asyncIterator]();
     try {
       await it.next();
       await revokeElsewhere(server, key);
@@ -180,9 +188,15 @@ describe("D54 fair shares", () => {
       expect(open.map((s) => s.status)).toEqual([200, 200]);
       const third = await fetch(`${server.url}/api/admin/feature/message/stream`, { headers: { "svc-open-api-key": key } });
       expect(third.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-      expect(await refusal(third)).toMatchObject({ status: 429, retryAfter: "5", problem: { status: 429, code: "resource_exhausted", reason: "CLIENT_WATCHERS_EXHAUSTED" } });
+      expect(await refusal(third)).toMatchObject({
+        status: 429,
+        retryAfter: "5",
+        problem: { status: 429, code: "resource_exhausted", reason: "CLIENT_WATCHERS_EXHAUSTED" },
+      });
       // A client's own address in X-Forwarded-For counts for nothing when the peer is no trusted proxy.
-      const spoofed = await fetch(`${server.url}/api/admin/feature/message/stream`, { headers: { "svc-open-api-key": key, "x-forwarded-for": "198.51.100.7" } });
+      const spoofed = await fetch(`${server.url}/api/admin/feature/message/stream`, {
+        headers: { "svc-open-api-key": key, "x-forwarded-for": "198.51.100.7" },
+      });
       expect(spoofed.status).toBe(429);
       await spoofed.body?.cancel();
       const grpcRefused = await grpcStream(hostPort(server.url), watch, {}, { "svc-open-api-key": key });
@@ -207,7 +221,9 @@ describe("D54 fair shares", () => {
     const open = [await from("203.0.113.1"), await from("198.51.100.9, 203.0.113.1"), await from("203.0.113.2, 10.1.2.3")];
     try {
       expect(open.map((s) => s.status)).toEqual([200, 200, 200]);
-      const fourth = await fetch(`${proxied.url}/api/admin/feature/message/stream`, { headers: { "svc-open-api-key": key, "x-forwarded-for": "203.0.113.1" } });
+      const fourth = await fetch(`${proxied.url}/api/admin/feature/message/stream`, {
+        headers: { "svc-open-api-key": key, "x-forwarded-for": "203.0.113.1" },
+      });
       expect(fourth.status).toBe(429);
       await fourth.body?.cancel();
     } finally {
@@ -226,7 +242,9 @@ describe("D54 fair shares", () => {
   });
 
   it("D54 a trusted proxy that is not an address or CIDR range is a setting error at start", async () => {
-    await expect(startTestServer({ MERIDIAN_TRUSTED_PROXIES: "10.0.0.0/33" })).rejects.toThrow('MERIDIAN_TRUSTED_PROXIES=10.0.0.0/33: "10.0.0.0/33" is not an IP address or CIDR range'); // D56: the setting=value, then the cause
+    await expect(startTestServer({ MERIDIAN_TRUSTED_PROXIES: "10.0.0.0/33" })).rejects.toThrow(
+      'MERIDIAN_TRUSTED_PROXIES=10.0.0.0/33: "10.0.0.0/33" is not an IP address or CIDR range',
+    ); // D56: the setting=value, then the cause
   });
 });
 

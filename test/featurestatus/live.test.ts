@@ -22,13 +22,19 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const stream = (feature: string | null, headers: Record<string, string> = {}) =>
-  openSse(`${server.url}/api/admin/feature/${feature === null ? "" : `${feature}/`}message/stream`, { "svc-open-api-key": writer, ...headers });
+  openSse(`${server.url}/api/admin/feature/${feature === null ? "" : `${feature}/`}message/stream`, {
+    "svc-open-api-key": writer,
+    ...headers,
+  });
 
 describe("D59 SSE for every client", () => {
   it("D59 a parser of the format (eventsource-parser) reads no event with empty data; the retry hint comes with the first event", async () => {
     await w.create("parsed", draft({ title: "Parsed" }));
     const abort = new AbortController();
-    const r = await fetch(`${server.url}/api/admin/feature/parsed/message/stream`, { headers: { "svc-open-api-key": writer }, signal: abort.signal });
+    const r = await fetch(`${server.url}/api/admin/feature/parsed/message/stream`, {
+      headers: { "svc-open-api-key": writer },
+      signal: abort.signal,
+    });
     const events: EventSourceMessage[] = [];
     const retries: number[] = [];
     const comments: string[] = [];
@@ -140,7 +146,9 @@ describe("D46 live push", () => {
   it("D13 D46 the listing's rules: no credentials 401, another feature's client 403, a global stream for any reader", async () => {
     expect((await fetch(`${server.url}/api/admin/feature/x/message/stream`)).status).toBe(401);
     const shop = await server.key({ clientId: "shop", scopes: ["platform_iam_featurestatus_read"] });
-    expect((await fetch(`${server.url}/api/admin/feature/billing/message/stream`, { headers: { "svc-open-api-key": shop } })).status).toBe(403);
+    expect((await fetch(`${server.url}/api/admin/feature/billing/message/stream`, { headers: { "svc-open-api-key": shop } })).status).toBe(
+      403,
+    );
     await new Promise((r) => setTimeout(r, 100));
     const global = await openSse(`${server.url}/api/admin/feature/message/stream`, { "svc-open-api-key": shop });
     expect(global.status).toBe(200);
@@ -151,7 +159,12 @@ describe("D46 live push", () => {
     await new Promise((r) => setTimeout(r, 100));
     const client = connectClient(FeatureStatusService, server.url);
     const abort = new AbortController();
-    const it = client.watchMessages(create(WatchMessagesRequestSchema, { featureId: "rpc" }), { headers: { "svc-open-api-key": writer }, signal: abort.signal })[Symbol.asyncIterator]();
+    const it = client
+      .watchMessages(create(WatchMessagesRequestSchema, { featureId: "rpc" }), {
+        headers: { "svc-open-api-key": writer },
+        signal: abort.signal,
+      })
+      [Symbol.asyncIterator]();
     try {
       const first = await it.next();
       expect(first.value.data).toEqual([]);

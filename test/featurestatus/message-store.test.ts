@@ -56,7 +56,15 @@ const backends: { name: string; open(): Promise<Pair> }[] = [
 ];
 
 const NOW = 2_000_000_000;
-const msg = (over: Partial<MessageData> = {}): MessageData => ({ feature_id: "f", type: "Warning", title: "t", body: "", start_date: NOW - 100, expiring_date: NOW + 100, ...over });
+const msg = (over: Partial<MessageData> = {}): MessageData => ({
+  feature_id: "f",
+  type: "Warning",
+  title: "t",
+  body: "",
+  start_date: NOW - 100,
+  expiring_date: NOW + 100,
+  ...over,
+});
 
 async function until(check: () => boolean, ms = 3000): Promise<boolean> {
   const end = Date.now() + ms;
@@ -136,7 +144,11 @@ describe.each(backends)("message store on $name", ({ name, open }) => {
         await p.store.insert(msg({ feature_id: null, expiring_date: NOW - 5 }));
         const kept = await p.store.insert(msg({ expiring_date: NOW }));
         expect(await p.store.purgeExpiredBefore(NOW)).toBe(2);
-        expect((await p.store.list({ featureId: "f", expiry: "All", sortBy: "StartDate", sortOrder: "Asc", limit: 10, now: NOW })).map((r) => r.id)).toEqual([kept.id]);
+        expect(
+          (await p.store.list({ featureId: "f", expiry: "All", sortBy: "StartDate", sortOrder: "Asc", limit: 10, now: NOW })).map(
+            (r) => r.id,
+          ),
+        ).toEqual([kept.id]);
       } finally {
         await p.close();
       }

@@ -16,7 +16,16 @@ const DAY = 86_400;
 
 async function seed(store: SqliteMessageStore, now: number) {
   const add = async (feature: string | null, expiredDaysAgo: number) =>
-    (await store.insert({ feature_id: feature, type: "Warning", title: "t", body: "", start_date: now - expiredDaysAgo * DAY - 10, expiring_date: now - expiredDaysAgo * DAY })).id;
+    (
+      await store.insert({
+        feature_id: feature,
+        type: "Warning",
+        title: "t",
+        body: "",
+        start_date: now - expiredDaysAgo * DAY - 10,
+        expiring_date: now - expiredDaysAgo * DAY,
+      })
+    ).id;
   return { oldFeature: await add("f", 31), oldGlobal: await add(null, 45), recent: await add("f", 29), live: await add(null, -1) };
 }
 
@@ -59,7 +68,9 @@ describe("D22 retention", () => {
     const job = startCleanup(store, { intervalS: 3600, retentionDays: 30, logger, now: () => now });
     await job.first;
     job.stop();
-    expect(logs.map((l) => [l.level, l.msg])).toEqual([[40, "message cleanup skipped: the database is busy; it runs again at the next interval"]]);
+    expect(logs.map((l) => [l.level, l.msg])).toEqual([
+      [40, "message cleanup skipped: the database is busy; it runs again at the next interval"],
+    ]);
     expect(await store.get(ids.oldFeature)).toBeDefined();
     importer.exec("ROLLBACK");
     importer.close();
@@ -74,7 +85,14 @@ describe("D22 retention", () => {
       expect(runs()).toBe(1); // at start, before start-up is over
       const store = server.app.backend.messages;
       const now = Math.floor(Date.now() / 1000);
-      const { id } = await store.insert({ feature_id: null, type: "Warning", title: "t", body: "", start_date: now - 100, expiring_date: now - 5 });
+      const { id } = await store.insert({
+        feature_id: null,
+        type: "Warning",
+        title: "t",
+        body: "",
+        start_date: now - 100,
+        expiring_date: now - 5,
+      });
       const deadline = Date.now() + 5000;
       while ((await store.get(id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(await store.get(id)).toBeUndefined();

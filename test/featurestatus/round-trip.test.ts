@@ -50,20 +50,51 @@ describe("D52 a message read and sent back unchanged is accepted", () => {
 
   it("D52 property: any title and body accepted once are accepted again, unchanged, when sent back as read", async () => {
     const token = fc.constantFrom(
-      "<", ">", "&", '"', "'", "a", " ", "é", "😀", "<b>", "</b>", "<p>", "<i>", "<br>", "<ul><li>", "&lt;", "&amp;", "&#60;", "&quot;",
-      "&amp;lt;", "<script>x</script>", '<a href="https://x.example/?a=1&b=2">', "</a>", "<img src=x>", "<!--c-->", "&", "<3",
+      "<",
+      ">",
+      "&",
+      '"',
+      "'",
+      "a",
+      " ",
+      "é",
+      "😀",
+      "<b>",
+      "</b>",
+      "<p>",
+      "<i>",
+      "<br>",
+      "<ul><li>",
+      "&lt;",
+      "&amp;",
+      "&#60;",
+      "&quot;",
+      "&amp;lt;",
+      "<script>x</script>",
+      '<a href="https://x.example/?a=1&b=2">',
+      "</a>",
+      "<img src=x>",
+      "<!--c-->",
+      "&",
+      "<3",
     );
     const text = (max: number) => fc.array(token, { maxLength: max }).map((ts) => ts.join(""));
     let accepted = 0;
     await fc.assert(
       // Bodies near the limit: a run of "<" or "&" (stored as references) before random text.
-      fc.asyncProperty(text(90), fc.constantFrom("<", "&", '"'), fc.integer({ min: 0, max: 4000 }), fc.oneof(text(40), text(400)), async (title, c, n, rest) => {
-        const r = await t.a.create("rt", draft({ title: `t ${title}`, body: c.repeat(n) + rest }));
-        expect([201, 400]).toContain(r.status);
-        if (r.status !== 201) return;
-        accepted++;
-        await sendBack(r.json);
-      }),
+      fc.asyncProperty(
+        text(90),
+        fc.constantFrom("<", "&", '"'),
+        fc.integer({ min: 0, max: 4000 }),
+        fc.oneof(text(40), text(400)),
+        async (title, c, n, rest) => {
+          const r = await t.a.create("rt", draft({ title: `t ${title}`, body: c.repeat(n) + rest }));
+          expect([201, 400]).toContain(r.status);
+          if (r.status !== 201) return;
+          accepted++;
+          await sendBack(r.json);
+        },
+      ),
       { numRuns: 150 },
     );
     expect(accepted).toBeGreaterThan(50);

@@ -60,7 +60,20 @@ describe("the eight routes", () => {
   it("D15 a message id in a path is a decimal integer without sign or leading zeros, else 400 and nothing changes", async () => {
     const m = (await t.a.create("ids", draft({ title: "by id" }))).json as ApiMessage;
     const id = String(m.id);
-    const forms = [`0x${m.id.toString(16)}`, `+${id}`, `%2B${id}`, `-${id}`, `0${id}`, `00${id}`, `${id}.0`, `${id}e0`, `%20${id}`, `${id}%20`, `${id}%00`, `1_${id}`];
+    const forms = [
+      `0x${m.id.toString(16)}`,
+      `+${id}`,
+      `%2B${id}`,
+      `-${id}`,
+      `0${id}`,
+      `00${id}`,
+      `${id}.0`,
+      `${id}e0`,
+      `%20${id}`,
+      `${id}%20`,
+      `${id}%00`,
+      `1_${id}`,
+    ];
     for (const form of forms) {
       const path = `/api/admin/feature/ids/message/${form}`;
       for (const [method, body] of [["GET"], ["PATCH", { title: "changed" }], ["DELETE"]] as const) {
@@ -179,7 +192,8 @@ describe("D19 windows and sorting", () => {
     active = (await t.a.create("win", draft({ startDate: iso(-3600), expiringDate: iso(3600) }))).json;
     expired = (await t.a.create("win", draft({ startDate: iso(-7200), expiringDate: iso(-3600) }))).json;
   });
-  const ids = async (q: string) => ((await t.a.list("win", q)).json.data as ApiMessage[]).filter((m) => m.featureId === "win").map((m) => m.id);
+  const ids = async (q: string) =>
+    ((await t.a.list("win", q)).json.data as ApiMessage[]).filter((m) => m.featureId === "win").map((m) => m.id);
 
   it("D19 the default listing holds the active messages only", async () => {
     expect(await ids("")).toEqual([active.id]);
@@ -205,7 +219,8 @@ describe("D19 windows and sorting", () => {
     const same = { startDate: "2031-01-01T00:00:00Z", expiringDate: "2032-01-01T00:00:00Z" };
     const made = [];
     for (let i = 0; i < 3; i++) made.push(((await t.a.create("ties", draft(same))).json as ApiMessage).id);
-    const only = async (q: string) => ((await t.a.list("ties", q)).json.data as ApiMessage[]).filter((m) => m.featureId === "ties").map((m) => m.id);
+    const only = async (q: string) =>
+      ((await t.a.list("ties", q)).json.data as ApiMessage[]).filter((m) => m.featureId === "ties").map((m) => m.id);
     expect(await only("expiry=Pending&sortOrder=Asc")).toEqual(made);
     expect(await only("expiry=Pending&sortOrder=Desc")).toEqual([...made].reverse());
   });
@@ -243,7 +258,10 @@ describe("D21 limit and cursor", () => {
     const seen: number[] = [];
     let cursor: string | null = null;
     do {
-      const r: { json: { data: ApiMessage[]; cursor: string | null } } = await t.a.list("page", `expiry=All&limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      const r: { json: { data: ApiMessage[]; cursor: string | null } } = await t.a.list(
+        "page",
+        `expiry=All&limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
       seen.push(...r.json.data.filter((m) => m.featureId === "page").map((m) => m.id));
       cursor = r.json.cursor;
     } while (cursor);
@@ -254,7 +272,11 @@ describe("D21 limit and cursor", () => {
   it("D21 a cursor used with another listing gets 400, and so does a malformed one", async () => {
     const first = await t.a.list("page", "expiry=All&limit=5");
     const cursor = encodeURIComponent(first.json.cursor);
-    for (const q of [`expiry=Expired&cursor=${cursor}`, `expiry=All&sortBy=ExpiringDate&cursor=${cursor}`, `expiry=All&sortOrder=Asc&cursor=${cursor}`]) {
+    for (const q of [
+      `expiry=Expired&cursor=${cursor}`,
+      `expiry=All&sortBy=ExpiringDate&cursor=${cursor}`,
+      `expiry=All&sortOrder=Asc&cursor=${cursor}`,
+    ]) {
       const r = await t.a.list("page", `${q}&limit=5`);
       expect(r.status).toBe(400);
       expect(Object.keys(r.json.errors)).toEqual(["cursor"]);
@@ -289,7 +311,10 @@ describe("D21 limit and cursor", () => {
     const deleted = new Set<number>();
     const inserted = new Set<number>();
     do {
-      const r: { json: { data: ApiMessage[]; cursor: string | null } } = await t.a.list(f, `expiry=All&sortOrder=Asc&limit=4${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      const r: { json: { data: ApiMessage[]; cursor: string | null } } = await t.a.list(
+        f,
+        `expiry=All&sortOrder=Asc&limit=4${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
       seen.push(...r.json.data.filter((m) => m.featureId === f).map((m) => m.id));
       cursor = r.json.cursor;
       // Between pages: delete a row not read yet and insert one before and one after the position.

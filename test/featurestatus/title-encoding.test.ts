@@ -99,7 +99,10 @@ describe("D20 titles are plain at any depth of encoding", () => {
     ];
     for (const [text, depths] of cases) {
       for (const depth of depths) {
-        const r = await send("post", encode(text, depth, (o) => o[0], false));
+        const r = await send(
+          "post",
+          encode(text, depth, (o) => o[0], false),
+        );
         expect(r.status, `${text} at depth ${depth}`).toBe(201);
         expect(r.title).toBe(text);
       }

@@ -63,10 +63,21 @@ export async function roundTrip(baseUrl: string, key: string, project: string): 
   const listed = await listFeatureMessages({ path: feature, query: { expiry: "All", sortOrder: "Asc", limit: 10 } });
   const read = await getFeatureMessage({ path: { ...feature, message_id: id } });
   const etag = read.response.headers.get("etag");
-  const patched = await updateFeatureMessage({ path: { ...feature, message_id: id }, headers: { "if-match": etag ?? "" }, body: { title: "Maintenance, longer" } });
+  const patched = await updateFeatureMessage({
+    path: { ...feature, message_id: id },
+    headers: { "if-match": etag ?? "" },
+    body: { title: "Maintenance, longer" },
+  });
   if (!patched.data) throw new Error(`patch: ${patched.response.status}`);
-  const stale = await updateFeatureMessage({ path: { ...feature, message_id: id }, headers: { "if-match": etag ?? "" }, body: { type: "Critical" } });
-  const deleted = await deleteFeatureMessage({ path: { ...feature, message_id: id }, headers: { "if-match": stale.response.headers.get("etag") ?? "" } });
+  const stale = await updateFeatureMessage({
+    path: { ...feature, message_id: id },
+    headers: { "if-match": etag ?? "" },
+    body: { type: "Critical" },
+  });
+  const deleted = await deleteFeatureMessage({
+    path: { ...feature, message_id: id },
+    headers: { "if-match": stale.response.headers.get("etag") ?? "" },
+  });
   const after = await listFeatureMessages({ path: feature, query: { expiry: "All" } });
 
   // Values: a dataset and a series, rows up, read whole, paged, as a chart, for several series, then a range deleted.
@@ -88,7 +99,8 @@ export async function roundTrip(baseUrl: string, key: string, project: string): 
   });
   const path = { dataset_id: datasetId, time_series_id: series.data?.id ?? "" };
   const upload: UploadRow[] = [];
-  for (let i = 0; i < 20; i++) upload.push([`2026-01-01T00:${String(i).padStart(2, "0")}:00`, i === 7 ? null : 10 + i / 4, i % 5 === 0 ? 1 : 0]);
+  for (let i = 0; i < 20; i++)
+    upload.push([`2026-01-01T00:${String(i).padStart(2, "0")}:00`, i === 7 ? null : 10 + i / 4, i % 5 === 0 ? 1 : 0]);
   const uploaded = await uploadValues({ path, headers, body: { data: upload } });
   const whole = await readValuesJson({ path, headers, query: { from: "2026-01-01T000000", to: "2026-01-01T23:59:59Z" } });
   const rows = whole.data?.data ?? [];

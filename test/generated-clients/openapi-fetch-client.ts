@@ -50,8 +50,12 @@ export async function roundTrip(baseUrl: string, key: string, project: string): 
   if (!created.data) throw new Error(`create: ${created.response.status}`);
   const message = created.data;
   const id = message.id ?? 0;
-  const listed = await client.GET("/api/admin/feature/{feature_id}/message", { params: { path: feature, query: { expiry: "All", sortOrder: "Asc", limit: 10 } } });
-  const read = await client.GET("/api/admin/feature/{feature_id}/message/{message_id}", { params: { path: { ...feature, message_id: id } } });
+  const listed = await client.GET("/api/admin/feature/{feature_id}/message", {
+    params: { path: feature, query: { expiry: "All", sortOrder: "Asc", limit: 10 } },
+  });
+  const read = await client.GET("/api/admin/feature/{feature_id}/message/{message_id}", {
+    params: { path: { ...feature, message_id: id } },
+  });
   const etag = read.response.headers.get("etag");
   const patched = await client.PATCH("/api/admin/feature/{feature_id}/message/{message_id}", {
     params: { path: { ...feature, message_id: id }, header: { "if-match": etag ?? "" } },
@@ -63,12 +67,17 @@ export async function roundTrip(baseUrl: string, key: string, project: string): 
     body: { type: "Critical" },
   });
   const current = stale.response.headers.get("etag") ?? "";
-  const deleted = await client.DELETE("/api/admin/feature/{feature_id}/message/{message_id}", { params: { path: { ...feature, message_id: id }, header: { "if-match": current } } });
+  const deleted = await client.DELETE("/api/admin/feature/{feature_id}/message/{message_id}", {
+    params: { path: { ...feature, message_id: id }, header: { "if-match": current } },
+  });
   const after = await client.GET("/api/admin/feature/{feature_id}/message", { params: { path: feature, query: { expiry: "All" } } });
 
   // Values: a dataset and a series, rows up, read whole, paged, as a chart, for several series, then a range deleted.
   const ts = { "svc-service-id": "timeseries" as const, "svc-project-id": project };
-  const dataset = await client.POST("/api/ts/dataset", { params: { header: ts }, body: { timeSeriesProperties: [{ name: "depth", dataType: "Double" }] } });
+  const dataset = await client.POST("/api/ts/dataset", {
+    params: { header: ts },
+    body: { timeSeriesProperties: [{ name: "depth", dataType: "Double" }] },
+  });
   const datasetId = dataset.data?.id ?? "";
   const headers = { ...ts, "svc-dataset-id": datasetId };
   const series = await client.POST("/api/ts/dataset/{dataset_id}/timeseries", {
@@ -84,19 +93,34 @@ export async function roundTrip(baseUrl: string, key: string, project: string): 
   });
   const path = { dataset_id: datasetId, time_series_id: series.data?.id ?? "" };
   const upload: UploadRow[] = [];
-  for (let i = 0; i < 20; i++) upload.push([`2026-01-01T00:${String(i).padStart(2, "0")}:00`, i === 7 ? null : 10 + i / 4, i % 5 === 0 ? 1 : 0]);
-  const uploaded = await client.POST("/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values", { params: { path, header: headers }, body: { data: upload } });
-  const whole = await client.GET("/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values", { params: { path, header: headers, query: { from: "2026-01-01T000000", to: "2026-01-01T23:59:59Z" } } });
+  for (let i = 0; i < 20; i++)
+    upload.push([`2026-01-01T00:${String(i).padStart(2, "0")}:00`, i === 7 ? null : 10 + i / 4, i % 5 === 0 ? 1 : 0]);
+  const uploaded = await client.POST("/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values", {
+    params: { path, header: headers },
+    body: { data: upload },
+  });
+  const whole = await client.GET("/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values", {
+    params: { path, header: headers, query: { from: "2026-01-01T000000", to: "2026-01-01T23:59:59Z" } },
+  });
   const rows = whole.data?.data ?? [];
   const numbers: number[] = [];
   for (const row of rows) {
     const cell = row[1];
     if (typeof cell === "number") numbers.push(cell);
   }
-  const page = await client.GET("/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values", { params: { path, header: { ...headers, "api-version": "3" }, query: { limit: 5 } } });
-  const chart = await client.GET("/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values/chart", { params: { path, header: headers, query: { width: 2 } } });
-  const many = await client.POST("/api/ts/dataset/{dataset_id}/timeseries/values", { params: { path: { dataset_id: datasetId }, header: headers }, body: [path.time_series_id] });
-  await client.DELETE("/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values", { params: { path, header: headers, query: { from: "2026-01-01T00:10:00", to: "2026-01-01T00:19:00" } } });
+  const page = await client.GET("/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values", {
+    params: { path, header: { ...headers, "api-version": "3" }, query: { limit: 5 } },
+  });
+  const chart = await client.GET("/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values/chart", {
+    params: { path, header: headers, query: { width: 2 } },
+  });
+  const many = await client.POST("/api/ts/dataset/{dataset_id}/timeseries/values", {
+    params: { path: { dataset_id: datasetId }, header: headers },
+    body: [path.time_series_id],
+  });
+  await client.DELETE("/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values", {
+    params: { path, header: headers, query: { from: "2026-01-01T00:10:00", to: "2026-01-01T00:19:00" } },
+  });
   const left = await client.GET("/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values", { params: { path, header: headers } });
 
   return {

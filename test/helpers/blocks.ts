@@ -12,7 +12,12 @@ export const valueArb = (kind: FieldKind) =>
       : fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 });
 /** Mostly short decimals (the scheme's home ground), with adversarial values mixed in. */
 export const decimalishArb = (kind: FieldKind) =>
-  kind === FieldKind.Flag ? valueArb(kind) : fc.oneof({ weight: 4, arbitrary: fc.integer({ min: -99999, max: 99999 }).map((n) => n / 1000) }, { weight: 1, arbitrary: valueArb(kind) });
+  kind === FieldKind.Flag
+    ? valueArb(kind)
+    : fc.oneof(
+        { weight: 4, arbitrary: fc.integer({ min: -99999, max: 99999 }).map((n) => n / 1000) },
+        { weight: 1, arbitrary: valueArb(kind) },
+      );
 
 /** Strictly increasing timestamps: regular runs, irregular gaps, huge jumps, range ends. */
 const timestampsArb = (rows: number) =>
@@ -20,7 +25,14 @@ const timestampsArb = (rows: number) =>
     .tuple(
       fc.integer({ min: MIN_TIMESTAMP, max: MAX_TIMESTAMP }),
       // Huge gaps are bounded so that any row count still fits the D24 range.
-      fc.array(fc.oneof(fc.constant(60), fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: Math.floor((MAX_TIMESTAMP - MIN_TIMESTAMP) / rows) })), { minLength: rows - 1, maxLength: rows - 1 }),
+      fc.array(
+        fc.oneof(
+          fc.constant(60),
+          fc.integer({ min: 1, max: 10 }),
+          fc.integer({ min: 1, max: Math.floor((MAX_TIMESTAMP - MIN_TIMESTAMP) / rows) }),
+        ),
+        { minLength: rows - 1, maxLength: rows - 1 },
+      ),
     )
     .map(([start, gaps]) => {
       const total = gaps.reduce((a, b) => a + b, 0);
@@ -57,7 +69,6 @@ export function toBlock(b: { timestamps: number[]; columns: { kind: FieldKind; v
     }),
   };
 }
-
 
 /** The block's bytes with the CRC-32C recomputed over them: a hostile edit the checksum does not catch. */
 export function withChecksum(bytes: Uint8Array, crc32c: (b: Uint8Array) => number): Buffer {

@@ -7,7 +7,9 @@ import { chromium, type Browser, type BrowserContextOptions, type Page } from "p
 const CANDIDATES = [process.env.MERIDIAN_TEST_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"].filter(Boolean) as string[];
 
 export const CHROMIUM = CANDIDATES.find((p) => existsSync(p));
-export const NO_CHROMIUM = CHROMIUM ? undefined : "browser tests skipped: no Chromium (apt-get install chromium, or set MERIDIAN_TEST_CHROMIUM)";
+export const NO_CHROMIUM = CHROMIUM
+  ? undefined
+  : "browser tests skipped: no Chromium (apt-get install chromium, or set MERIDIAN_TEST_CHROMIUM)";
 
 export function launchChromium(): Promise<Browser> {
   // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
@@ -15,7 +17,10 @@ export function launchChromium(): Promise<Browser> {
 }
 
 /** A page that records its dialogs and its CSP violations (an init script is not bound by the page's CSP); `options` set its locale, time zone... */
-export async function watchedPage(browser: Browser, options: BrowserContextOptions = {}): Promise<{ page: Page; dialogs: string[]; violations: () => Promise<string[]> }> {
+export async function watchedPage(
+  browser: Browser,
+  options: BrowserContextOptions = {},
+): Promise<{ page: Page; dialogs: string[]; violations: () => Promise<string[]> }> {
   const page = await browser.newPage(options);
   const dialogs: string[] = [];
   page.on("dialog", (d) => {
@@ -24,13 +29,18 @@ export async function watchedPage(browser: Browser, options: BrowserContextOptio
   });
   await page.addInitScript(() => {
     (window as unknown as { violations: string[] }).violations = [];
-    document.addEventListener("securitypolicyviolation", (e) => (window as unknown as { violations: string[] }).violations.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber} ${e.sample}`));
+    document.addEventListener("securitypolicyviolation", (e) =>
+      (window as unknown as { violations: string[] }).violations.push(
+        `${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber} ${e.sample}`,
+      ),
+    );
   });
   return { page, dialogs, violations: () => page.evaluate(() => (window as unknown as { violations: string[] }).violations) };
 }
 
 /** The banner's test page (D49): a page of the server's origin under a strict CSP with Trusted Types, holding <meridian-banner>. */
-export const BANNER_PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; require-trusted-types-for 'script'; trusted-types meridian-banner";
+export const BANNER_PAGE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; require-trusted-types-for 'script'; trusted-types meridian-banner";
 
 export async function bannerPage(browser: Browser, serverUrl: string, feature: string, key: string) {
   const watched = await watchedPage(browser);

@@ -15,7 +15,11 @@ function command(asProgram: boolean): [string, string[]] {
 }
 
 /** Runs the command to its end; `as` gives the working folder or another user to run it as. */
-export function meridian(args: string[], env: Record<string, string> = {}, as: { cwd?: string; uid?: number; gid?: number } = {}): { status: number | null; stdout: string; stderr: string } {
+export function meridian(
+  args: string[],
+  env: Record<string, string> = {},
+  as: { cwd?: string; uid?: number; gid?: number } = {},
+): { status: number | null; stdout: string; stderr: string } {
   const [program, lead] = command(false);
   const r = spawnSync(program, [...lead, ...args], { env: { ...process.env, ...env }, encoding: "utf8", timeout: 60_000, ...as });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };

@@ -1,7 +1,15 @@
 // Independent clients of the real server: @grpc/grpc-js (not Connect's),
 // Connect over HTTP/2 and HTTP/1.1, gRPC-Web, and plain fetch for REST.
 import * as grpc from "@grpc/grpc-js";
-import { fromBinary, toBinary, type DescMethod, type DescMessage, type MessageShape, type MessageInitShape, create } from "@bufbuild/protobuf";
+import {
+  fromBinary,
+  toBinary,
+  type DescMethod,
+  type DescMessage,
+  type MessageShape,
+  type MessageInitShape,
+  create,
+} from "@bufbuild/protobuf";
 import { createClient, type Client } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
@@ -20,7 +28,11 @@ export interface GrpcResult<T> {
 }
 
 /** What a grpc-js call of a method needs: a client of its own, the path, protobuf-es (de)serialisation and the metadata. */
-function grpcCall<I extends DescMessage, O extends DescMessage>(address: string, method: DescMethod & { input: I; output: O }, metadata: Record<string, string>) {
+function grpcCall<I extends DescMessage, O extends DescMessage>(
+  address: string,
+  method: DescMethod & { input: I; output: O },
+  metadata: Record<string, string>,
+) {
   const md = new grpc.Metadata();
   for (const [k, v] of Object.entries(metadata)) md.set(k, v);
   return {
@@ -92,7 +104,15 @@ export interface RawAnswer {
  */
 export async function rawUpload(
   url: string,
-  opts: { httpVersion: "1.1" | "2"; method?: string; path: string; headers: Record<string, string>; total: number; prefix?: Buffer; fill?: number },
+  opts: {
+    httpVersion: "1.1" | "2";
+    method?: string;
+    path: string;
+    headers: Record<string, string>;
+    total: number;
+    prefix?: Buffer;
+    fill?: number;
+  },
 ): Promise<RawAnswer> {
   const http = await import("node:http");
   const http2 = await import("node:http2");
@@ -115,7 +135,14 @@ export async function rawUpload(
     const base = new URL(url);
     const headers = { ...opts.headers, "content-length": String(opts.total) };
     if (opts.httpVersion === "1.1") {
-      const req = http.request({ host: base.hostname, port: base.port, method: opts.method ?? "POST", path: opts.path, headers, agent: false });
+      const req = http.request({
+        host: base.hostname,
+        port: base.port,
+        method: opts.method ?? "POST",
+        path: opts.path,
+        headers,
+        agent: false,
+      });
       req.on("error", (e) => (answered ? undefined : reject(e)));
       req.on("response", (res) => {
         answered = true;

@@ -12,7 +12,7 @@ export function envelope(message: Uint8Array, flags = 0): Buffer {
 
 export function envelopes(bytes: Buffer): { flags: number; data: Buffer }[] {
   const out = [];
-  for (let at = 0; at < bytes.length; ) {
+  for (let at = 0; at < bytes.length;) {
     const length = bytes.readUInt32BE(at + 1);
     out.push({ flags: bytes[at], data: bytes.subarray(at + 5, at + 5 + length) });
     at += 5 + length;

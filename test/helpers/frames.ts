@@ -7,7 +7,7 @@ import { brotliDecompressSync, inflateRawSync } from "node:zlib";
 /** The end offsets of the frames of `body`, in order. */
 export function frameEnds(coding: "zstd" | "gzip" | "br", body: Buffer): number[] {
   const ends: number[] = [];
-  for (let at = 0; at < body.length; ) {
+  for (let at = 0; at < body.length;) {
     at += { zstd: zstdFrameLength, gzip: gzipMemberLength, br: brotliStreamLength }[coding](body.subarray(at));
     ends.push(at);
   }

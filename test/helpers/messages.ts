@@ -35,10 +35,14 @@ export function api(server: TestServer, key: string) {
   };
   return {
     call,
-    create: (feature: string | null, body: unknown) => call("POST", feature === null ? "/api/admin/feature/message" : `/api/admin/feature/${feature}/message`, body),
-    update: (feature: string | null, id: number, body: unknown) => call("PATCH", feature === null ? `/api/admin/feature/message/${id}` : `/api/admin/feature/${feature}/message/${id}`, body),
-    remove: (feature: string | null, id: number) => call("DELETE", feature === null ? `/api/admin/feature/message/${id}` : `/api/admin/feature/${feature}/message/${id}`),
-    list: (feature: string | null, query = "") => call("GET", (feature === null ? "/api/admin/feature/message" : `/api/admin/feature/${feature}/message`) + (query ? `?${query}` : "")),
+    create: (feature: string | null, body: unknown) =>
+      call("POST", feature === null ? "/api/admin/feature/message" : `/api/admin/feature/${feature}/message`, body),
+    update: (feature: string | null, id: number, body: unknown) =>
+      call("PATCH", feature === null ? `/api/admin/feature/message/${id}` : `/api/admin/feature/${feature}/message/${id}`, body),
+    remove: (feature: string | null, id: number) =>
+      call("DELETE", feature === null ? `/api/admin/feature/message/${id}` : `/api/admin/feature/${feature}/message/${id}`),
+    list: (feature: string | null, query = "") =>
+      call("GET", (feature === null ? "/api/admin/feature/message" : `/api/admin/feature/${feature}/message`) + (query ? `?${query}` : "")),
   };
 }
 
@@ -59,7 +63,9 @@ const XSS_DIR = fileURLToPath(new URL("../fixtures/xss/", import.meta.url));
 /** Every non-empty line of the public payload lists vendored in test/fixtures/xss/. */
 export function xssPayloads(): { file: string; payload: string }[] {
   const out: { file: string; payload: string }[] = [];
-  for (const file of readdirSync(XSS_DIR).filter((f) => f.endsWith(".txt")).sort()) {
+  for (const file of readdirSync(XSS_DIR)
+    .filter((f) => f.endsWith(".txt"))
+    .sort()) {
     for (const payload of readFileSync(XSS_DIR + file, "utf8").split("\n")) if (payload.trim() !== "") out.push({ file, payload });
   }
   return out;

@@ -47,7 +47,14 @@ async function checkerFor(baseUrl: string): Promise<Checker> {
 const pointer = (...parts: string[]) => parts.map((p) => p.replaceAll("~", "~0").replaceAll("/", "~1")).join("/");
 
 /** Throws unless the document describes this answer: a JSON body must match the schema of its path, method, status and media type. */
-export async function checkAnswer(baseUrl: string, method: string, url: string, status: number, contentType: string | null, body: string): Promise<void> {
+export async function checkAnswer(
+  baseUrl: string,
+  method: string,
+  url: string,
+  status: number,
+  contentType: string | null,
+  body: string,
+): Promise<void> {
   const c = await checkerFor(baseUrl);
   const path = new URL(url, baseUrl).pathname;
   const route = c.routes.filter((r) => r.re.test(path)).sort((a, b) => a.variables - b.variables)[0];
@@ -57,7 +64,9 @@ export async function checkAnswer(baseUrl: string, method: string, url: string, 
   const answer = op.responses[String(status)];
   if (!answer) throw new Error(`OpenAPI: ${method} ${route.template} does not document status ${status} (body ${body.slice(0, 300)})`);
   const media = (contentType ?? "").split(";")[0].trim();
-  const at = answer.$ref ? ["components", "responses", answer.$ref.split("/").pop()!] : ["paths", route.template, method.toLowerCase(), "responses", String(status)];
+  const at = answer.$ref
+    ? ["components", "responses", answer.$ref.split("/").pop()!]
+    : ["paths", route.template, method.toLowerCase(), "responses", String(status)];
   const described = answer.$ref ? c.doc.components.responses[at[2]] : answer;
   if (!described.content) {
     if (body !== "") throw new Error(`OpenAPI: ${method} ${route.template} ${status} has no body, but one was sent`);
@@ -71,6 +80,8 @@ export async function checkAnswer(baseUrl: string, method: string, url: string, 
     c.compiled.set(ref, validate);
   }
   if (!validate(JSON.parse(body))) {
-    throw new Error(`OpenAPI: ${method} ${path} ${status} does not match its schema: ${c.ajv.errorsText(validate.errors)}; body ${body.slice(0, 300)}`);
+    throw new Error(
+      `OpenAPI: ${method} ${path} ${status} does not match its schema: ${c.ajv.errorsText(validate.errors)}; body ${body.slice(0, 300)}`,
+    );
   }
 }

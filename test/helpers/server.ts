@@ -99,7 +99,10 @@ export async function queryElsewhere<T = Record<string, unknown>>(server: TestSe
 }
 
 /** An HS256 token signed with the test secret; claims override the defaults. */
-export async function signToken(claims: Record<string, unknown>, opts: { expiresIn?: string | number | null; secret?: string } = {}): Promise<string> {
+export async function signToken(
+  claims: Record<string, unknown>,
+  opts: { expiresIn?: string | number | null; secret?: string } = {},
+): Promise<string> {
   let jwt = new SignJWT(claims).setProtectedHeader({ alg: "HS256" }).setIssuedAt();
   if (opts.expiresIn !== null) jwt = jwt.setExpirationTime(opts.expiresIn ?? "5m");
   return jwt.sign(new TextEncoder().encode(opts.secret ?? JWT_SECRET));

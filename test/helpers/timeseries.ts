@@ -10,7 +10,12 @@ export const TS_RW = { scopes: ["platform_timeseries_readwrite"], projects: [PRO
 
 /** The D14 headers of a time series call (gRPC metadata too); the dataset one when given. */
 export function tsHeaders(key: string, dataset?: string, project = PROJECT): Record<string, string> {
-  return { "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": project, ...(dataset ? { "svc-dataset-id": dataset } : {}) };
+  return {
+    "svc-open-api-key": key,
+    "svc-service-id": "timeseries",
+    "svc-project-id": project,
+    ...(dataset ? { "svc-dataset-id": dataset } : {}),
+  };
 }
 
 export function tsApi(server: TestServer, key: string, project = PROJECT) {
@@ -36,7 +41,12 @@ export function tsApi(server: TestServer, key: string, project = PROJECT) {
     },
     /** GET .../values with a query string; api-version 3 when paged. */
     read(dataset: string, series: string, query = "", paged = false) {
-      return call("GET", `/api/ts/dataset/${dataset}/timeseries/${series}/values${query ? "?" + query : ""}`, undefined, paged ? { "api-version": "3" } : {});
+      return call(
+        "GET",
+        `/api/ts/dataset/${dataset}/timeseries/${series}/values${query ? "?" + query : ""}`,
+        undefined,
+        paged ? { "api-version": "3" } : {},
+      );
     },
     /** The body of GET .../values as the server wrote it. */
     async readText(dataset: string, series: string): Promise<string> {
@@ -44,7 +54,12 @@ export function tsApi(server: TestServer, key: string, project = PROJECT) {
     },
     /** POST .../timeseries/values with the id list; api-version 3 when paged. */
     readMany(dataset: string, ids: unknown, query = "", paged = false) {
-      return call("POST", `/api/ts/dataset/${dataset}/timeseries/values${query ? "?" + query : ""}`, ids, paged ? { "api-version": "3" } : {});
+      return call(
+        "POST",
+        `/api/ts/dataset/${dataset}/timeseries/values${query ? "?" + query : ""}`,
+        ids,
+        paged ? { "api-version": "3" } : {},
+      );
     },
     async dataset(body: Record<string, unknown> = {}): Promise<string> {
       const r = await call("POST", "/api/ts/dataset", { timeSeriesProperties: [{ name: "depth", dataType: "Double" }], ...body });
@@ -69,7 +84,12 @@ export function tsApi(server: TestServer, key: string, project = PROJECT) {
 
 /** A series' stored rows, read straight from its blocks: [epoch seconds, cell or null...]. */
 export async function storedRows(server: TestServer, seriesId: string): Promise<(number | null)[][]> {
-  return rowsOfPayloads(await server.query<{ payload: Buffer }>("SELECT payload FROM blocks JOIN time_series USING (sid) WHERE time_series.id = $1 ORDER BY first_ts", seriesId));
+  return rowsOfPayloads(
+    await server.query<{ payload: Buffer }>(
+      "SELECT payload FROM blocks JOIN time_series USING (sid) WHERE time_series.id = $1 ORDER BY first_ts",
+      seriesId,
+    ),
+  );
 }
 
 /** The same through a backend's stores (a database without a server). */
@@ -97,5 +117,9 @@ export function iso(t: number): string {
 
 /** n rows every `step` seconds from `start`: [timestamp, value with 3 decimals, flag]. */
 export function makeRows(n: number, start = Date.UTC(2024, 0, 1) / 1000, step = 60): [string, number, number][] {
-  return Array.from({ length: n }, (_, i) => [iso(start + i * step), Math.round((10 + Math.sin(i / 50) * 3) * 1000) / 1000, i % 97 === 0 ? 1 : 0]);
+  return Array.from({ length: n }, (_, i) => [
+    iso(start + i * step),
+    Math.round((10 + Math.sin(i / 50) * 3) * 1000) / 1000,
+    i % 97 === 0 ? 1 : 0,
+  ]);
 }

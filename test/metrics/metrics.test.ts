@@ -43,10 +43,14 @@ describe("D43 metrics", () => {
   it("D43 requests by method, protocol and code, latency histograms, rows and bytes streamed, cache events, and Node's own metrics", async () => {
     const key = await server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] });
     const h = { "svc-open-api-key": key, "content-type": "application/json" };
-    expect((await fetch(`${server.url}/api/admin/feature/message`, { method: "POST", headers: h, body: JSON.stringify(draft()) })).status).toBe(201);
+    expect(
+      (await fetch(`${server.url}/api/admin/feature/message`, { method: "POST", headers: h, body: JSON.stringify(draft()) })).status,
+    ).toBe(201);
     for (let i = 0; i < 3; i++) expect((await fetch(`${server.url}/api/admin/feature/message`, { headers: h })).status).toBe(200);
     expect((await fetch(`${server.url}/api/admin/feature/message/999999`, { method: "DELETE", headers: h })).status).toBe(404);
-    expect((await grpcUnary(hostPort(server.url), FeatureStatusService.method.listGlobalMessages, {}, { "svc-open-api-key": key })).error).toBeUndefined();
+    expect(
+      (await grpcUnary(hostPort(server.url), FeatureStatusService.method.listGlobalMessages, {}, { "svc-open-api-key": key })).error,
+    ).toBeUndefined();
     const ts = tsApi(server, await server.key(TS_RW));
     const d = await ts.dataset();
     const s = await ts.series(d);
@@ -55,10 +59,19 @@ describe("D43 metrics", () => {
     await new Promise((r) => setTimeout(r, 50));
 
     const m = await scrape(`${server.url}/metrics`);
-    expect(sample(m, "meridian_requests_total", { method: "FeatureStatusService/ListGlobalMessages", protocol: "rest", code: "ok" })?.value).toBe("3");
-    expect(sample(m, "meridian_requests_total", { method: "FeatureStatusService/CreateGlobalMessage", protocol: "rest", code: "ok" })?.value).toBe("1");
-    expect(sample(m, "meridian_requests_total", { method: "FeatureStatusService/DeleteGlobalMessage", protocol: "rest", code: "not_found" })?.value).toBe("1");
-    expect(sample(m, "meridian_requests_total", { method: "FeatureStatusService/ListGlobalMessages", protocol: "grpc", code: "ok" })?.value).toBe("1");
+    expect(
+      sample(m, "meridian_requests_total", { method: "FeatureStatusService/ListGlobalMessages", protocol: "rest", code: "ok" })?.value,
+    ).toBe("3");
+    expect(
+      sample(m, "meridian_requests_total", { method: "FeatureStatusService/CreateGlobalMessage", protocol: "rest", code: "ok" })?.value,
+    ).toBe("1");
+    expect(
+      sample(m, "meridian_requests_total", { method: "FeatureStatusService/DeleteGlobalMessage", protocol: "rest", code: "not_found" })
+        ?.value,
+    ).toBe("1");
+    expect(
+      sample(m, "meridian_requests_total", { method: "FeatureStatusService/ListGlobalMessages", protocol: "grpc", code: "ok" })?.value,
+    ).toBe("1");
     expect(m.get("meridian_request_duration_seconds")?.type).toBe("HISTOGRAM");
     // (This parser folds a histogram's labelled series into one; its buckets still show the requests timed.)
     expect(Number(m.get("meridian_request_duration_seconds")?.metrics[0].buckets?.["+Inf"])).toBeGreaterThanOrEqual(1);
@@ -68,7 +81,12 @@ describe("D43 metrics", () => {
     expect(sample(m, "meridian_listing_cache_events_total", { event: "miss" })).toBeDefined();
     expect(m.get("meridian_db_lock_waits_total")?.type).toBe("COUNTER");
     expect(m.get("meridian_requests_in_flight")?.type).toBe("GAUGE");
-    for (const node of ["meridian_process_cpu_seconds_total", "meridian_nodejs_eventloop_lag_seconds", "meridian_nodejs_gc_duration_seconds", "meridian_process_resident_memory_bytes"]) {
+    for (const node of [
+      "meridian_process_cpu_seconds_total",
+      "meridian_nodejs_eventloop_lag_seconds",
+      "meridian_nodejs_gc_duration_seconds",
+      "meridian_process_resident_memory_bytes",
+    ]) {
       expect(m.has(node), node).toBe(true);
     }
     // A path no route knows is counted under one label, never its own.
@@ -82,7 +100,8 @@ describe("D43 metrics", () => {
     const LIST = "FeatureStatusService/ListGlobalMessages";
     const CREATE = "FeatureStatusService/CreateGlobalMessage";
     const before = await scrape(`${server.url}/metrics`);
-    const count = (m: Map<string, Family>, labels: Record<string, string>) => Number(sample(m, "meridian_requests_total", labels)?.value ?? 0);
+    const count = (m: Map<string, Family>, labels: Record<string, string>) =>
+      Number(sample(m, "meridian_requests_total", labels)?.value ?? 0);
     // Refused before any handler: gRPC without a key, a Connect body that is not its JSON, REST without a key,
     // a REST body that is not JSON, and answers no RPC gives: a route nobody has, liveness.
     expect((await grpcUnary(hostPort(server.url), FeatureStatusService.method.listGlobalMessages, {}, {})).error?.code).toBe(16);
@@ -100,7 +119,11 @@ describe("D43 metrics", () => {
     expect(web.status).toBe(200);
     await web.arrayBuffer();
     expect((await fetch(`${server.url}/api/admin/feature/message`)).status).toBe(401);
-    const bad = await fetch(`${server.url}/api/admin/feature/message`, { method: "POST", headers: { "svc-open-api-key": key, "content-type": "application/json" }, body: "{" });
+    const bad = await fetch(`${server.url}/api/admin/feature/message`, {
+      method: "POST",
+      headers: { "svc-open-api-key": key, "content-type": "application/json" },
+      body: "{",
+    });
     expect(bad.status).toBe(400);
     expect((await fetch(`${server.url}/no/such/route`)).status).toBe(404);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
@@ -115,7 +138,10 @@ describe("D43 metrics", () => {
     expect(grew({ method: "unknown", protocol: "rest", code: "not_found", status: "404" })).toBe(1);
     expect(grew({ method: "none", protocol: "http", code: "ok", status: "200" })).toBeGreaterThanOrEqual(1);
     const codes = new Set(m.get("meridian_requests_total")!.metrics.map((x) => x.labels!.code));
-    for (const c of codes) expect(c, "a gRPC code name").toMatch(/^(ok|canceled|unknown|invalid_argument|deadline_exceeded|not_found|already_exists|permission_denied|resource_exhausted|failed_precondition|aborted|out_of_range|unimplemented|internal|unavailable|data_loss|unauthenticated)$/);
+    for (const c of codes)
+      expect(c, "a gRPC code name").toMatch(
+        /^(ok|canceled|unknown|invalid_argument|deadline_exceeded|not_found|already_exists|permission_denied|resource_exhausted|failed_precondition|aborted|out_of_range|unimplemented|internal|unavailable|data_loss|unauthenticated)$/,
+      );
   });
 
   it.skipIf(!PROMTOOL)("D59 promtool check metrics passes on a scrape after traffic", async () => {
@@ -140,7 +166,9 @@ describe("D43 metrics", () => {
     const dir = mkdtempSync(join(tmpdir(), "meridian-metrics-"));
     const { child, url, stderr } = await serve({ MERIDIAN_DB: join(dir, "m.db") });
     try {
-      const line = stderr().split("\n").find((l) => l.includes('"metrics"'));
+      const line = stderr()
+        .split("\n")
+        .find((l) => l.includes('"metrics"'));
       const metricsUrl = (JSON.parse(line!) as { metrics: string }).metrics;
       expect(metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
       expect((await scrape(metricsUrl)).has("meridian_requests_total")).toBe(true);

@@ -23,52 +23,59 @@ function backup(args: string[]): Promise<{ status: number | null; stderr: string
 }
 
 describe("D39 backups", () => {
-  it("D39 a backup taken during writes opens, passes integrity_check and holds every write acknowledged before it began", { timeout: 60_000 }, async () => {
-    const key = meridian(["apikey", "create", "--client-id", "w", "--role", "BackOffice", "--scope", "platform_iam_featurestatus_readwrite"], env).stdout.trim();
-    const { child, url } = await serve(env);
-    try {
-      const acked: { id: number; at: number }[] = [];
-      let writing = true;
-      // Four writers, each one request at a time, until told to stop.
-      const writers = Array.from({ length: 4 }, async (_, w) => {
-        for (let i = 0; writing; i++) {
-          const r = await fetch(`${url}/api/admin/feature/message`, {
-            method: "POST",
-            headers: { "svc-open-api-key": key, "content-type": "application/json" },
-            body: JSON.stringify(draft({ title: `w${w} #${i}`, body: `<p>${"x".repeat(2000)}</p>` })),
-          });
-          expect(r.status).toBe(201);
-          acked.push({ id: ((await r.json()) as { id: number }).id, at: performance.now() });
-        }
-      });
-      await new Promise((r) => setTimeout(r, 1500)); // some thousands of rows first
-      const began = performance.now();
-      const target = join(dir, "copy.db");
-      const result = await backup([target]);
-      await new Promise((r) => setTimeout(r, 200)); // writes go on after it, too
-      writing = false;
-      await Promise.all(writers);
-      expect(result.status).toBe(0);
-      expect(result.stderr).toContain(`meridian backup: database ${env.MERIDIAN_DB}\n`);
-
-      const before = acked.filter((a) => a.at < began).map((a) => a.id);
-      expect(before.length).toBeGreaterThan(100);
-      const copy = new Database(target, { readonly: true });
+  it(
+    "D39 a backup taken during writes opens, passes integrity_check and holds every write acknowledged before it began",
+    { timeout: 60_000 },
+    async () => {
+      const key = meridian(
+        ["apikey", "create", "--client-id", "w", "--role", "BackOffice", "--scope", "platform_iam_featurestatus_readwrite"],
+        env,
+      ).stdout.trim();
+      const { child, url } = await serve(env);
       try {
-        expect(copy.pragma("integrity_check", { simple: true })).toBe("ok");
-        const ids = new Set((copy.prepare("SELECT id FROM messages").pluck().all() as number[]));
-        expect(before.filter((id) => !ids.has(id))).toEqual([]);
-        // Consistent: one committed state, so the rows it holds are the first n ids.
-        expect(Math.max(...ids)).toBe(ids.size);
+        const acked: { id: number; at: number }[] = [];
+        let writing = true;
+        // Four writers, each one request at a time, until told to stop.
+        const writers = Array.from({ length: 4 }, async (_, w) => {
+          for (let i = 0; writing; i++) {
+            const r = await fetch(`${url}/api/admin/feature/message`, {
+              method: "POST",
+              headers: { "svc-open-api-key": key, "content-type": "application/json" },
+              body: JSON.stringify(draft({ title: `w${w} #${i}`, body: `<p>${"x".repeat(2000)}</p>` })),
+            });
+            expect(r.status).toBe(201);
+            acked.push({ id: ((await r.json()) as { id: number }).id, at: performance.now() });
+          }
+        });
+        await new Promise((r) => setTimeout(r, 1500)); // some thousands of rows first
+        const began = performance.now();
+        const target = join(dir, "copy.db");
+        const result = await backup([target]);
+        await new Promise((r) => setTimeout(r, 200)); // writes go on after it, too
+        writing = false;
+        await Promise.all(writers);
+        expect(result.status).toBe(0);
+        expect(result.stderr).toContain(`meridian backup: database ${env.MERIDIAN_DB}\n`);
+
+        const before = acked.filter((a) => a.at < began).map((a) => a.id);
+        expect(before.length).toBeGreaterThan(100);
+        const copy = new Database(target, { readonly: true });
+        try {
+          expect(copy.pragma("integrity_check", { simple: true })).toBe("ok");
+          const ids = new Set(copy.prepare("SELECT id FROM messages").pluck().all() as number[]);
+          expect(before.filter((id) => !ids.has(id))).toEqual([]);
+          // Consistent: one committed state, so the rows it holds are the first n ids.
+          expect(Math.max(...ids)).toBe(ids.size);
+        } finally {
+          copy.close();
+        }
+        expect(readdirSync(dir).filter((f) => f.includes("partial"))).toEqual([]);
       } finally {
-        copy.close();
+        child.kill("SIGTERM");
+        await exited(child);
       }
-      expect(readdirSync(dir).filter((f) => f.includes("partial"))).toEqual([]);
-    } finally {
-      child.kill("SIGTERM");
-      await exited(child);
-    }
-  });
+    },
+  );
 
   it("D39 an existing FILE is kept unless --force; a FILE is never left half written", async () => {
     const target = join(dir, "exists.db");

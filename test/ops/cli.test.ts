@@ -41,8 +41,17 @@ describe("D31 settings and help", () => {
     child.kill("SIGTERM");
     expect(await exited(child)).toBe(0);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    const line = stderr().split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => "address" in l)!;
-    expect(line).toMatchObject({ address: url, db: env.MERIDIAN_DB, version: expect.stringMatching(/^\d+\.\d+\.\d+/), node: process.version });
+    const line = stderr()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => "address" in l)!;
+    expect(line).toMatchObject({
+      address: url,
+      db: env.MERIDIAN_DB,
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      node: process.version,
+    });
     expect(line.msg).toContain(`on Node ${process.version}`);
   });
 
@@ -54,7 +63,11 @@ describe("D31 settings and help", () => {
 // How node is given the flags concerns bin/meridian.js; the binary carries them itself (tested in test/release).
 describe.skipIf(TEST_BINARY)("serve's node flags (src/cli/node-flags.ts)", () => {
   const warnings = (stderr: string) =>
-    stderr.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { level: number; missing?: string[] }).filter((l) => l.missing);
+    stderr
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { level: number; missing?: string[] })
+      .filter((l) => l.missing);
 
   it("bin/meridian.js's first line gives node the server's flags", () => {
     const first = readFileSync(BIN, "utf8").split("\n", 1)[0];
@@ -79,7 +92,10 @@ describe.skipIf(TEST_BINARY)("serve's node flags (src/cli/node-flags.ts)", () =>
 
 describe("D33 apikey commands", () => {
   it("D11 D33 create prints the key alone on stdout; list shows it without the secret; revoke makes it fail", async () => {
-    const created = meridian(["apikey", "create", "--client-id", "ops", "--role", "BackOffice", "--scope", "platform_iam_featurestatus_read", "--project", "p1"], env);
+    const created = meridian(
+      ["apikey", "create", "--client-id", "ops", "--role", "BackOffice", "--scope", "platform_iam_featurestatus_read", "--project", "p1"],
+      env,
+    );
     expect(created.status).toBe(0);
     const key = created.stdout.trim();
     expect(created.stdout).toBe(`${key}\n`);
@@ -87,8 +103,23 @@ describe("D33 apikey commands", () => {
     const id = key.split("_")[1];
 
     const listed = meridian(["apikey", "list", "--json"], env);
-    const keys = JSON.parse(listed.stdout) as { id: string; clientId: string; roles: string[]; scopes: string[]; projects: string[]; createdAt: string }[];
-    expect(keys).toContainEqual(expect.objectContaining({ id, clientId: "ops", roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_read"], projects: ["p1"] }));
+    const keys = JSON.parse(listed.stdout) as {
+      id: string;
+      clientId: string;
+      roles: string[];
+      scopes: string[];
+      projects: string[];
+      createdAt: string;
+    }[];
+    expect(keys).toContainEqual(
+      expect.objectContaining({
+        id,
+        clientId: "ops",
+        roles: ["BackOffice"],
+        scopes: ["platform_iam_featurestatus_read"],
+        projects: ["p1"],
+      }),
+    );
     expect(listed.stdout).not.toContain(secretOf(key));
 
     // Revoke while the server runs (D33): the key gets 401 from then on.
@@ -124,7 +155,9 @@ describe("D33 the operator's first hour", () => {
     try {
       const r = await runAsync(["serve"], { MERIDIAN_DB: db, MERIDIAN_PORT: String(port) });
       expect(r.status).toBe(1);
-      expect(r.stderr).toBe(`meridian serve: MERIDIAN_PORT=${port}: the port is in use by another process; stop that process or set MERIDIAN_PORT to a free port\n`);
+      expect(r.stderr).toBe(
+        `meridian serve: MERIDIAN_PORT=${port}: the port is in use by another process; stop that process or set MERIDIAN_PORT to a free port\n`,
+      );
       expect(existsSync(join(dir, "busy-port"))).toBe(false);
     } finally {
       holder.close();
@@ -137,14 +170,19 @@ describe("D33 the operator's first hour", () => {
     expect(meridian(["apikey", "list"], env).stderr).toBe(`meridian apikey list: database ${env.MERIDIAN_DB}\n`);
   });
 
-  it.each([["create", "--client-id", "c", "--role", "BackOffice"], ["list"], ["revoke", "abcdefghijkl"]])("D33 D56 apikey %s refuses a path with no database instead of creating one", (...args) => {
-    const db = join(dir, "nothing-here", "m.db");
-    const r = meridian(["apikey", ...args], { MERIDIAN_DB: db });
-    expect(r.status).toBe(78);
-    expect(r.stderr).toBe(`meridian apikey ${args[0]}: MERIDIAN_DB=${db}: no database there; set MERIDIAN_DB to the server's database file, or create one with meridian init\n`);
-    expect(r.stdout).toBe("");
-    expect(existsSync(join(dir, "nothing-here"))).toBe(false);
-  });
+  it.each([["create", "--client-id", "c", "--role", "BackOffice"], ["list"], ["revoke", "abcdefghijkl"]])(
+    "D33 D56 apikey %s refuses a path with no database instead of creating one",
+    (...args) => {
+      const db = join(dir, "nothing-here", "m.db");
+      const r = meridian(["apikey", ...args], { MERIDIAN_DB: db });
+      expect(r.status).toBe(78);
+      expect(r.stderr).toBe(
+        `meridian apikey ${args[0]}: MERIDIAN_DB=${db}: no database there; set MERIDIAN_DB to the server's database file, or create one with meridian init\n`,
+      );
+      expect(r.stdout).toBe("");
+      expect(existsSync(join(dir, "nothing-here"))).toBe(false);
+    },
+  );
 
   it("D33 apikey create refuses an unknown scope or role, naming the valid ones; --help lists them", () => {
     const scope = meridian(["apikey", "create", "--client-id", "x", "--scope", "platform_iam_featurestatus_write"], env);
@@ -161,12 +199,15 @@ describe("D33 the operator's first hour", () => {
     expect(help.stdout).toContain("BackOffice");
   });
 
-  it.each([["import"], ["init"], ["apikey", "create"], ["apikey", "list"], ["apikey", "revoke"], ["backup"], ["serve"]])("D33 meridian %s --help prints its usage", (...cmd) => {
-    const r = meridian([...cmd, "--help"], env);
-    expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/^usage:/);
-    expect(r.stderr).toBe("");
-  });
+  it.each([["import"], ["init"], ["apikey", "create"], ["apikey", "list"], ["apikey", "revoke"], ["backup"], ["serve"]])(
+    "D33 meridian %s --help prints its usage",
+    (...cmd) => {
+      const r = meridian([...cmd, "--help"], env);
+      expect(r.status).toBe(0);
+      expect(r.stdout).toMatch(/^usage:/);
+      expect(r.stderr).toBe("");
+    },
+  );
 
   it("D33 an unknown option is one line naming it, then the usage, exit 2", () => {
     const r = meridian(["import", "--datset", "x"], env);
@@ -180,7 +221,9 @@ describe("D33 the operator's first hour", () => {
     const r = meridian(["apikey", "revoke", key], env);
     expect(r.status).toBe(0);
     expect(r.stderr).toContain(`revoked API key ${key.split("_")[1]}`);
-    expect(JSON.parse(meridian(["apikey", "list", "--json"], env).stdout)).not.toContainEqual(expect.objectContaining({ clientId: "whole" }));
+    expect(JSON.parse(meridian(["apikey", "list", "--json"], env).stdout)).not.toContainEqual(
+      expect.objectContaining({ clientId: "whole" }),
+    );
   });
 });
 

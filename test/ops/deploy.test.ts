@@ -83,7 +83,9 @@ describe("deploy/", () => {
       const settings = loadSettings({ ...env, MERIDIAN_DB: "postgres://u@db/meridian" }); // every value is one the server takes
       expect(container.ports.find((p) => p.name === "http")?.containerPort).toBe(settings.port);
       expect(settings.host).toBe("0.0.0.0");
-      expect(container.ports.find((p) => p.name === "metrics")?.containerPort).toBe(settings.metrics.kind === "own" ? settings.metrics.port : undefined);
+      expect(container.ports.find((p) => p.name === "metrics")?.containerPort).toBe(
+        settings.metrics.kind === "own" ? settings.metrics.port : undefined,
+      );
       expect(service.spec.ports.map((p) => p.targetPort)).toEqual(["http"]);
       // Long enough for the drain (D32: 10 s).
       expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(10);

@@ -21,7 +21,14 @@ describe("D56 help texts", () => {
   });
 
   it("D56 --help names MERIDIAN_CACHE_DIR and meridian init, and neither npm start nor decision numbers", () => {
-    for (const args of [["--help"], ["serve", "--help"], ["apikey", "--help"], ["import", "--help"], ["backup", "--help"], ["init", "--help"]]) {
+    for (const args of [
+      ["--help"],
+      ["serve", "--help"],
+      ["apikey", "--help"],
+      ["import", "--help"],
+      ["backup", "--help"],
+      ["init", "--help"],
+    ]) {
       const r = meridian(args);
       expect(r.status, args.join(" ")).toBe(0);
       expect(r.stdout, args.join(" ")).not.toMatch(/\bD\d{1,2}\b/);
@@ -48,8 +55,16 @@ describe("D56 the port's root", () => {
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toMatch(/^application\/json/);
     const index = (await r.json()) as Record<string, string>;
-    expect(index).toEqual({ name: "Meridian", version: VERSION, docs: "/docs", openapi: "/openapi.json", health: "/healthz", console: "/console" });
-    for (const path of [index.docs, index.openapi, index.health, index.console]) expect((await fetch(server.url + path)).status, path).toBe(200);
+    expect(index).toEqual({
+      name: "Meridian",
+      version: VERSION,
+      docs: "/docs",
+      openapi: "/openapi.json",
+      health: "/healthz",
+      console: "/console",
+    });
+    for (const path of [index.docs, index.openapi, index.health, index.console])
+      expect((await fetch(server.url + path)).status, path).toBe(200);
   });
 
   it("D56 /favicon.ico is no 404", async () => {
@@ -70,7 +85,10 @@ describe.skipIf(TEST_BINARY || !existsSync("/usr/bin/time"))("D56 a CLI call fro
     expect(meridian(["init"], { MERIDIAN_DB: db }).status).toBe(0);
     // CPU time of the whole call (user + system, children included), which a loaded machine does not inflate as it does the wall clock.
     const cpu = (args: string[]) => {
-      const r = spawnSync("/usr/bin/time", ["-f", "%U %S", process.execPath, BIN, ...args], { env: { ...process.env, MERIDIAN_DB: db }, encoding: "utf8" });
+      const r = spawnSync("/usr/bin/time", ["-f", "%U %S", process.execPath, BIN, ...args], {
+        env: { ...process.env, MERIDIAN_DB: db },
+        encoding: "utf8",
+      });
       expect(r.status, r.stderr).toBe(0);
       const [user, sys] = r.stderr.trim().split("\n").at(-1)!.split(" ").map(Number);
       return { seconds: user + sys, stderr: r.stderr.trim().split("\n").slice(0, -1) };

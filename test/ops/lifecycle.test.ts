@@ -38,7 +38,13 @@ describe("D32 health", () => {
     const health = new HealthState();
     health.set(state);
     const services = new ServiceRegistry(createConnectRouter(), []);
-    const handler = createNodeHandler({ services, shutdownSignal: new AbortController().signal, health, cors: new Cors([]), logger: pino({ level: "silent" }) });
+    const handler = createNodeHandler({
+      services,
+      shutdownSignal: new AbortController().signal,
+      health,
+      cors: new Cors([]),
+      logger: pino({ level: "silent" }),
+    });
     const srv = createServer(handler);
     await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
     try {
@@ -53,7 +59,10 @@ describe("D32 health", () => {
   it("D32 SIGTERM finishes a request in flight, then exits and closes the database", async () => {
     const db = join(dir, "sigterm.db");
     expect(meridian(["init"], { MERIDIAN_DB: db }).status).toBe(0);
-    const key = meridian(["apikey", "create", "--client-id", "t", "--scope", "platform_iam_featurestatus_readwrite", "--role", "BackOffice"], { MERIDIAN_DB: db }).stdout.trim();
+    const key = meridian(
+      ["apikey", "create", "--client-id", "t", "--scope", "platform_iam_featurestatus_readwrite", "--role", "BackOffice"],
+      { MERIDIAN_DB: db },
+    ).stdout.trim();
     const { child, url, stderr } = await serve({ MERIDIAN_DB: db });
     const answer = await postAcrossSigterm(url, key, child, "Sent across SIGTERM");
     expect(answer.status).toBe(201);
@@ -69,9 +78,14 @@ describe("D57 drain", () => {
   it("D57 SIGTERM with 100 open streams: they end at once, a request in flight is still answered, and the process is gone within 2 s", async () => {
     const db = join(dir, "streams.db");
     expect(meridian(["init"], { MERIDIAN_DB: db }).status).toBe(0); // only serve and init create a database (D56)
-    const key = meridian(["apikey", "create", "--client-id", "t", "--scope", "platform_iam_featurestatus_readwrite", "--role", "BackOffice"], { MERIDIAN_DB: db }).stdout.trim();
+    const key = meridian(
+      ["apikey", "create", "--client-id", "t", "--scope", "platform_iam_featurestatus_readwrite", "--role", "BackOffice"],
+      { MERIDIAN_DB: db },
+    ).stdout.trim();
     const { child, url } = await serve({ MERIDIAN_DB: db });
-    const streams = await Promise.all(Array.from({ length: 100 }, () => openSse(`${url}/api/admin/feature/message/stream`, { "svc-open-api-key": key })));
+    const streams = await Promise.all(
+      Array.from({ length: 100 }, () => openSse(`${url}/api/admin/feature/message/stream`, { "svc-open-api-key": key })),
+    );
     try {
       expect(streams.every((s) => s.status === 200)).toBe(true);
       await Promise.all(streams.map((s) => nextEvent(s)));
@@ -122,7 +136,11 @@ describe("D34 request logs", () => {
   it("D34 one JSON line per request with method, path, status, duration and client id, never a credential or a body", async () => {
     const key = await server.key({ clientId: "logged", scopes: ["platform_iam_featurestatus_readwrite"], roles: ["BackOffice"] });
     const secretBody = JSON.stringify({ message: { title: "very-secret-title-text" } });
-    await fetch(`${server.url}/api/admin/feature/message?cursor=abc`, { method: "POST", headers: { "svc-open-api-key": key, "content-type": "application/json" }, body: secretBody });
+    await fetch(`${server.url}/api/admin/feature/message?cursor=abc`, {
+      method: "POST",
+      headers: { "svc-open-api-key": key, "content-type": "application/json" },
+      body: secretBody,
+    });
     await new Promise((r) => setTimeout(r, 50));
     const line = server.logs.find((l) => l.msg === "request" && l.clientId === "logged");
     expect(line).toMatchObject({ method: "POST", path: "/api/admin/feature/message", clientId: "logged" });
@@ -143,13 +161,27 @@ describe("D36 CORS", () => {
   it("D36 a preflight from an allowed origin is answered with methods and the spec's headers", async () => {
     const r = await fetch(`${server.url}/api/admin/feature/message`, {
       method: "OPTIONS",
-      headers: { origin: "https://app.example", "access-control-request-method": "POST", "access-control-request-headers": "svc-open-api-key, content-type" },
+      headers: {
+        origin: "https://app.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "svc-open-api-key, content-type",
+      },
     });
     expect(r.status).toBe(204);
     expect(r.headers.get("access-control-allow-origin")).toBe("https://app.example");
     expect(r.headers.get("access-control-allow-methods")).toContain("PATCH");
     const allowed = r.headers.get("access-control-allow-headers")!;
-    for (const h of ["svc-open-api-key", "svc-service-id", "svc-project-id", "svc-dataset-id", "api-version", "authorization", "content-type", "connect-protocol-version", "x-grpc-web"]) {
+    for (const h of [
+      "svc-open-api-key",
+      "svc-service-id",
+      "svc-project-id",
+      "svc-dataset-id",
+      "api-version",
+      "authorization",
+      "content-type",
+      "connect-protocol-version",
+      "x-grpc-web",
+    ]) {
       expect(allowed).toContain(h);
     }
   });
@@ -159,14 +191,19 @@ describe("D36 CORS", () => {
     expect(ok.headers.get("access-control-allow-origin")).toBe("https://admin.example");
     const other = await fetch(`${server.url}/healthz`, { headers: { origin: "https://evil.example" } });
     expect(other.headers.get("access-control-allow-origin")).toBeNull();
-    const pre = await fetch(`${server.url}/api/admin/feature/message`, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } });
+    const pre = await fetch(`${server.url}/api/admin/feature/message`, {
+      method: "OPTIONS",
+      headers: { origin: "https://evil.example", "access-control-request-method": "POST" },
+    });
     expect(pre.headers.get("access-control-allow-origin")).toBeNull();
   });
 
   it("D36 D44 an answer that varies on the origin and on Accept-Encoding says both (Vary: Origin and accept-encoding)", async () => {
     const key = await server.key({ scopes: ["platform_iam_featurestatus_read"] });
     for (const acceptEncoding of ["identity", "gzip"]) {
-      const r = await fetch(`${server.url}/api/admin/feature/message`, { headers: { origin: "https://app.example", "svc-open-api-key": key, "accept-encoding": acceptEncoding } });
+      const r = await fetch(`${server.url}/api/admin/feature/message`, {
+        headers: { origin: "https://app.example", "svc-open-api-key": key, "accept-encoding": acceptEncoding },
+      });
       expect(r.status).toBe(200);
       const vary = (r.headers.get("vary") ?? "").split(",").map((v) => v.trim().toLowerCase());
       expect([acceptEncoding, vary.sort()]).toEqual([acceptEncoding, ["accept-encoding", "origin"]]);
@@ -183,7 +220,29 @@ describe("D4 TLS", () => {
   const key = join(dir, "key.pem");
   let haveOpenssl = true;
   try {
-    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+      ],
+      { stdio: "ignore" },
+    );
   } catch {
     haveOpenssl = false;
   }

@@ -39,7 +39,10 @@ beforeAll(async () => {
   writeFileSync(join(dir, "cert.pem"), "not a certificate");
   writeFileSync(join(dir, "key.pem"), "not a key");
   // The single executable unpacks its addons in a private folder (0700) of the user that runs it.
-  for (const [name, owner] of [["cache-own", undefined], ["cache-other", other.uid]] as const) {
+  for (const [name, owner] of [
+    ["cache-own", undefined],
+    ["cache-other", other.uid],
+  ] as const) {
     mkdirSync(join(dir, name), { mode: 0o700 });
     if (owner !== undefined) chownSync(join(dir, name), owner, owner);
   }
@@ -69,25 +72,93 @@ const CASES: Case[] = [
   { name: "MERIDIAN_DB a file that is not SQLite", env: db("notes.txt"), exit: 78, setting: "MERIDIAN_DB" },
   { name: "MERIDIAN_DB empty", env: () => ({ MERIDIAN_DB: "" }), exit: 78, setting: "MERIDIAN_DB" },
   { name: "MERIDIAN_DB a mysql URL", env: () => ({ MERIDIAN_DB: `mysql://u:${PASSWORD}@localhost/db` }), exit: 78, setting: "MERIDIAN_DB" },
-  { name: "PostgreSQL not reachable (connection refused)", env: () => ({ MERIDIAN_DB: `postgres://u:${PASSWORD}@127.0.0.1:${closedPort}/db` }), exit: 1, setting: "MERIDIAN_DB" },
-  { name: "PostgreSQL: no such database", env: () => ({ MERIDIAN_DB: pgUrl({ path: "/no_such_database" }) }), exit: 78, setting: "MERIDIAN_DB", pg: true },
-  { name: "PostgreSQL: no such user", env: () => ({ MERIDIAN_DB: pgUrl({ user: "no_such_user" }) }), exit: 78, setting: "MERIDIAN_DB", pg: true },
+  {
+    name: "PostgreSQL not reachable (connection refused)",
+    env: () => ({ MERIDIAN_DB: `postgres://u:${PASSWORD}@127.0.0.1:${closedPort}/db` }),
+    exit: 1,
+    setting: "MERIDIAN_DB",
+  },
+  {
+    name: "PostgreSQL: no such database",
+    env: () => ({ MERIDIAN_DB: pgUrl({ path: "/no_such_database" }) }),
+    exit: 78,
+    setting: "MERIDIAN_DB",
+    pg: true,
+  },
+  {
+    name: "PostgreSQL: no such user",
+    env: () => ({ MERIDIAN_DB: pgUrl({ user: "no_such_user" }) }),
+    exit: 78,
+    setting: "MERIDIAN_DB",
+    pg: true,
+  },
   // scripts/with-postgres.sh makes password_user sign in by password (scram-sha-256); this one is wrong.
-  { name: "PostgreSQL: wrong password", env: () => ({ MERIDIAN_DB: pgUrl({ user: "password_user", password: PASSWORD }) }), exit: 78, setting: "MERIDIAN_DB", pg: true },
-  { name: "TLS certificate missing", env: () => ({ ...db("tls.db")(), MERIDIAN_TLS_CERT: join(dir, "missing-cert.pem"), MERIDIAN_TLS_KEY: join(dir, "key.pem") }), exit: 78, setting: "MERIDIAN_TLS_CERT" },
-  { name: "TLS key missing", env: () => ({ ...db("tls.db")(), MERIDIAN_TLS_CERT: join(dir, "cert.pem"), MERIDIAN_TLS_KEY: join(dir, "missing-key.pem") }), exit: 78, setting: "MERIDIAN_TLS_KEY" },
-  { name: "TLS files not PEM", env: () => ({ ...db("tls.db")(), MERIDIAN_TLS_CERT: join(dir, "cert.pem"), MERIDIAN_TLS_KEY: join(dir, "key.pem") }), exit: 78, setting: "MERIDIAN_TLS_CERT" },
-  { name: "TLS certificate without key", env: () => ({ ...db("tls.db")(), MERIDIAN_TLS_CERT: join(dir, "cert.pem") }), exit: 78, setting: "MERIDIAN_TLS_CERT" },
-  { name: "JWKS file not JSON", env: () => ({ ...db("jwks.db")(), MERIDIAN_JWKS_FILE: join(dir, "jwks.json") }), exit: 78, setting: "MERIDIAN_JWKS_FILE" },
-  { name: "JWKS file missing", env: () => ({ ...db("jwks.db")(), MERIDIAN_JWKS_FILE: join(dir, "none.json") }), exit: 78, setting: "MERIDIAN_JWKS_FILE" },
+  {
+    name: "PostgreSQL: wrong password",
+    env: () => ({ MERIDIAN_DB: pgUrl({ user: "password_user", password: PASSWORD }) }),
+    exit: 78,
+    setting: "MERIDIAN_DB",
+    pg: true,
+  },
+  {
+    name: "TLS certificate missing",
+    env: () => ({ ...db("tls.db")(), MERIDIAN_TLS_CERT: join(dir, "missing-cert.pem"), MERIDIAN_TLS_KEY: join(dir, "key.pem") }),
+    exit: 78,
+    setting: "MERIDIAN_TLS_CERT",
+  },
+  {
+    name: "TLS key missing",
+    env: () => ({ ...db("tls.db")(), MERIDIAN_TLS_CERT: join(dir, "cert.pem"), MERIDIAN_TLS_KEY: join(dir, "missing-key.pem") }),
+    exit: 78,
+    setting: "MERIDIAN_TLS_KEY",
+  },
+  {
+    name: "TLS files not PEM",
+    env: () => ({ ...db("tls.db")(), MERIDIAN_TLS_CERT: join(dir, "cert.pem"), MERIDIAN_TLS_KEY: join(dir, "key.pem") }),
+    exit: 78,
+    setting: "MERIDIAN_TLS_CERT",
+  },
+  {
+    name: "TLS certificate without key",
+    env: () => ({ ...db("tls.db")(), MERIDIAN_TLS_CERT: join(dir, "cert.pem") }),
+    exit: 78,
+    setting: "MERIDIAN_TLS_CERT",
+  },
+  {
+    name: "JWKS file not JSON",
+    env: () => ({ ...db("jwks.db")(), MERIDIAN_JWKS_FILE: join(dir, "jwks.json") }),
+    exit: 78,
+    setting: "MERIDIAN_JWKS_FILE",
+  },
+  {
+    name: "JWKS file missing",
+    env: () => ({ ...db("jwks.db")(), MERIDIAN_JWKS_FILE: join(dir, "none.json") }),
+    exit: 78,
+    setting: "MERIDIAN_JWKS_FILE",
+  },
   { name: "log level verbose", env: () => ({ ...db("log.db")(), MERIDIAN_LOG_LEVEL: "verbose" }), exit: 78, setting: "MERIDIAN_LOG_LEVEL" },
   { name: "port not a number", env: () => ({ ...db("port.db")(), MERIDIAN_PORT: "eighty" }), exit: 78, setting: "MERIDIAN_PORT" },
   { name: "port taken", env: () => ({ ...db("port.db")(), MERIDIAN_PORT: String(heldPort) }), exit: 1, setting: "MERIDIAN_PORT" },
-  { name: "metrics port taken", env: () => ({ ...db("metrics.db")(), MERIDIAN_METRICS: `127.0.0.1:${heldPort}` }), exit: 1, setting: "MERIDIAN_METRICS" },
+  {
+    name: "metrics port taken",
+    env: () => ({ ...db("metrics.db")(), MERIDIAN_METRICS: `127.0.0.1:${heldPort}` }),
+    exit: 1,
+    setting: "MERIDIAN_METRICS",
+  },
   // The commands that work on an existing database (only serve and init create one).
-  ...[["apikey", "create", "--client-id", "c", "--role", "BackOffice"], ["apikey", "list"], ["apikey", "revoke", "abcdefghijkl"], ["import", "--dataset", "d", "--series", "s", "x.csv"], ["backup", "copy.db"]].map(
-    (args): Case => ({ name: `${args.slice(0, 2).join(" ")} with no database at MERIDIAN_DB`, args, env: db("misspelt/meridian.db"), exit: 78, setting: "MERIDIAN_DB" }),
-  ),
+  ...[
+    ["apikey", "create", "--client-id", "c", "--role", "BackOffice"],
+    ["apikey", "list"],
+    ["apikey", "revoke", "abcdefghijkl"],
+    ["import", "--dataset", "d", "--series", "s", "x.csv"],
+    ["backup", "copy.db"],
+  ].map((args): Case => ({
+    name: `${args.slice(0, 2).join(" ")} with no database at MERIDIAN_DB`,
+    args,
+    env: db("misspelt/meridian.db"),
+    exit: 78,
+    setting: "MERIDIAN_DB",
+  })),
 ];
 
 describe("D56 a failure is one line naming the setting", () => {
@@ -112,7 +183,12 @@ describe("D56 a failure is one line naming the setting", () => {
   });
 
   it("D56 at log level debug the same failure also prints its stack", () => {
-    const r = meridian(["serve"], { MERIDIAN_PORT: "0", MERIDIAN_METRICS: "off", MERIDIAN_DB: join(dir, "notes.txt"), MERIDIAN_LOG_LEVEL: "debug" });
+    const r = meridian(["serve"], {
+      MERIDIAN_PORT: "0",
+      MERIDIAN_METRICS: "off",
+      MERIDIAN_DB: join(dir, "notes.txt"),
+      MERIDIAN_LOG_LEVEL: "debug",
+    });
     expect(r.status).toBe(78);
     expect(r.stderr.split("\n")[0]).toContain("MERIDIAN_DB=");
     expect(r.stderr).toMatch(/^\s+at /m);
@@ -142,13 +218,19 @@ describe("D56 settings are checked, not guessed", () => {
     const { child, stderr } = await serve(env);
     child.kill("SIGTERM");
     expect(await exited(child)).toBe(0);
-    const warnings = stderr().split("\n").filter(Boolean).map((l) => JSON.parse(l) as { level: number; variable?: string; nearest?: string }).filter((l) => l.variable);
+    const warnings = stderr()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { level: number; variable?: string; nearest?: string })
+      .filter((l) => l.variable);
     expect(warnings).toEqual([
       expect.objectContaining({ level: 40, variable: "MERIDIAN_CAHCE_DIR", nearest: "MERIDIAN_CACHE_DIR" }),
       expect.objectContaining({ level: 40, variable: "MERIDIAN_PROT", nearest: "MERIDIAN_PORT" }),
     ]);
     const list = meridian(["apikey", "list"], env);
-    expect(list.stderr).toContain("meridian: warning: MERIDIAN_PROT is not a Meridian setting and is ignored; did you mean MERIDIAN_PORT?\n");
+    expect(list.stderr).toContain(
+      "meridian: warning: MERIDIAN_PROT is not a Meridian setting and is ignored; did you mean MERIDIAN_PORT?\n",
+    );
   });
 
   it("D56 every MERIDIAN_ variable the code reads (env.X, env['X'], getenv('X')) is known, so none of them is warned about", () => {
@@ -214,7 +296,8 @@ describe.skipIf(TEST_BINARY)("D56 on an older Node", () => {
     // A copy of bin/ alone, as on a machine where npm install has not brought the project's Node 26.
     const copy = join(dir, "bare", "bin");
     mkdirSync(copy, { recursive: true });
-    for (const f of ["meridian.js", "node-26.js"]) writeFileSync(join(copy, f), readFileSync(join(import.meta.dirname, "..", "..", "bin", f)));
+    for (const f of ["meridian.js", "node-26.js"])
+      writeFileSync(join(copy, f), readFileSync(join(import.meta.dirname, "..", "..", "bin", f)));
     const r = spawnSync(old, [join(copy, "meridian.js"), "--version"], { encoding: "utf8" });
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/^Meridian needs Node 26; this is Node v\d+/);

@@ -60,25 +60,34 @@ describe("D57 readiness", () => {
   it.each([
     ["starting", "not ready: the server is starting"],
     ["draining", "not ready: the server is draining: it is shutting down"],
-  ] as const)("D57 while %s /readyz answers 503 problem+json with the reason and the health service says NOT_SERVING", async (state, detail) => {
-    // The real handler on a real port, with the serving state held where a request can see it.
-    const health = new HealthState();
-    health.set(state);
-    const services = new ServiceRegistry(createConnectRouter(), []);
-    services.add(Health, healthService(health, [FeatureStatusService.typeName]));
-    const handler = createNodeHandler({ services, shutdownSignal: new AbortController().signal, health, cors: new Cors([]), logger: pino({ level: "silent" }) });
-    const srv = createServer(handler);
-    await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
-    try {
-      const r = await fetch(`${url}/readyz`);
-      expect(r.status).toBe(503);
-      expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-      expect(r.headers.get("retry-after")).toBe("1");
-      expect(await r.json()).toMatchObject({ status: 503, detail, reason: "NOT_READY" });
-      expect((await connectClient(Health, url, "1.1").check({})).status).toBe(Status.NOT_SERVING);
-    } finally {
-      srv.close();
-    }
-  });
+  ] as const)(
+    "D57 while %s /readyz answers 503 problem+json with the reason and the health service says NOT_SERVING",
+    async (state, detail) => {
+      // The real handler on a real port, with the serving state held where a request can see it.
+      const health = new HealthState();
+      health.set(state);
+      const services = new ServiceRegistry(createConnectRouter(), []);
+      services.add(Health, healthService(health, [FeatureStatusService.typeName]));
+      const handler = createNodeHandler({
+        services,
+        shutdownSignal: new AbortController().signal,
+        health,
+        cors: new Cors([]),
+        logger: pino({ level: "silent" }),
+      });
+      const srv = createServer(handler);
+      await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+      const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+      try {
+        const r = await fetch(`${url}/readyz`);
+        expect(r.status).toBe(503);
+        expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+        expect(r.headers.get("retry-after")).toBe("1");
+        expect(await r.json()).toMatchObject({ status: 503, detail, reason: "NOT_READY" });
+        expect((await connectClient(Health, url, "1.1").check({})).status).toBe(Status.NOT_SERVING);
+      } finally {
+        srv.close();
+      }
+    },
+  );
 });

@@ -3,7 +3,19 @@
 // Built by `npm run package`; without it these cases are skipped, saying so.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
@@ -17,7 +29,12 @@ const SKIP = !existsSync(BUILT);
 const dir = mkdtempSync(join(tmpdir(), "meridian-binary-"));
 const bin = join(dir, "meridian");
 // This machine's own node lives in /usr/bin: the PATH holds an empty directory only.
-const env = { PATH: join(dir, "no-node"), HOME: dir, MERIDIAN_DB: join(dir, "data", "meridian.db"), MERIDIAN_CACHE_DIR: join(dir, "cache") };
+const env = {
+  PATH: join(dir, "no-node"),
+  HOME: dir,
+  MERIDIAN_DB: join(dir, "data", "meridian.db"),
+  MERIDIAN_CACHE_DIR: join(dir, "cache"),
+};
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function run(args: string[], extra: Record<string, string> = {}) {
@@ -39,7 +56,16 @@ describe.skipIf(SKIP)("D38 the single executable, alone, with no node on PATH", 
     mkdirSync(env.PATH);
     expect(spawnSync("/bin/sh", ["-c", "command -v node"], { env }).status).not.toBe(0);
     expect(run(["init"]).status).toBe(0);
-    writer = run(["apikey", "create", "--client-id", "ops", "--role", "BackOffice", "--scope", "platform_iam_featurestatus_readwrite"]).stdout.trim();
+    writer = run([
+      "apikey",
+      "create",
+      "--client-id",
+      "ops",
+      "--role",
+      "BackOffice",
+      "--scope",
+      "platform_iam_featurestatus_readwrite",
+    ]).stdout.trim();
     tsKey = run(["apikey", "create", "--client-id", "ts", "--scope", "platform_timeseries_readwrite", "--project", "p1"]).stdout.trim();
     expect(writer).toMatch(/^mrd_/);
     server = await serve();
@@ -54,7 +80,10 @@ describe.skipIf(SKIP)("D38 the single executable, alone, with no node on PATH", 
   });
 
   it("D38 serves with the server's node flags, on Node 26, and logs so", () => {
-    const line = server.stderr().split("\n").find((l) => l.includes('"address"'))!;
+    const line = server
+      .stderr()
+      .split("\n")
+      .find((l) => l.includes('"address"'))!;
     expect(JSON.parse(line)).toMatchObject({ node: expect.stringMatching(/^v26\./) });
     expect(server.stderr()).not.toContain("missing"); // node-flags.ts warns when --initial-old-space-size is absent
   });
@@ -66,14 +95,26 @@ describe.skipIf(SKIP)("D38 the single executable, alone, with no node on PATH", 
     const created = await fetch(`${server.url}/api/admin/feature/orders/message`, {
       method: "POST",
       headers: h,
-      body: JSON.stringify({ type: "Critical", title: "Down <b>now</b>", body: "<p>ok</p><script>x</script>", startDate: iso(now - 60_000), expiringDate: iso(now + 3_600_000) }),
+      body: JSON.stringify({
+        type: "Critical",
+        title: "Down <b>now</b>",
+        body: "<p>ok</p><script>x</script>",
+        startDate: iso(now - 60_000),
+        expiringDate: iso(now + 3_600_000),
+      }),
     });
     expect(created.status).toBe(201);
     const m = (await created.json()) as { id: number; title: string; body: string };
     expect(m).toMatchObject({ title: "Down now", body: "<p>ok</p>" });
-    const listed = (await (await fetch(`${server.url}/api/admin/feature/orders/message`, { headers: h })).json()) as { data: { id: number }[] };
+    const listed = (await (await fetch(`${server.url}/api/admin/feature/orders/message`, { headers: h })).json()) as {
+      data: { id: number }[];
+    };
     expect(listed.data.map((x) => x.id)).toEqual([m.id]);
-    const patched = await fetch(`${server.url}/api/admin/feature/orders/message/${m.id}`, { method: "PATCH", headers: h, body: JSON.stringify({ title: "Back" }) });
+    const patched = await fetch(`${server.url}/api/admin/feature/orders/message/${m.id}`, {
+      method: "PATCH",
+      headers: h,
+      body: JSON.stringify({ title: "Back" }),
+    });
     expect(((await patched.json()) as { title: string }).title).toBe("Back");
     expect((await fetch(`${server.url}/api/admin/feature/orders/message/${m.id}`, { method: "DELETE", headers: h })).status).toBe(204);
   });
@@ -98,18 +139,33 @@ describe.skipIf(SKIP)("D38 the single executable, alone, with no node on PATH", 
 
   it("D38 D30 a time series import by the binary's CLI, read whole and in pages", async () => {
     const h = { "svc-open-api-key": tsKey, "svc-service-id": "timeseries", "svc-project-id": "p1", "content-type": "application/json" };
-    const ds = await fetch(`${server.url}/api/ts/dataset`, { method: "POST", headers: h, body: JSON.stringify({ id: DATASET, timeSeriesProperties: [] }) });
+    const ds = await fetch(`${server.url}/api/ts/dataset`, {
+      method: "POST",
+      headers: h,
+      body: JSON.stringify({ id: DATASET, timeSeriesProperties: [] }),
+    });
     expect(ds.status).toBe(201);
     const hd = { ...h, "svc-dataset-id": DATASET };
-    const s = await fetch(`${server.url}/api/ts/dataset/${DATASET}/timeseries`, { method: "POST", headers: hd, body: JSON.stringify({ id: SERIES, item: { name: "w" }, dataFields: [{ name: "v", dataType: "Double" }] }) });
+    const s = await fetch(`${server.url}/api/ts/dataset/${DATASET}/timeseries`, {
+      method: "POST",
+      headers: hd,
+      body: JSON.stringify({ id: SERIES, item: { name: "w" }, dataFields: [{ name: "v", dataType: "Double" }] }),
+    });
     expect(s.status).toBe(201);
     const csv = join(dir, "v.csv");
     const t0 = Date.UTC(2024, 0, 1) / 1000;
-    writeFileSync(csv, "timestamp,v\n" + Array.from({ length: 50_000 }, (_, i) => `${new Date((t0 + i * 60) * 1000).toISOString().slice(0, 19)}Z,${i / 4}`).join("\n") + "\n");
+    writeFileSync(
+      csv,
+      "timestamp,v\n" +
+        Array.from({ length: 50_000 }, (_, i) => `${new Date((t0 + i * 60) * 1000).toISOString().slice(0, 19)}Z,${i / 4}`).join("\n") +
+        "\n",
+    );
     const imported = run(["import", "--dataset", DATASET, "--series", SERIES, csv]);
     expect(imported.stderr + imported.stdout).toContain("50000");
     expect(imported.status).toBe(0);
-    const whole = (await (await fetch(`${server.url}/api/ts/dataset/${DATASET}/timeseries/${SERIES}/values`, { headers: hd })).json()) as { data: unknown[][] };
+    const whole = (await (await fetch(`${server.url}/api/ts/dataset/${DATASET}/timeseries/${SERIES}/values`, { headers: hd })).json()) as {
+      data: unknown[][];
+    };
     expect(whole.data.length).toBe(50_000);
     expect(whole.data[3]).toEqual([new Date((t0 + 180) * 1000).toISOString().slice(0, 19), 0.75]);
     let pages = 0;
@@ -117,7 +173,9 @@ describe.skipIf(SKIP)("D38 the single executable, alone, with no node on PATH", 
     let cursor: string | undefined;
     do {
       const q = `limit=20000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
-      const page = (await (await fetch(`${server.url}/api/ts/dataset/${DATASET}/timeseries/${SERIES}/values?${q}`, { headers: { ...hd, "api-version": "3" } })).json()) as { data: unknown[]; cursor?: string };
+      const page = (await (
+        await fetch(`${server.url}/api/ts/dataset/${DATASET}/timeseries/${SERIES}/values?${q}`, { headers: { ...hd, "api-version": "3" } })
+      ).json()) as { data: unknown[]; cursor?: string };
       rows += page.data.length;
       cursor = page.cursor ?? undefined;
       pages++;
@@ -129,8 +187,15 @@ describe.skipIf(SKIP)("D38 the single executable, alone, with no node on PATH", 
     const cache = env.MERIDIAN_CACHE_DIR;
     expect(statSync(cache).mode & 0o777).toBe(0o700);
     const files = readdirSync(cache).sort();
-    expect(files).toEqual([expect.stringMatching(/^[0-9a-f]{32}-better_sqlite3\.node$/), expect.stringMatching(/^[0-9a-f]{32}-meridian_native\.node$/)].sort((a, b) => String(a).localeCompare(String(b))) as never);
-    const native = join(cache, files.find((f) => f.endsWith("meridian_native.node"))!);
+    expect(files).toEqual(
+      [expect.stringMatching(/^[0-9a-f]{32}-better_sqlite3\.node$/), expect.stringMatching(/^[0-9a-f]{32}-meridian_native\.node$/)].sort(
+        (a, b) => String(a).localeCompare(String(b)),
+      ) as never,
+    );
+    const native = join(
+      cache,
+      files.find((f) => f.endsWith("meridian_native.node"))!,
+    );
     const good = readFileSync(native);
     // Replaced as a new file (the running server keeps the one it mapped).
     writeFileSync(`${native}.evil`, Buffer.from("not an addon"));

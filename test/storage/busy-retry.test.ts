@@ -55,7 +55,10 @@ describe.skipIf(SQLITE_ONLY)(`D51 busy database${SQLITE_ONLY ? ` (${SQLITE_ONLY}
     const s = await ts.series(d);
     const held = holdWriteLock(600);
     const t0 = performance.now();
-    const writes = Promise.all([messages.create(null, draft({ title: "during a lock" })), ts.call("POST", `/api/ts/dataset/${d}/timeseries/${s}/values`, { data: [["2001-01-01T00:00:00", 1.5, 0]] })]);
+    const writes = Promise.all([
+      messages.create(null, draft({ title: "during a lock" })),
+      ts.call("POST", `/api/ts/dataset/${d}/timeseries/${s}/values`, { data: [["2001-01-01T00:00:00", 1.5, 0]] }),
+    ]);
     const health = await slowestHealthz(writes);
     const [message, upload] = await writes;
     await held;
@@ -73,7 +76,12 @@ describe.skipIf(SQLITE_ONLY)(`D51 busy database${SQLITE_ONLY ? ` (${SQLITE_ONLY}
     const held = holdWriteLock(11_000);
     const r = await messages.create(null, draft({ title: "locked out" }));
     await held;
-    expect([r.status, r.headers.get("retry-after"), r.headers.get("content-type"), r.json.code]).toEqual([503, "1", "application/problem+json; charset=utf-8", "unavailable"]);
+    expect([r.status, r.headers.get("retry-after"), r.headers.get("content-type"), r.json.code]).toEqual([
+      503,
+      "1",
+      "application/problem+json; charset=utf-8",
+      "unavailable",
+    ]);
     expect(count("messages")).toBe(before);
     expect(server.logs.some((l) => JSON.stringify(l).includes("database is locked"))).toBe(false);
     expect((await messages.create(null, draft({ title: "after the lock" }))).status).toBe(201);

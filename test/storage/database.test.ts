@@ -42,7 +42,10 @@ describe("database", () => {
     const path = join(dir, "fail.db");
     openDatabase(path).close();
     const db = new Database(path);
-    const bad = [...MIGRATIONS, { version: MIGRATIONS.length + 1, name: "bad", sql: "CREATE TABLE ok_table (x INTEGER); SELECT nope FROM nowhere;" }];
+    const bad = [
+      ...MIGRATIONS,
+      { version: MIGRATIONS.length + 1, name: "bad", sql: "CREATE TABLE ok_table (x INTEGER); SELECT nope FROM nowhere;" },
+    ];
     expect(() => migrate(db, bad)).toThrow();
     expect(schemaVersion(db)).toBe(MIGRATIONS.length);
     expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'ok_table'").get()).toEqual({ n: 0 });

@@ -91,38 +91,56 @@ describe("D50 chart reads", () => {
       ],
     });
     const sid = (await server.app.backend.metadata.getSeries(d, id))!.sid;
-    const cell = fc.oneof(fc.constant(null), fc.constant(NaN), fc.constantFrom(-1, 0, 2), fc.integer({ min: -9999, max: 9999 }).map((n) => n / 100));
+    const cell = fc.oneof(
+      fc.constant(null),
+      fc.constant(NaN),
+      fc.constantFrom(-1, 0, 2),
+      fc.integer({ min: -9999, max: 9999 }).map((n) => n / 100),
+    );
     const seriesArb = fc.integer({ min: 1, max: 300 }).chain((n) =>
       fc.record({
         start: fc.integer({ min: 1_600_000_000, max: 1_700_000_000 }),
-        gaps: fc.array(fc.oneof(fc.constant(1), fc.constant(60), fc.integer({ min: 1, max: 100_000 })), { minLength: n - 1, maxLength: n - 1 }),
-        cells: fc.array(fc.tuple(cell, cell, fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 300 }))), { minLength: n, maxLength: n }),
+        gaps: fc.array(fc.oneof(fc.constant(1), fc.constant(60), fc.integer({ min: 1, max: 100_000 })), {
+          minLength: n - 1,
+          maxLength: n - 1,
+        }),
+        cells: fc.array(fc.tuple(cell, cell, fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 300 }))), {
+          minLength: n,
+          maxLength: n,
+        }),
       }),
     );
     await fc.assert(
-      fc.asyncProperty(seriesArb, fc.integer({ min: 0, max: 299 }), fc.integer({ min: 0, max: 299 }), fc.integer({ min: 1, max: 60 }), fc.boolean(), async (s, i, j, width, edges) => {
-        // Stored through the block store: NaN cannot come through an upload (D25), but may be in a block.
-        const n = s.cells.length;
-        const timestamps = new Float64Array(n);
-        s.gaps.forEach((g, k) => (timestamps[k + 1] = timestamps[k] + g));
-        timestamps.forEach((_, k) => (timestamps[k] += s.start));
-        const columns = kinds.map((kind, c) => {
-          const values = valuesArray(kind, n);
-          const missing = new Uint8Array(n);
-          s.cells.forEach((row, k) => (row[c] === null ? (missing[k] = 1) : (values[k] = row[c] as number)));
-          return { kind, values, missing };
-        });
-        await server.app.backend.blocks.deleteRange(sid, kinds, -1e12, 1e12);
-        await server.app.backend.blocks.upsert(sid, kinds, { timestamps, columns });
-        const all = asM4(await whole(id));
-        let from = timestamps[Math.min(i, n - 1)];
-        let to = timestamps[Math.min(j, n - 1)];
-        if (from > to) [from, to] = [to, from];
-        // Bucket edges on rows: with to - from + 1 a multiple of width, every row of a regular run may open a bucket.
-        if (edges) to = from + width * Math.max(1, Math.ceil((to - from + 1) / width)) - 1;
-        const got = asM4(await chart(id, `from=${iso(from)}&to=${iso(to)}&width=${width}`));
-        expect(got).toEqual(m4(all, [true, true, false], from, to, width));
-      }),
+      fc.asyncProperty(
+        seriesArb,
+        fc.integer({ min: 0, max: 299 }),
+        fc.integer({ min: 0, max: 299 }),
+        fc.integer({ min: 1, max: 60 }),
+        fc.boolean(),
+        async (s, i, j, width, edges) => {
+          // Stored through the block store: NaN cannot come through an upload (D25), but may be in a block.
+          const n = s.cells.length;
+          const timestamps = new Float64Array(n);
+          s.gaps.forEach((g, k) => (timestamps[k + 1] = timestamps[k] + g));
+          timestamps.forEach((_, k) => (timestamps[k] += s.start));
+          const columns = kinds.map((kind, c) => {
+            const values = valuesArray(kind, n);
+            const missing = new Uint8Array(n);
+            s.cells.forEach((row, k) => (row[c] === null ? (missing[k] = 1) : (values[k] = row[c] as number)));
+            return { kind, values, missing };
+          });
+          await server.app.backend.blocks.deleteRange(sid, kinds, -1e12, 1e12);
+          await server.app.backend.blocks.upsert(sid, kinds, { timestamps, columns });
+          const all = asM4(await whole(id));
+          let from = timestamps[Math.min(i, n - 1)];
+          let to = timestamps[Math.min(j, n - 1)];
+          if (from > to) [from, to] = [to, from];
+          // Bucket edges on rows: with to - from + 1 a multiple of width, every row of a regular run may open a bucket.
+          if (edges) to = from + width * Math.max(1, Math.ceil((to - from + 1) / width)) - 1;
+          const got = asM4(await chart(id, `from=${iso(from)}&to=${iso(to)}&width=${width}`));
+          expect(got).toEqual(m4(all, [true, true, false], from, to, width));
+        },
+      ),
       { numRuns: 30 },
     );
   }, 120_000);
@@ -143,22 +161,40 @@ describe("D50 chart reads", () => {
     expect((await api.call("GET", chartPath(w, "from=yesterday"))).status).toBe(400);
     expect((await api.call("GET", chartPath(w, `from=${rows[10][0]}&to=${rows[5][0]}`))).status).toBe(400);
     expect((await api.call("GET", chartPath("00000000-0000-0000-0000-0000000000ff"))).status).toBe(404);
-    expect((await fetch(server.url + chartPath(w), { headers: { "svc-service-id": "timeseries", "svc-project-id": "proj-a" } })).status).toBe(401);
+    expect(
+      (await fetch(server.url + chartPath(w), { headers: { "svc-service-id": "timeseries", "svc-project-id": "proj-a" } })).status,
+    ).toBe(401);
     expect((await tsApi(server, key, "proj-b").call("GET", chartPath(w))).status).toBe(403);
   });
 
   it("D50 ReadChart and ReadManyChart answer the same rows as columns, through grpc-js and Connect", async () => {
     const rest = await chart(w, "width=500");
-    const asRows = (chunks: ValuesChunk[]) => chunks.flatMap((c) => c.timestamps.map((t, i) => [iso(Number(t)), c.columns[0].singles[i], c.columns[1].flags[i]]));
+    const asRows = (chunks: ValuesChunk[]) =>
+      chunks.flatMap((c) => c.timestamps.map((t, i) => [iso(Number(t)), c.columns[0].singles[i], c.columns[1].flags[i]]));
     const md = tsHeaders(key, d);
-    const g = await grpcStream(hostPort(server.url), TimeSeriesService.method.readChart, { datasetId: d, timeSeriesId: w, width: 500n }, md);
+    const g = await grpcStream(
+      hostPort(server.url),
+      TimeSeriesService.method.readChart,
+      { datasetId: d, timeSeriesId: w, width: 500n },
+      md,
+    );
     expect(g.error).toBeUndefined();
     expect(g.messages.every((c) => c.timeSeriesId === w)).toBe(true);
     expect(asRows(g.messages)).toEqual(rest.map(([t, v, f]) => [t, Math.fround(v as number), f]));
-    const many = await grpcStream(hostPort(server.url), TimeSeriesService.method.readManyChart, { datasetId: d, timeSeriesIds: [empty, w], width: 500n }, md);
+    const many = await grpcStream(
+      hostPort(server.url),
+      TimeSeriesService.method.readManyChart,
+      { datasetId: d, timeSeriesIds: [empty, w], width: 500n },
+      md,
+    );
     expect(many.messages.map((c) => c.timeSeriesId)).toEqual([empty, w]);
     expect(asRows(many.messages.slice(1))).toEqual(asRows(g.messages));
-    const unknown = await grpcStream(hostPort(server.url), TimeSeriesService.method.readChart, { datasetId: d, timeSeriesId: "00000000-0000-0000-0000-0000000000ff" }, md);
+    const unknown = await grpcStream(
+      hostPort(server.url),
+      TimeSeriesService.method.readChart,
+      { datasetId: d, timeSeriesId: "00000000-0000-0000-0000-0000000000ff" },
+      md,
+    );
     expect(unknown.error?.code).toBe(grpc.status.NOT_FOUND);
     const connect = connectClient(TimeSeriesService, server.url);
     const chunks: ValuesChunk[] = [];

@@ -38,7 +38,12 @@ describe("D52 non-finite numbers are refused", () => {
     const d = await api.dataset();
     const before = await count("time_series");
     for (const depth of [NaN, Infinity, -Infinity]) {
-      const r = await grpcUnary(hostPort(server.url), TimeSeriesService.method.createTimeSeries, { datasetId: d, timeSeries: { item: { name: "x" }, properties: { depth }, dataFields } }, tsHeaders(key, d));
+      const r = await grpcUnary(
+        hostPort(server.url),
+        TimeSeriesService.method.createTimeSeries,
+        { datasetId: d, timeSeries: { item: { name: "x" }, properties: { depth }, dataFields } },
+        tsHeaders(key, d),
+      );
       expect(r.error?.code, String(depth)).toBe(grpc.status.INVALID_ARGUMENT);
       expect(r.error?.details).toContain("properties.depth");
     }
@@ -53,13 +58,23 @@ describe("D52 non-finite numbers are refused", () => {
       [{ list: [1, "x", -Infinity] }, "metadata.list[2]"],
     ];
     for (const [metadata, path] of cases) {
-      const r = await grpcUnary(hostPort(server.url), TimeSeriesService.method.createDataset, { dataset: { metadata: metadata as never } }, tsHeaders(key));
+      const r = await grpcUnary(
+        hostPort(server.url),
+        TimeSeriesService.method.createDataset,
+        { dataset: { metadata: metadata as never } },
+        tsHeaders(key),
+      );
       expect(r.error?.code, path).toBe(grpc.status.INVALID_ARGUMENT);
       expect(r.error?.details).toContain(path);
     }
     expect(await count("datasets")).toBe(before);
     // Finite numbers pass the same way.
-    const ok = await grpcUnary(hostPort(server.url), TimeSeriesService.method.createDataset, { dataset: { metadata: { depth: 1.5, a: { b: [2] } } } }, tsHeaders(key));
+    const ok = await grpcUnary(
+      hostPort(server.url),
+      TimeSeriesService.method.createDataset,
+      { dataset: { metadata: { depth: 1.5, a: { b: [2] } } } },
+      tsHeaders(key),
+    );
     expect(ok.error).toBeUndefined();
     expect(ok.response?.metadata).toEqual({ depth: 1.5, a: { b: [2] } });
   });
@@ -76,9 +91,15 @@ describe("D52 reading never fails on a stored row", () => {
     expect([one.status, one.json.id, one.json.properties]).toEqual([200, bad, {}]);
     const list = await api.call("GET", `/api/ts/dataset/${d}/timeseries/list`);
     expect([list.status, list.json.data.map((s: { id: string }) => s.id).sort()]).toEqual([200, [bad, good].sort()]);
-    const cond = (operator: string, value: string) => ({ conditions: [{ type: "AttributeQueryCondition", name: "depth", operator, value }] });
+    const cond = (operator: string, value: string) => ({
+      conditions: [{ type: "AttributeQueryCondition", name: "depth", operator, value }],
+    });
     // A series without the property matches no condition on it (D29), null included.
-    for (const [operator, value] of [["LessThan", "5"], ["Equal", "0"], ["NotEqual", "7"]]) {
+    for (const [operator, value] of [
+      ["LessThan", "5"],
+      ["Equal", "0"],
+      ["NotEqual", "7"],
+    ]) {
       const q = await api.call("POST", `/api/ts/dataset/${d}/timeseries/query`, cond(operator, value));
       expect([q.status, q.json.data.map((s: { id: string }) => s.id)], operator).toEqual([200, operator === "Equal" ? [] : [good]]);
     }

@@ -26,22 +26,46 @@ describe("ValuesChunk columns", () => {
 
   it("the natively written wire form decodes to the same chunk as protobuf-es's encoding of the same rows, for any block and range", () => {
     fc.assert(
-      fc.property(fc.constantFrom(undefined, 127, 128, 255).chain((max) => blockArb(300, max === undefined ? valueArb : flagsUpTo(max))), fc.integer({ min: 0, max: 299 }), fc.integer({ min: 0, max: 299 }), fc.integer({ min: 0, max: 400 }), (b, i, j, maxRows) => {
-        const block = toBlock(b);
-        const ts = block.timestamps;
-        const from = ts[Math.min(i, ts.length - 1)] - (i % 2);
-        const to = ts[Math.min(j, ts.length - 1)] + (j % 3);
-        const [wire, plain] = bothWays(encodeBlock(block), from, to, maxRows);
-        expect(wire).toEqual(plain);
-      }),
+      fc.property(
+        fc.constantFrom(undefined, 127, 128, 255).chain((max) => blockArb(300, max === undefined ? valueArb : flagsUpTo(max))),
+        fc.integer({ min: 0, max: 299 }),
+        fc.integer({ min: 0, max: 299 }),
+        fc.integer({ min: 0, max: 400 }),
+        (b, i, j, maxRows) => {
+          const block = toBlock(b);
+          const ts = block.timestamps;
+          const from = ts[Math.min(i, ts.length - 1)] - (i % 2);
+          const to = ts[Math.min(j, ts.length - 1)] + (j % 3);
+          const [wire, plain] = bothWays(encodeBlock(block), from, to, maxRows);
+          expect(wire).toEqual(plain);
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   it("timestamps on both sides of every varint size boundary (negative, then 1 to 6 bytes) are written alike, for any sub-range", () => {
-    const edges = [-2, -1, 0, 1, 127, 128, 2 ** 14 - 1, 2 ** 14, 2 ** 21 - 1, 2 ** 21, 2 ** 28 - 1, 2 ** 28, 2 ** 35 - 1, 2 ** 35, MAX_TIMESTAMP];
+    const edges = [
+      -2,
+      -1,
+      0,
+      1,
+      127,
+      128,
+      2 ** 14 - 1,
+      2 ** 14,
+      2 ** 21 - 1,
+      2 ** 21,
+      2 ** 28 - 1,
+      2 ** 28,
+      2 ** 35 - 1,
+      2 ** 35,
+      MAX_TIMESTAMP,
+    ];
     const timestamps = [MIN_TIMESTAMP, ...edges];
-    const payload = encodeBlock(toBlock({ timestamps, columns: [{ kind: FieldKind.Flag, values: timestamps.map((_, i) => i), missing: null }] }));
+    const payload = encodeBlock(
+      toBlock({ timestamps, columns: [{ kind: FieldKind.Flag, values: timestamps.map((_, i) => i), missing: null }] }),
+    );
     for (let i = 0; i < timestamps.length; i++) {
       for (let j = i; j < timestamps.length; j++) {
         const [wire, plain] = bothWays(payload, timestamps[i], timestamps[j], 1000);
@@ -59,7 +83,8 @@ describe("value reads through grpc-js", () => {
   let a: string, empty: string;
   const rows = makeRows(40_000);
   const md = (extra: Record<string, string> = {}) => ({ ...tsHeaders(key, d), ...extra });
-  const asRows = (chunks: ValuesChunk[]) => chunks.flatMap((c) => c.timestamps.map((t, i) => [iso(Number(t)), c.columns[0].singles[i], c.columns[1].flags[i]]));
+  const asRows = (chunks: ValuesChunk[]) =>
+    chunks.flatMap((c) => c.timestamps.map((t, i) => [iso(Number(t)), c.columns[0].singles[i], c.columns[1].flags[i]]));
   const expected = rows.map(([t, v, f]) => [t, Math.fround(v), f]);
 
   beforeAll(async () => {
@@ -73,8 +98,10 @@ describe("value reads through grpc-js", () => {
   }, 30_000);
   afterAll(() => server.close());
 
-  const read = (req: Record<string, unknown>, extra?: Record<string, string>) => grpcStream(hostPort(server.url), TimeSeriesService.method.readValues, { datasetId: d, timeSeriesId: a, ...req }, md(extra));
-  const readMany = (req: Record<string, unknown>, extra?: Record<string, string>) => grpcStream(hostPort(server.url), TimeSeriesService.method.readManyValues, { datasetId: d, ...req }, md(extra));
+  const read = (req: Record<string, unknown>, extra?: Record<string, string>) =>
+    grpcStream(hostPort(server.url), TimeSeriesService.method.readValues, { datasetId: d, timeSeriesId: a, ...req }, md(extra));
+  const readMany = (req: Record<string, unknown>, extra?: Record<string, string>) =>
+    grpcStream(hostPort(server.url), TimeSeriesService.method.readManyValues, { datasetId: d, ...req }, md(extra));
 
   it("whole range: one chunk per block, in time order, with the series id; from and to inclusive (D24)", async () => {
     const all = await read({});

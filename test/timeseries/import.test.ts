@@ -47,7 +47,14 @@ const rowsIn = (db: string, series: string) => withBackend(db, (b) => storedRows
 const iso = (t: number) => new Date(t * 1000).toISOString().slice(0, 19);
 
 /** The summary line of a successful import (D58), timing aside. */
-const summaryOf = (series: string, read: number, stored: number, inFile: number, replaced: number, s = (n: number) => (n === 1 ? "" : "s")) =>
+const summaryOf = (
+  series: string,
+  read: number,
+  stored: number,
+  inFile: number,
+  replaced: number,
+  s = (n: number) => (n === 1 ? "" : "s"),
+) =>
   new RegExp(
     `^imported into time series ${series}: ${read} row${s(read)} read, ${stored} stored, ${inFile} duplicate${s(inFile)} replaced by a later line, ` +
       `${replaced} stored row${s(replaced)} replaced in [0-9.]+ s \\([0-9]+ rows/s\\)\\n$`,
@@ -56,7 +63,10 @@ const summaryOf = (series: string, read: number, stored: number, inFile: number,
 const isSqlite = (db: string) => !db.includes("://");
 
 /** SQLite: an import's staging files beside the database (D58). */
-const stagingFiles = (db: string) => readdirSync(dirname(db)).filter((f) => f.startsWith(`${basename(db)}-import-`)).map((f) => join(dirname(db), f));
+const stagingFiles = (db: string) =>
+  readdirSync(dirname(db))
+    .filter((f) => f.startsWith(`${basename(db)}-import-`))
+    .map((f) => join(dirname(db), f));
 
 /** Blocks an import has staged so far: PostgreSQL's import_blocks, or SQLite's staging file. */
 async function stagedBlocks(db: string): Promise<number> {
@@ -118,7 +128,9 @@ describe("D30 meridian import", () => {
       const bad = meridian(["import", "--dataset", DATASET, "--series", series, file], { MERIDIAN_DB: db });
       expect(bad.stderr, content).toMatch(new RegExp(`line ${line}:`));
     }
-    expect(meridian(["import", "--dataset", DATASET, "--series", "cccccccc-0000-0000-0000-000000000000", file], { MERIDIAN_DB: db }).status).toBe(1);
+    expect(
+      meridian(["import", "--dataset", DATASET, "--series", "cccccccc-0000-0000-0000-000000000000", file], { MERIDIAN_DB: db }).status,
+    ).toBe(1);
   });
 
   it("D58 a first line is a header only when it names the fields; any other line that is not a row is an error naming it", async () => {
@@ -126,10 +138,13 @@ describe("D30 meridian import", () => {
     const file = join(dir, "header.csv");
     const rows = "2000-01-01T00:00:00,1,0\n2000-01-01T00:01:00,2,1\n";
     // Headers: any name for the timestamp, then the fields in order; case, spaces, quotes and a UTF-8 BOM do not matter.
-    for (const header of ["timestamp,value,flag", "\uFEFFTime , VALUE,\"Flag\"", '"Date (UTC)","value","flag"']) {
+    for (const header of ["timestamp,value,flag", '\uFEFFTime , VALUE,"Flag"', '"Date (UTC)","value","flag"']) {
       writeFileSync(file, `${header}\r\n${rows}`);
       const r = meridian(["import", "--dataset", DATASET, "--series", series, file], { MERIDIAN_DB: db });
-      expect([r.status, r.stdout], header).toEqual([0, expect.stringMatching(summaryOf(series, 2, 2, 0, 2 * Number(header !== "timestamp,value,flag")))]);
+      expect([r.status, r.stdout], header).toEqual([
+        0,
+        expect.stringMatching(summaryOf(series, 2, 2, 0, 2 * Number(header !== "timestamp,value,flag"))),
+      ]);
     }
     await withBackend(db, async ({ metadata, blocks }) => {
       const s = (await metadata.getSeries(DATASET, series))!;
@@ -145,13 +160,17 @@ describe("D30 meridian import", () => {
       writeFileSync(file, content);
       const r = meridian(["import", "--dataset", DATASET, "--series", series, file], { MERIDIAN_DB: db });
       expect([r.status, r.stdout], why).toEqual([1, ""]);
-      expect(r.stderr, why).toMatch(/line 1: .*nor is it a header \(a header names the timestamp column, then value, flag\); nothing was imported\n$/);
+      expect(r.stderr, why).toMatch(
+        /line 1: .*nor is it a header \(a header names the timestamp column, then value, flag\); nothing was imported\n$/,
+      );
     }
     // A second line like a header is an error too: only the first may be one.
     writeFileSync(file, `time,value,flag\n${rows}time,value,flag\n`);
-    expect(meridian(["import", "--dataset", DATASET, "--series", series, file], { MERIDIAN_DB: db }).stderr).toMatch(/line 4: the timestamp must read/);
+    expect(meridian(["import", "--dataset", DATASET, "--series", series, file], { MERIDIAN_DB: db }).stderr).toMatch(
+      /line 4: the timestamp must read/,
+    );
     expect(await rowsIn(db, series)).toEqual([]);
-   }, 120_000); // nine CLI runs
+  }, 120_000); // nine CLI runs
 
   it("D58 the summary says rows read, rows stored and duplicates replaced, in the file and among stored rows", async () => {
     const stored = new RowBuilder(kindsOf(FIELDS));
@@ -168,29 +187,37 @@ describe("D30 meridian import", () => {
     ]);
     // A header-only file stores nothing, and says so.
     writeFileSync(file, "time,value,flag\n");
-    expect(meridian(["import", "--dataset", DATASET, "--series", series, file], { MERIDIAN_DB: db }).stdout).toMatch(summaryOf(series, 0, 0, 0, 0));
+    expect(meridian(["import", "--dataset", DATASET, "--series", series, file], { MERIDIAN_DB: db }).stdout).toMatch(
+      summaryOf(series, 0, 0, 0, 0),
+    );
   }, 60_000);
 
-  it.skipIf(TEST_BACKEND !== "sqlite")("D58 an import gives back its staging's space: the SQLite file grows by the blocks' own pages, within 10 %", async () => {
-    const { db, series } = await setup();
-    const before = statSync(db).size;
-    const rows = 1_000_000;
-    const r = meridian(["import", "--dataset", DATASET, "--series", series, bigCsv("disk.csv", rows)], { MERIDIAN_DB: db });
-    expect([r.status, r.stdout]).toEqual([0, expect.stringMatching(summaryOf(series, rows, rows, 0, 0))]);
-    const conn = new Database(db, { readonly: true });
-    try {
-      // The blocks' own size: the pages of their table and index, as SQLite lays them out.
-      const own = conn.prepare("SELECT sum(pgsize) FROM dbstat WHERE name IN ('blocks', 'blocks_by_time')").pluck().get() as number;
-      const free = (conn.pragma("freelist_count", { simple: true }) as number) * (conn.pragma("page_size", { simple: true }) as number);
-      const grown = statSync(db).size - before;
-      console.info(`D58 ${rows} rows: file +${(grown / rows).toFixed(3)} B/row, blocks' own ${(own / rows).toFixed(3)} B/row, free ${free} B`);
-      expect(grown / own).toBeLessThan(1.1); // before: 2.1 (the staged copy's pages left free)
-      expect(free).toBeLessThan(0.1 * own);
-    } finally {
-      conn.close();
-    }
-    expect(stagingFiles(db)).toEqual([]);
-  }, 60_000);
+  it.skipIf(TEST_BACKEND !== "sqlite")(
+    "D58 an import gives back its staging's space: the SQLite file grows by the blocks' own pages, within 10 %",
+    async () => {
+      const { db, series } = await setup();
+      const before = statSync(db).size;
+      const rows = 1_000_000;
+      const r = meridian(["import", "--dataset", DATASET, "--series", series, bigCsv("disk.csv", rows)], { MERIDIAN_DB: db });
+      expect([r.status, r.stdout]).toEqual([0, expect.stringMatching(summaryOf(series, rows, rows, 0, 0))]);
+      const conn = new Database(db, { readonly: true });
+      try {
+        // The blocks' own size: the pages of their table and index, as SQLite lays them out.
+        const own = conn.prepare("SELECT sum(pgsize) FROM dbstat WHERE name IN ('blocks', 'blocks_by_time')").pluck().get() as number;
+        const free = (conn.pragma("freelist_count", { simple: true }) as number) * (conn.pragma("page_size", { simple: true }) as number);
+        const grown = statSync(db).size - before;
+        console.info(
+          `D58 ${rows} rows: file +${(grown / rows).toFixed(3)} B/row, blocks' own ${(own / rows).toFixed(3)} B/row, free ${free} B`,
+        );
+        expect(grown / own).toBeLessThan(1.1); // before: 2.1 (the staged copy's pages left free)
+        expect(free).toBeLessThan(0.1 * own);
+      } finally {
+        conn.close();
+      }
+      expect(stagingFiles(db)).toEqual([]);
+    },
+    60_000,
+  );
 
   it("D30 an import over stored rows upserts like an upload: its rows win, rows it does not name stay, in any line order", async () => {
     const stored = new RowBuilder(kindsOf(FIELDS));
@@ -203,7 +230,9 @@ describe("D30 meridian import", () => {
     writeFileSync(file, lines.reverse().join("\n"));
     const r = meridian(["import", "--dataset", DATASET, "--series", series, file], { MERIDIAN_DB: db });
     expect([r.status, r.stderr]).toEqual([0, `meridian import: database ${shownAs(db)}\n`]);
-    const expected = Array.from({ length: 80_000 }, (_, i) => (i >= 50_000 || i % 3 === 0 ? [946684800 + 60 * i, 2, i % 5] : [946684800 + 60 * i, 1, null]));
+    const expected = Array.from({ length: 80_000 }, (_, i) =>
+      i >= 50_000 || i % 3 === 0 ? [946684800 + 60 * i, 2, i % 5] : [946684800 + 60 * i, 1, null],
+    );
     expect(await rowsIn(db, series)).toEqual(expected);
     expect([await countIn(db, "imports"), await stagedBlocks(db)]).toEqual([0, 0]);
     if (isSqlite(db)) expect(stagingFiles(db)).toEqual([]);
@@ -218,7 +247,10 @@ describe("D30 meridian import", () => {
     expect(before).toHaveLength(20_000);
 
     const file = bigCsv("big.csv", 3_000_000);
-    const child = spawn(process.execPath, [BIN, "import", "--dataset", DATASET, "--series", series, file], { env: { ...process.env, MERIDIAN_DB: db }, stdio: "ignore" });
+    const child = spawn(process.execPath, [BIN, "import", "--dataset", DATASET, "--series", series, file], {
+      env: { ...process.env, MERIDIAN_DB: db },
+      stdio: "ignore",
+    });
     await new Promise((r) => setTimeout(r, 450)); // start-up is ~150 ms, the import itself about a second
     child.kill("SIGKILL");
     const code = await exited(child);
@@ -242,7 +274,10 @@ describe("D30 meridian import", () => {
   it("D30 D51 SIGKILL while staging: the series is untouched, the staged blocks are invisible, and the next start removes them", async () => {
     const { db, series } = await setup();
     const file = bigCsv("staging.csv", 3_000_000);
-    const child = spawn(process.execPath, [BIN, "import", "--dataset", DATASET, "--series", series, file], { env: { ...process.env, MERIDIAN_DB: db }, stdio: "ignore" });
+    const child = spawn(process.execPath, [BIN, "import", "--dataset", DATASET, "--series", series, file], {
+      env: { ...process.env, MERIDIAN_DB: db },
+      stdio: "ignore",
+    });
     // Kill it once some batches are staged, before it can publish.
     while ((await stagedBlocks(db)) < 16 && child.exitCode === null) await new Promise((r) => setTimeout(r, 5));
     child.kill("SIGKILL");
@@ -273,7 +308,10 @@ describe("D51 the server while an import runs", () => {
       const [imported, uploaded] = [await ts.series(d), await ts.series(d)];
       const rows = 3_000_000;
       const file = bigCsv("concurrent.csv", rows);
-      const child = spawn(process.execPath, [BIN, "import", "--dataset", d, "--series", imported, file], { env: { ...process.env, MERIDIAN_DB: server.db }, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, [BIN, "import", "--dataset", d, "--series", imported, file], {
+        env: { ...process.env, MERIDIAN_DB: server.db },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let out = "";
       child.stdout!.on("data", (c) => (out += c));
       child.stderr!.on("data", (c) => (out += c));
@@ -300,12 +338,19 @@ describe("D51 the server while an import runs", () => {
         await new Promise((r) => setTimeout(r, 5));
       }
       await writes;
-      expect([await done, out]).toEqual([0, expect.stringMatching(new RegExp(`^meridian import: database .*\nimported into time series ${imported}: ${rows} rows read, ${rows} stored`))]);
+      expect([await done, out]).toEqual([
+        0,
+        expect.stringMatching(
+          new RegExp(`^meridian import: database .*\nimported into time series ${imported}: ${rows} rows read, ${rows} stored`),
+        ),
+      ]);
       expect(statuses.length).toBeGreaterThanOrEqual(10);
       expect(statuses.filter((s) => s !== 200 && s !== 201)).toEqual([]);
       expect(slowestHealthz).toBeLessThan(1000); // generous; before: as long as the import (seconds), in SQLite's busy wait
       expect(server.logs.filter((l) => JSON.stringify(l).includes("database is locked"))).toEqual([]);
-      expect(await server.query("SELECT sum(rows) AS n FROM blocks JOIN time_series USING (sid) WHERE time_series.id = $1", imported)).toEqual([{ n: rows }]);
+      expect(
+        await server.query("SELECT sum(rows) AS n FROM blocks JOIN time_series USING (sid) WHERE time_series.id = $1", imported),
+      ).toEqual([{ n: rows }]);
       expect((await ts.read(d, uploaded)).json.data.length).toBe(statuses.length / 2);
     } finally {
       await server.close();

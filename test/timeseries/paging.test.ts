@@ -59,7 +59,8 @@ const walkOne = (series: string, params: { from?: string; to?: string; limit?: n
 
 type Entry = { timeSeriesId: string; values: Row[] };
 
-const walkMany = (ids: string[], params: { from?: string; to?: string; limit?: number }) => allPages<Entry>((cursor) => api.readMany(d, ids, q({ ...params, cursor }), true));
+const walkMany = (ids: string[], params: { from?: string; to?: string; limit?: number }) =>
+  allPages<Entry>((cursor) => api.readMany(d, ids, q({ ...params, cursor }), true));
 
 /** Pages joined back into one row list per series, in request order. */
 function joined(pages: { data: Entry[] }[]): Map<string, Row[]> {
@@ -165,7 +166,10 @@ describe("paged reading, single series", () => {
     const first = (await api.read(d, s, q({ limit: 16_536 }), true)).json;
     const last = first.data[16_535][0] as string;
     // A row before the page's end (already behind the reader) and one just after it.
-    await api.upload(d, s, [[iso(Date.parse(last + "Z") / 1000 - 30), 1, 0], [iso(Date.parse(last + "Z") / 1000 + 30), 2, 0]]);
+    await api.upload(d, s, [
+      [iso(Date.parse(last + "Z") / 1000 - 30), 1, 0],
+      [iso(Date.parse(last + "Z") / 1000 + 30), 2, 0],
+    ]);
     const second = (await api.read(d, s, q({ cursor: first.cursor, limit: 16_536 }), true)).json;
     expect(second.data[0]).toEqual([iso(Date.parse(last + "Z") / 1000 + 30), 2, 0]);
     expect(second.data[1]).toEqual(mine[16_536]);
@@ -223,7 +227,11 @@ describe("paged reading, multiple series (D26)", () => {
 
   it("spec error table: an id list unlike the cursor's, in content or order, is a 400", async () => {
     const { cursor } = (await api.readMany(d, [e, c, a], q({ limit: 16_536 }), true)).json;
-    for (const ids of [[e, a, c], [e, c, a, b], [e, c, b]]) {
+    for (const ids of [
+      [e, a, c],
+      [e, c, a, b],
+      [e, c, b],
+    ]) {
       const r = await api.readMany(d, ids, q({ cursor, limit: 16_536 }), true);
       expect(r.status, JSON.stringify(ids)).toBe(400);
     }

@@ -12,8 +12,17 @@ const ids: Record<string, string> = {};
 beforeAll(async () => {
   server = await startTestServer();
   api = tsApi(server, await server.key(TS_RW));
-  dataset = await api.dataset({ timeSeriesProperties: [{ name: "depth", dataType: "Double" }, { name: "station", dataType: "Double" }] });
-  for (const [name, depth] of [["Level north", 1], ["Level south", 2.5], ["Flow", 4]] as const) {
+  dataset = await api.dataset({
+    timeSeriesProperties: [
+      { name: "depth", dataType: "Double" },
+      { name: "station", dataType: "Double" },
+    ],
+  });
+  for (const [name, depth] of [
+    ["Level north", 1],
+    ["Level south", 2.5],
+    ["Flow", 4],
+  ] as const) {
     ids[name] = await api.series(dataset, { item: { name }, properties: { depth, station: 7 } });
   }
   ids.bare = await api.series(dataset, { item: { name: "Bare" }, properties: {} });

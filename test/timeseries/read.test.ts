@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe("values, whole range", () => {
-  it("GET .../values answers { data: [row...] } for the whole series, rows [\"yyyy-MM-ddTHH:mm:ss\", cells...] in time order", async () => {
+  it('GET .../values answers { data: [row...] } for the whole series, rows ["yyyy-MM-ddTHH:mm:ss", cells...] in time order', async () => {
     const d = await api.dataset();
     const s = await api.series(d);
     const rows = makeRows(40_000); // three blocks
@@ -72,7 +72,11 @@ describe("values, whole range", () => {
     }
     // Half noise over all exponents, half short decimals (the writer's fast path).
     for (let i = 0; i < 2500; i++) f32[i] = Math.round((x = (Math.imul(x, 1103515245) + 12345) >>> 0) % 2_000_000) / 1000 - 1000;
-    await api.upload(d, s, Array.from(f32, (v, i) => [iso(1_000_000 + i), v]));
+    await api.upload(
+      d,
+      s,
+      Array.from(f32, (v, i) => [iso(1_000_000 + i), v]),
+    );
     const text = await api.readText(d, s);
     cellTexts(text).forEach(([v], i) => expectShortest(v, f32[i], Math.fround));
   });
@@ -94,7 +98,13 @@ describe("values, whole range", () => {
   it("D24 a bad from or to, or from after to, is a 400 problem+json", async () => {
     const d = await api.dataset();
     const s = await api.series(d);
-    for (const query of ["from=2024-13-01T000000", "to=yesterday", "from=2024-01-01T00:10", "from=2024-01-02T000000&to=2024-01-01T000000", "from=0000-12-31T235959"]) {
+    for (const query of [
+      "from=2024-13-01T000000",
+      "to=yesterday",
+      "from=2024-01-01T00:10",
+      "from=2024-01-02T000000&to=2024-01-01T000000",
+      "from=0000-12-31T235959",
+    ]) {
       const r = await api.read(d, s, query);
       expect(r.status, query).toBe(400);
       expect(r.json.status).toBe(400);
@@ -117,7 +127,13 @@ describe("values, whole range", () => {
     await api.upload(d, s, rows);
     // A real cursor of this series, to show it is not followed without version 3.
     const cursor = encodeURIComponent((await api.read(d, s, "limit=16536", true)).json.cursor);
-    for (const query of ["limit=16536", `cursor=${cursor}`, `limit=16536&cursor=${cursor}`, `from=${rows[0][0]}&cursor=${cursor}`, "cursor=abc%23def"]) {
+    for (const query of [
+      "limit=16536",
+      `cursor=${cursor}`,
+      `limit=16536&cursor=${cursor}`,
+      `from=${rows[0][0]}&cursor=${cursor}`,
+      "cursor=abc%23def",
+    ]) {
       const one = await api.read(d, s, query);
       expect([one.status, Object.keys(one.json)], query).toEqual([200, ["data"]]);
       expect(one.json.data, query).toEqual(rows);
@@ -176,7 +192,9 @@ describe("D28 whole-range reads stream", () => {
       req.end();
     });
     expect(firstChunk).toBeLessThan(full);
-    const line = await waitFor(() => server.logs.find((l) => l.msg === "request" && String(l.path).endsWith(`${s}/values`) && l.method === "GET"));
+    const line = await waitFor(() =>
+      server.logs.find((l) => l.msg === "request" && String(l.path).endsWith(`${s}/values`) && l.method === "GET"),
+    );
     expect(line.completed).toBe(false);
     // The walk stopped with the socket: far from all of it was produced.
     expect(line.streamedBytes as number).toBeLessThan(full / 2);
@@ -196,7 +214,6 @@ function expectShortest(text: string, value: number, round: (x: number) => numbe
   const digits = text.replace(/^-/, "").replace(/e.*$/, "").replace(".", "").replace(/^0+/, "").replace(/0+$/, "").length;
   if (digits > 1) expect(round(Number(Number(text).toPrecision(digits - 1))), text).not.toBe(value);
 }
-
 
 async function waitFor<T>(find: () => T | undefined, ms = 5000): Promise<T> {
   const until = Date.now() + ms;

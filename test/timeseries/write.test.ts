@@ -19,13 +19,25 @@ async function storedRows(seriesId: string): Promise<unknown[][]> {
 
 describe("D30 datasets and time series", () => {
   it("D30 POST /api/ts/dataset creates a dataset (201) in the caller's project; GET shows it; DELETE removes it with its series", async () => {
-    const id = await api.dataset({ items: [{ name: "Level", unit: "m", item: "level", dataType: "Single", timeSeriesType: "Instantaneous" }], metadata: { owner: "hydro" } });
+    const id = await api.dataset({
+      items: [{ name: "Level", unit: "m", item: "level", dataType: "Single", timeSeriesType: "Instantaneous" }],
+      metadata: { owner: "hydro" },
+    });
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     const got = await api.call("GET", `/api/ts/dataset/${id}`);
     expect(got.status).toBe(200);
-    expect(got.json).toMatchObject({ id, items: [{ name: "Level", unit: "m" }], timeSeriesProperties: [{ name: "depth", dataType: "Double" }], metadata: { owner: "hydro" } });
+    expect(got.json).toMatchObject({
+      id,
+      items: [{ name: "Level", unit: "m" }],
+      timeSeriesProperties: [{ name: "depth", dataType: "Double" }],
+      metadata: { owner: "hydro" },
+    });
     const ts = await api.series(id);
-    expect((await api.call("GET", `/api/ts/dataset/${id}/timeseries/${ts}`)).json).toMatchObject({ id: ts, properties: { depth: 2.5 }, dataFields: [{ name: "value" }, { name: "flag", flags: [{ id: 1, name: "suspect", level: 2 }] }] });
+    expect((await api.call("GET", `/api/ts/dataset/${id}/timeseries/${ts}`)).json).toMatchObject({
+      id: ts,
+      properties: { depth: 2.5 },
+      dataFields: [{ name: "value" }, { name: "flag", flags: [{ id: 1, name: "suspect", level: 2 }] }],
+    });
     expect((await api.call("GET", `/api/ts/dataset/${id}/timeseries/list`)).json.data.map((s: { id: string }) => s.id)).toEqual([ts]);
     expect((await api.call("DELETE", `/api/ts/dataset/${id}`)).status).toBe(204);
     expect((await api.call("GET", `/api/ts/dataset/${id}`)).status).toBe(404);
@@ -42,8 +54,22 @@ describe("D30 datasets and time series", () => {
 
   it("D30 a time series needs data fields of known types, and properties the dataset declares", async () => {
     const d = await api.dataset();
-    for (const body of [{ dataFields: [] }, { dataFields: [{ name: "v", dataType: "Text" }] }, { properties: { undeclared: 1 } }, { dataFields: [{ name: "v", dataType: "Single" }, { name: "v", dataType: "Flag" }] }]) {
-      const r = await api.call("POST", `/api/ts/dataset/${d}/timeseries`, { item: { name: "x" }, dataFields: [{ name: "v", dataType: "Single" }], ...body });
+    for (const body of [
+      { dataFields: [] },
+      { dataFields: [{ name: "v", dataType: "Text" }] },
+      { properties: { undeclared: 1 } },
+      {
+        dataFields: [
+          { name: "v", dataType: "Single" },
+          { name: "v", dataType: "Flag" },
+        ],
+      },
+    ]) {
+      const r = await api.call("POST", `/api/ts/dataset/${d}/timeseries`, {
+        item: { name: "x" },
+        dataFields: [{ name: "v", dataType: "Single" }],
+        ...body,
+      });
       expect(r.status, JSON.stringify(body)).toBe(400);
     }
   });
@@ -51,7 +77,9 @@ describe("D30 datasets and time series", () => {
   it("D14 headers: wrong service, missing project, dataset header unlike the path are 400; another project is 403; its dataset is 404", async () => {
     const d = await api.dataset();
     expect((await api.call("GET", `/api/ts/dataset/${d}`, undefined, { "svc-service-id": "other" })).status).toBe(400);
-    expect((await api.call("GET", `/api/ts/dataset/${d}`, undefined, { "svc-dataset-id": "00000000-0000-0000-0000-000000000000" })).status).toBe(400);
+    expect(
+      (await api.call("GET", `/api/ts/dataset/${d}`, undefined, { "svc-dataset-id": "00000000-0000-0000-0000-000000000000" })).status,
+    ).toBe(400);
     expect((await api.call("GET", `/api/ts/dataset/${d}`, undefined, { "svc-project-id": "" })).status).toBe(400);
     expect((await api.call("GET", `/api/ts/dataset/${d}`, undefined, { "svc-project-id": "proj-b" })).status).toBe(403);
     const both = tsApi(server, await server.key({ scopes: ["platform_timeseries_readwrite"], projects: [PROJECT, "proj-b"] }), "proj-b");
@@ -67,9 +95,21 @@ describe("D30 values", () => {
     const d = await api.dataset();
     const ts = await api.series(d);
     const path = `/api/ts/dataset/${d}/timeseries/${ts}/values`;
-    const first = await api.call("POST", path, { data: [["2000-01-01T00:00:00", 12.345, 0], ["2000-01-01T00:01:00", 12.5, null], ["2000-01-01T00:02:00", null, 3]] });
+    const first = await api.call("POST", path, {
+      data: [
+        ["2000-01-01T00:00:00", 12.345, 0],
+        ["2000-01-01T00:01:00", 12.5, null],
+        ["2000-01-01T00:02:00", null, 3],
+      ],
+    });
     expect(first).toEqual({ status: 200, json: { count: 3 } });
-    await api.call("POST", path, { data: [["2000-01-01T00:01:00", 1.25, 1], ["2000-01-01T00:01:00", 2.5, 2], ["1999-12-31T23:59:00", 0.5, 0]] });
+    await api.call("POST", path, {
+      data: [
+        ["2000-01-01T00:01:00", 1.25, 1],
+        ["2000-01-01T00:01:00", 2.5, 2],
+        ["1999-12-31T23:59:00", 0.5, 0],
+      ],
+    });
     expect(await storedRows(ts)).toEqual([
       ["1999-12-31T23:59:00", 0.5, 0],
       ["2000-01-01T00:00:00", Math.fround(12.345), 0],

@@ -17,7 +17,12 @@ let writer: string;
 
 beforeAll(async () => {
   server = await startTestServer();
-  writer = await server.key({ clientId: "writer", ...TS_RW, scopes: ["platform_timeseries_readwrite", "platform_iam_featurestatus_readwrite"], roles: ["BackOffice"] });
+  writer = await server.key({
+    clientId: "writer",
+    ...TS_RW,
+    scopes: ["platform_timeseries_readwrite", "platform_iam_featurestatus_readwrite"],
+    roles: ["BackOffice"],
+  });
   const api = tsApi(server, writer);
   const ds = await api.dataset();
   const series = await api.series(ds);
@@ -54,7 +59,9 @@ describe("D51 no work before authentication", () => {
       const { answer, rssGrowth } = await measured(() =>
         rawUpload(server.url, { httpVersion, path: valuesPath, headers: ANON_TS, total: 64 * MiB, prefix: rowsPrefix }),
       );
-      console.log(`anonymous 64 MiB REST upload over HTTP/${httpVersion}: ${answer.status}, ${(answer.sentAtAnswer / MiB).toFixed(1)} MiB sent at the answer, server RSS +${(rssGrowth / MiB).toFixed(1)} MB`);
+      console.log(
+        `anonymous 64 MiB REST upload over HTTP/${httpVersion}: ${answer.status}, ${(answer.sentAtAnswer / MiB).toFixed(1)} MiB sent at the answer, server RSS +${(rssGrowth / MiB).toFixed(1)} MB`,
+      );
       expect(answer.status).toBe(401);
       expect(answer.headers["content-type"]).toMatch(/^application\/problem\+json/);
       expect(answer.headers["www-authenticate"]).toMatch(/Bearer/);
@@ -88,7 +95,9 @@ describe("D51 no work before authentication", () => {
     const { answer, rssGrowth } = await measured(() =>
       rawUpload(server.url, { httpVersion: "2", path: createMessage, headers: connectJsonGzip, total: bomb.length, prefix: bomb }),
     );
-    console.log(`anonymous Connect gzip bomb (${(bomb.length / 1024).toFixed(0)} KB -> 60 MiB): ${answer.status}, server RSS +${(rssGrowth / MiB).toFixed(1)} MB`);
+    console.log(
+      `anonymous Connect gzip bomb (${(bomb.length / 1024).toFixed(0)} KB -> 60 MiB): ${answer.status}, server RSS +${(rssGrowth / MiB).toFixed(1)} MB`,
+    );
     expect(answer.status).toBe(401);
     expect(JSON.parse(answer.body)).toMatchObject({ code: "unauthenticated" });
     expect(rssGrowth).toBeLessThan(RSS_BOUND);
@@ -96,7 +105,13 @@ describe("D51 no work before authentication", () => {
 
   it("D6 an authenticated Connect gzip bomb is refused resource_exhausted once it inflates past the method's 1 MiB, RSS +<10 MB", async () => {
     const { answer, rssGrowth } = await measured(() =>
-      rawUpload(server.url, { httpVersion: "2", path: createMessage, headers: { ...connectJsonGzip, "svc-open-api-key": writer }, total: bomb.length, prefix: bomb }),
+      rawUpload(server.url, {
+        httpVersion: "2",
+        path: createMessage,
+        headers: { ...connectJsonGzip, "svc-open-api-key": writer },
+        total: bomb.length,
+        prefix: bomb,
+      }),
     );
     console.log(`authenticated Connect gzip bomb to a 1 MiB method: ${answer.status}, server RSS +${(rssGrowth / MiB).toFixed(1)} MB`);
     expect(JSON.parse(answer.body)).toMatchObject({ code: "resource_exhausted" });
@@ -123,9 +138,18 @@ describe("D51 no work before authentication", () => {
 
   it("D51 an anonymous 64 MiB gRPC call is answered status 16 before its body is read, RSS +<10 MB", async () => {
     const { answer, rssGrowth } = await measured(() =>
-      rawUpload(server.url, { httpVersion: "2", path: uploadRpc, headers: { "content-type": "application/grpc", te: "trailers" }, total: 64 * MiB, prefix: envelope(64 * MiB - 5), fill: 0 }),
+      rawUpload(server.url, {
+        httpVersion: "2",
+        path: uploadRpc,
+        headers: { "content-type": "application/grpc", te: "trailers" },
+        total: 64 * MiB,
+        prefix: envelope(64 * MiB - 5),
+        fill: 0,
+      }),
     );
-    console.log(`anonymous 64 MiB gRPC call: grpc-status ${answer.headers["grpc-status"] ?? answer.trailers["grpc-status"]}, ${(answer.sentAtAnswer / MiB).toFixed(1)} MiB sent at the answer, server RSS +${(rssGrowth / MiB).toFixed(1)} MB`);
+    console.log(
+      `anonymous 64 MiB gRPC call: grpc-status ${answer.headers["grpc-status"] ?? answer.trailers["grpc-status"]}, ${(answer.sentAtAnswer / MiB).toFixed(1)} MiB sent at the answer, server RSS +${(rssGrowth / MiB).toFixed(1)} MB`,
+    );
     expect(answer.status).toBe(200);
     expect(answer.headers["grpc-status"] ?? answer.trailers["grpc-status"]).toBe("16");
     expect(answer.sentAtAnswer).toBeLessThan(32 * MiB);
@@ -134,7 +158,14 @@ describe("D51 no work before authentication", () => {
 
   it("D51 an anonymous 64 MiB gRPC-Web call is answered status 16 before its body is read, RSS +<10 MB", async () => {
     const { answer, rssGrowth } = await measured(() =>
-      rawUpload(server.url, { httpVersion: "1.1", path: uploadRpc, headers: { "content-type": "application/grpc-web+proto" }, total: 64 * MiB, prefix: envelope(64 * MiB - 5), fill: 0 }),
+      rawUpload(server.url, {
+        httpVersion: "1.1",
+        path: uploadRpc,
+        headers: { "content-type": "application/grpc-web+proto" },
+        total: 64 * MiB,
+        prefix: envelope(64 * MiB - 5),
+        fill: 0,
+      }),
     );
     expect(answer.status).toBe(200);
     // gRPC-Web: the status is in the headers (trailers-only) or in the trailer frame of the body.

@@ -19,7 +19,11 @@ beforeAll(async () => {
   server = await startTestServer();
   key = await server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] });
   for (let i = 0; i < 20; i++) {
-    await fetch(`${server.url}/api/admin/feature/message`, { method: "POST", headers: { "svc-open-api-key": key, "content-type": "application/json" }, body: JSON.stringify(draft({ title: `Notice ${i}` })) });
+    await fetch(`${server.url}/api/admin/feature/message`, {
+      method: "POST",
+      headers: { "svc-open-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify(draft({ title: `Notice ${i}` })),
+    });
   }
 });
 afterAll(() => server.close());
@@ -51,7 +55,12 @@ function inflated(body: Buffer, coding: string): { flags: number; data: Buffer }
   return envelopes(body).map((e) => ({ flags: e.flags, data: e.flags & 1 ? decode[coding](e.data) : e.data }));
 }
 
-const decode: Record<string, (b: Buffer) => Buffer> = { zstd: zstdDecompressSync, br: brotliDecompressSync, gzip: gunzipSync, identity: (b) => b };
+const decode: Record<string, (b: Buffer) => Buffer> = {
+  zstd: zstdDecompressSync,
+  br: brotliDecompressSync,
+  gzip: gunzipSync,
+  identity: (b) => b,
+};
 const LIST_GLOBAL = "/meridian.featurestatus.v1.FeatureStatusService/ListGlobalMessages";
 const CREATE_GLOBAL = "/meridian.featurestatus.v1.FeatureStatusService/CreateGlobalMessage";
 
@@ -84,19 +93,22 @@ describe("D44 response compression", () => {
     expect(r.headers["content-encoding"]).toBeUndefined();
   });
 
-  it.each(["zstd", "gzip", "br"])("D28 D44 a streamed whole-range read in %s decodes to the identity answer byte for byte", async (coding) => {
-    const ts = tsApi(server, await server.key(TS_RW));
-    const d = await ts.dataset();
-    const s = await ts.series(d);
-    await ts.upload(d, s, makeRows(100_000));
-    const path = `/api/ts/dataset/${d}/timeseries/${s}/values`;
-    const headers = tsHeaders(await server.key(TS_RW), d);
-    const plain = await get(path, headers);
-    const r = await get(path, { ...headers, "accept-encoding": coding });
-    expect(r.headers["content-encoding"]).toBe(coding);
-    expect(decode[coding](r.body).equals(plain.body)).toBe(true);
-    expect(r.body.length).toBeLessThan(plain.body.length / 4);
-  });
+  it.each(["zstd", "gzip", "br"])(
+    "D28 D44 a streamed whole-range read in %s decodes to the identity answer byte for byte",
+    async (coding) => {
+      const ts = tsApi(server, await server.key(TS_RW));
+      const d = await ts.dataset();
+      const s = await ts.series(d);
+      await ts.upload(d, s, makeRows(100_000));
+      const path = `/api/ts/dataset/${d}/timeseries/${s}/values`;
+      const headers = tsHeaders(await server.key(TS_RW), d);
+      const plain = await get(path, headers);
+      const r = await get(path, { ...headers, "accept-encoding": coding });
+      expect(r.headers["content-encoding"]).toBe(coding);
+      expect(decode[coding](r.body).equals(plain.body)).toBe(true);
+      expect(r.body.length).toBeLessThan(plain.body.length / 4);
+    },
+  );
 
   // Python's httpx (zstandard's decompressobj) and other one-frame decoders fail on a second
   // frame, even an empty one: a streamed answer is one frame, one gzip member, one brotli stream.
@@ -126,17 +138,20 @@ describe("D44 response compression", () => {
 });
 
 describe("D44 Connect, gRPC and gRPC-Web messages compressed", () => {
-  it.each(["zstd", "br", "gzip"])("D44 a Connect unary answer in %s when the client accepts it, the same JSON once decoded", async (coding) => {
-    const headers = { "svc-open-api-key": key, "content-type": "application/json" };
-    const plain = await send("POST", LIST_GLOBAL, headers, Buffer.from("{}"));
-    expect(plain.status).toBe(200);
-    expect(plain.headers["content-encoding"]).toBeUndefined();
-    const r = await send("POST", LIST_GLOBAL, { ...headers, "accept-encoding": coding }, Buffer.from("{}"));
-    expect(r.status).toBe(200);
-    expect(r.headers["content-encoding"]).toBe(coding);
-    expect(JSON.parse(decode[coding](r.body).toString())).toEqual(JSON.parse(plain.body.toString()));
-    expect((JSON.parse(plain.body.toString()) as { data: unknown[] }).data.length).toBeGreaterThanOrEqual(20);
-  });
+  it.each(["zstd", "br", "gzip"])(
+    "D44 a Connect unary answer in %s when the client accepts it, the same JSON once decoded",
+    async (coding) => {
+      const headers = { "svc-open-api-key": key, "content-type": "application/json" };
+      const plain = await send("POST", LIST_GLOBAL, headers, Buffer.from("{}"));
+      expect(plain.status).toBe(200);
+      expect(plain.headers["content-encoding"]).toBeUndefined();
+      const r = await send("POST", LIST_GLOBAL, { ...headers, "accept-encoding": coding }, Buffer.from("{}"));
+      expect(r.status).toBe(200);
+      expect(r.headers["content-encoding"]).toBe(coding);
+      expect(JSON.parse(decode[coding](r.body).toString())).toEqual(JSON.parse(plain.body.toString()));
+      expect((JSON.parse(plain.body.toString()) as { data: unknown[] }).data.length).toBeGreaterThanOrEqual(20);
+    },
+  );
 
   it.each([
     ["Connect", "application/connect+json", "connect-accept-encoding", "connect-content-encoding"],
@@ -164,7 +179,11 @@ describe("D44 Connect, gRPC and gRPC-Web messages compressed", () => {
     else expect([end.flags, JSON.parse(end.data.toString()).error]).toEqual([2, undefined]);
     expect(frames.length).toBeGreaterThan(1);
     for (const f of frames) expect(f.flags).toBe(1);
-    const chunks = frames.map((f) => (binary ? fromBinary(ValuesChunkSchema, f.data).timestamps.length : (JSON.parse(f.data.toString()) as { timestamps: string[] }).timestamps.length));
+    const chunks = frames.map((f) =>
+      binary
+        ? fromBinary(ValuesChunkSchema, f.data).timestamps.length
+        : (JSON.parse(f.data.toString()) as { timestamps: string[] }).timestamps.length,
+    );
     expect(chunks.reduce((a, b) => a + b)).toBe(rows.length);
   });
 
@@ -181,7 +200,12 @@ describe("D44 Connect, gRPC and gRPC-Web messages compressed", () => {
 
   it("D8 D51 a Connect request that is not the zstd it says is invalid_argument, and nothing is stored", async () => {
     const before = await send("POST", LIST_GLOBAL, { "svc-open-api-key": key, "content-type": "application/json" }, Buffer.from("{}"));
-    const r = await send("POST", CREATE_GLOBAL, { "svc-open-api-key": key, "content-type": "application/json", "content-encoding": "zstd" }, Buffer.from("not zstd at all"));
+    const r = await send(
+      "POST",
+      CREATE_GLOBAL,
+      { "svc-open-api-key": key, "content-type": "application/json", "content-encoding": "zstd" },
+      Buffer.from("not zstd at all"),
+    );
     expect(r.status).toBe(400);
     expect(JSON.parse(r.body.toString())).toMatchObject({ code: "invalid_argument" });
     const after = await send("POST", LIST_GLOBAL, { "svc-open-api-key": key, "content-type": "application/json" }, Buffer.from("{}"));
@@ -192,7 +216,12 @@ describe("D44 Connect, gRPC and gRPC-Web messages compressed", () => {
     // 64 MiB of one title, a few KiB as zstd: refused without inflating it all.
     const bomb = zstdCompressSync(Buffer.from(JSON.stringify({ message: draft({ title: "x".repeat(64 << 20) }) })));
     expect(bomb.length).toBeLessThan(1 << 20);
-    const r = await send("POST", CREATE_GLOBAL, { "svc-open-api-key": key, "content-type": "application/json", "content-encoding": "zstd" }, bomb);
+    const r = await send(
+      "POST",
+      CREATE_GLOBAL,
+      { "svc-open-api-key": key, "content-type": "application/json", "content-encoding": "zstd" },
+      bomb,
+    );
     expect(r.status).toBe(429);
     expect(JSON.parse(r.body.toString())).toMatchObject({ code: "resource_exhausted" });
   });

@@ -38,7 +38,12 @@ beforeAll(async () => {
 
   await Promise.all([
     (async () => writeFileSync(join(dir, "schema.ts"), astToString(await openapiTS(JSON.parse(document)))))(),
-    heyApi({ input: join(dir, "openapi.json"), output: { path: join(dir, "hey"), importFileExtension: ".js" }, plugins: ["@hey-api/client-fetch"], logs: { level: "silent", file: false } }),
+    heyApi({
+      input: join(dir, "openapi.json"),
+      output: { path: join(dir, "hey"), importFileExtension: ".js" },
+      plugins: ["@hey-api/client-fetch"],
+      logs: { level: "silent", file: false },
+    }),
   ]);
   for (const file of readdirSync(PROGRAMS)) copyFileSync(new URL(file, PROGRAMS), join(dir, file));
   symlinkSync(realpathSync("node_modules"), join(dir, "node_modules"), "dir");
@@ -46,12 +51,22 @@ beforeAll(async () => {
   writeFileSync(
     join(dir, "tsconfig.json"),
     JSON.stringify({
-      compilerOptions: { strict: true, target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", lib: ["ES2022", "DOM", "DOM.Iterable"], types: [], skipLibCheck: true },
+      compilerOptions: {
+        strict: true,
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        lib: ["ES2022", "DOM", "DOM.Iterable"],
+        types: [],
+        skipLibCheck: true,
+      },
       include: ["*.ts", "hey/**/*.ts"],
     }),
   );
   // Emits even with errors (the tests below report them); exit status 2 then.
-  const tsc = await run(process.execPath, [TSC, "-p", join(dir, "tsconfig.json"), "--pretty", "false"], { cwd: dir }).catch((e: { stdout: string }) => e);
+  const tsc = await run(process.execPath, [TSC, "-p", join(dir, "tsconfig.json"), "--pretty", "false"], { cwd: dir }).catch(
+    (e: { stdout: string }) => e,
+  );
   diagnostics = tsc.stdout.split("\n").filter((l) => l.trim() !== "");
 }, 180_000);
 
@@ -64,7 +79,10 @@ afterAll(async () => {
 async function roundTrip(program: string): Promise<Record<string, unknown>> {
   const script = `const { roundTrip } = await import(${JSON.stringify(pathToFileURL(join(dir, program)).href)});
 process.stdout.write(JSON.stringify(await roundTrip(process.env.BASE_URL, process.env.KEY, process.env.PROJECT)));`;
-  const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: dir, env: { ...process.env, BASE_URL: server.url, KEY: key, PROJECT } });
+  const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], {
+    cwd: dir,
+    env: { ...process.env, BASE_URL: server.url, KEY: key, PROJECT },
+  });
   return JSON.parse(stdout);
 }
 

@@ -31,10 +31,17 @@ afterAll(() => server.close());
 function rawUnary(path: string): Promise<grpc.ServiceError | undefined> {
   const client = new grpc.Client(hostPort(server.url), grpc.credentials.createInsecure());
   return new Promise((resolve) => {
-    client.makeUnaryRequest(path, (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), new grpc.Metadata(), (err) => {
-      client.close();
-      resolve(err ?? undefined);
-    });
+    client.makeUnaryRequest(
+      path,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      Buffer.alloc(0),
+      new grpc.Metadata(),
+      (err) => {
+        client.close();
+        resolve(err ?? undefined);
+      },
+    );
   });
 }
 
@@ -65,14 +72,22 @@ describe("D8 an unknown gRPC method", () => {
   });
 
   it("D8 an unknown method asked over gRPC-Web is grpc-status 12 in the gRPC-Web form", async () => {
-    const r = await fetch(`${server.url}/no.such.v1.Service/Method`, { method: "POST", headers: { "content-type": "application/grpc-web+proto" }, body: new Uint8Array(5) });
+    const r = await fetch(`${server.url}/no.such.v1.Service/Method`, {
+      method: "POST",
+      headers: { "content-type": "application/grpc-web+proto" },
+      body: new Uint8Array(5),
+    });
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toBe("application/grpc-web+proto");
     expect(r.headers.get("grpc-status")).toBe("12");
   });
 
   it("D8 an unknown path without a gRPC content type is still a REST 404 problem", async () => {
-    const r = await fetch(`${server.url}/no.such.v1.Service/Method`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const r = await fetch(`${server.url}/no.such.v1.Service/Method`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     expect(r.status).toBe(404);
     expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
   });
@@ -90,7 +105,13 @@ describe("D34 cancelled calls are logged as cancelled", () => {
   it("D34 a gRPC client that cancels a stream is logged at info as cancelled, with no error line", async () => {
     const before = server.logs.length;
     const client = new grpc.Client(hostPort(server.url), grpc.credentials.createInsecure());
-    const call = client.makeServerStreamRequest(readValues, (b: Buffer) => b, (b: Buffer) => b, request(), metadata());
+    const call = client.makeServerStreamRequest(
+      readValues,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      request(),
+      metadata(),
+    );
     await new Promise<void>((resolve) => {
       call.once("data", () => {
         call.cancel();
@@ -113,7 +134,14 @@ describe("D34 cancelled calls are logged as cancelled", () => {
     // the whole answer however slowly its caller reads, so the server would
     // finish first.)
     const session = http2.connect(server.url, { settings: { initialWindowSize: 65_535 } });
-    const stream = session.request({ ":method": "POST", ":path": readValues, "content-type": "application/grpc", te: "trailers", "grpc-timeout": "300m", ...tsHeaders(key, d) });
+    const stream = session.request({
+      ":method": "POST",
+      ":path": readValues,
+      "content-type": "application/grpc",
+      te: "trailers",
+      "grpc-timeout": "300m",
+      ...tsHeaders(key, d),
+    });
     stream.end(envelope(request()));
     await new Promise<void>((resolve) => stream.once("response", () => resolve()));
     stream.pause();

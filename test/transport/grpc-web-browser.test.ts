@@ -22,10 +22,21 @@ describe.skipIf(NO_CHROMIUM)(`grpc-web in Chromium${NO_CHROMIUM ? ` (${NO_CHROMI
     const ts = tsApi(server, tsKey);
     const d = await ts.dataset();
     const s = await ts.series(d);
-    const rows = Array.from({ length: 40_000 }, (_, i) => [new Date(Date.UTC(2001, 0, 1) + i * 60_000).toISOString().slice(0, 19), i % 7, i % 3]);
+    const rows = Array.from({ length: 40_000 }, (_, i) => [
+      new Date(Date.UTC(2001, 0, 1) + i * 60_000).toISOString().slice(0, 19),
+      i % 7,
+      i % 3,
+    ]);
     await ts.upload(d, s, rows);
 
-    const bundle = await build({ entryPoints: [new URL("../browser/grpc-web-client.ts", import.meta.url).pathname], bundle: true, format: "iife", platform: "browser", write: false, logLevel: "silent" });
+    const bundle = await build({
+      entryPoints: [new URL("../browser/grpc-web-client.ts", import.meta.url).pathname],
+      bundle: true,
+      format: "iife",
+      platform: "browser",
+      write: false,
+      logLevel: "silent",
+    });
     const browser = await launchChromium();
     try {
       const page = await browser.newPage();
@@ -34,9 +45,15 @@ describe.skipIf(NO_CHROMIUM)(`grpc-web in Chromium${NO_CHROMIUM ? ` (${NO_CHROMI
       const requests: string[] = [];
       page.on("request", (r) => requests.push(r.headers()["content-type"] ?? ""));
 
-      expect(await page.evaluate(([base, key]) => window.grpcWeb.listGlobal(base, key), [server.url, writer])).toEqual({ titles: ["seen by grpc-web"] });
+      expect(await page.evaluate(([base, key]) => window.grpcWeb.listGlobal(base, key), [server.url, writer])).toEqual({
+        titles: ["seen by grpc-web"],
+      });
       expect(await page.evaluate(([base]) => window.grpcWeb.listGlobal(base, "mrd_not_a_key"), [server.url])).toEqual({ code: 16 });
-      const read = await page.evaluate(([base, headers, dataset, series]) => window.grpcWeb.readValues(base as string, headers as Record<string, string>, dataset as string, series as string), [server.url, tsHeaders(tsKey, d), d, s] as const);
+      const read = await page.evaluate(
+        ([base, headers, dataset, series]) =>
+          window.grpcWeb.readValues(base as string, headers as Record<string, string>, dataset as string, series as string),
+        [server.url, tsHeaders(tsKey, d), d, s] as const,
+      );
       expect(read).toEqual({ rows: 40_000, chunks: 3, status: 0 });
       expect(requests.length).toBeGreaterThanOrEqual(3);
       expect(new Set(requests)).toEqual(new Set(["application/grpc-web-text"]));

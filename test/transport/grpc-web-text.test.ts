@@ -3,7 +3,11 @@
 // the frames the same as binary gRPC-Web's.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { FeatureStatusService, ListGlobalMessagesRequestSchema, ListMessagesResponseSchema } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
+import {
+  FeatureStatusService,
+  ListGlobalMessagesRequestSchema,
+  ListMessagesResponseSchema,
+} from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { ReadValuesRequestSchema, TimeSeriesService } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { envelope, envelopes } from "../helpers/envelopes.js";
@@ -26,18 +30,36 @@ async function call(path: string, message: Uint8Array, headers: Record<string, s
   const body = envelope(message);
   const r = await fetch(`${server.url}${path}`, {
     method: "POST",
-    headers: { ...headers, "content-type": text ? "application/grpc-web-text" : "application/grpc-web+proto", accept: text ? "application/grpc-web-text" : "application/grpc-web+proto", "x-grpc-web": "1" },
+    headers: {
+      ...headers,
+      "content-type": text ? "application/grpc-web-text" : "application/grpc-web+proto",
+      accept: text ? "application/grpc-web-text" : "application/grpc-web+proto",
+      "x-grpc-web": "1",
+    },
     body: text ? body.toString("base64") : new Uint8Array(body),
   });
   const raw = Buffer.from(await r.arrayBuffer());
-  return { status: r.status, contentType: r.headers.get("content-type"), bytes: text ? Buffer.from(raw.toString("latin1"), "base64") : raw };
+  return {
+    status: r.status,
+    contentType: r.headers.get("content-type"),
+    bytes: text ? Buffer.from(raw.toString("latin1"), "base64") : raw,
+  };
 }
 
 describe("gRPC-Web text mode", () => {
   it("D5 a unary call in grpc-web-text answers base64 frames: the message and grpc-status 0", async () => {
     const key = await server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] });
-    await fetch(`${server.url}/api/admin/feature/message`, { method: "POST", headers: { "svc-open-api-key": key, "content-type": "application/json" }, body: JSON.stringify(draft({ title: "In text mode" })) });
-    const r = await call(`/${FeatureStatusService.typeName}/ListGlobalMessages`, toBinary(ListGlobalMessagesRequestSchema, create(ListGlobalMessagesRequestSchema)), { "svc-open-api-key": key }, true);
+    await fetch(`${server.url}/api/admin/feature/message`, {
+      method: "POST",
+      headers: { "svc-open-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify(draft({ title: "In text mode" })),
+    });
+    const r = await call(
+      `/${FeatureStatusService.typeName}/ListGlobalMessages`,
+      toBinary(ListGlobalMessagesRequestSchema, create(ListGlobalMessagesRequestSchema)),
+      { "svc-open-api-key": key },
+      true,
+    );
     expect(r.status).toBe(200);
     expect(r.contentType).toBe("application/grpc-web-text+proto");
     const { data, trailer } = frames(r.bytes);
@@ -65,11 +87,16 @@ describe("gRPC-Web text mode", () => {
   it("D5 D8 a text body that is not base64 is refused as a gRPC error, not a crash", async () => {
     const r = await fetch(`${server.url}/${FeatureStatusService.typeName}/ListGlobalMessages`, {
       method: "POST",
-      headers: { "content-type": "application/grpc-web-text", "x-grpc-web": "1", "svc-open-api-key": await server.key({ scopes: ["platform_iam_featurestatus_read"] }) },
+      headers: {
+        "content-type": "application/grpc-web-text",
+        "x-grpc-web": "1",
+        "svc-open-api-key": await server.key({ scopes: ["platform_iam_featurestatus_read"] }),
+      },
       body: "abc",
     });
     expect(r.status).toBe(200);
-    const status = r.headers.get("grpc-status") ?? frames(Buffer.from(Buffer.from(await r.arrayBuffer()).toString("latin1"), "base64")).trailer;
+    const status =
+      r.headers.get("grpc-status") ?? frames(Buffer.from(Buffer.from(await r.arrayBuffer()).toString("latin1"), "base64")).trailer;
     expect(String(status)).not.toMatch(/^0$|grpc-status: ?0/);
   });
 

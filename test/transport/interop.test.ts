@@ -57,7 +57,9 @@ describe("D4 one port, every protocol", () => {
     const headers = { "svc-open-api-key": "mrd_aaaaaaaaaaaa_" + "x".repeat(43) };
     const g = await grpcUnary(hostPort(server.url), FeatureStatusService.method.listGlobalMessages, {}, headers);
     expect(g.error?.code).toBe(grpc.status.UNAUTHENTICATED);
-    expect(await connectCode(connectClient(FeatureStatusService, server.url).listGlobalMessages({}, { headers }))).toBe(Code.Unauthenticated);
+    expect(await connectCode(connectClient(FeatureStatusService, server.url).listGlobalMessages({}, { headers }))).toBe(
+      Code.Unauthenticated,
+    );
     expect((await fetch(`${server.url}/api/admin/feature/message`, { headers })).status).toBe(401);
   });
 
@@ -75,11 +77,16 @@ describe("D4 one port, every protocol", () => {
     const c2 = await connectClient(FeatureStatusService, server.url, "2").listGlobalMessages({}, { headers });
     const c1 = await connectClient(FeatureStatusService, server.url, "1.1").listGlobalMessages({}, { headers });
     const web = await grpcWebClient(FeatureStatusService, server.url).listGlobalMessages({}, { headers });
-    const rest = (await (await fetch(`${server.url}/api/admin/feature/message`, { headers })).json()) as { data: { id: number; featureId: unknown }[]; cursor: unknown };
+    const rest = (await (await fetch(`${server.url}/api/admin/feature/message`, { headers })).json()) as {
+      data: { id: number; featureId: unknown }[];
+      cursor: unknown;
+    };
 
     expect(g.error).toBeUndefined();
     for (const data of [g.response!.data, c2.data, c1.data, web.data]) {
-      expect(data.map((m) => [m.id, m.title, m.type, m.startDate, m.featureId])).toEqual([[id, "Outage", "Critical", "2020-01-01T00:00:00Z", undefined]]);
+      expect(data.map((m) => [m.id, m.title, m.type, m.startDate, m.featureId])).toEqual([
+        [id, "Outage", "Critical", "2020-01-01T00:00:00Z", undefined],
+      ]);
     }
     // REST shows the unset optional fields as null (the spec's JSON).
     expect(rest.data.map((m) => [m.id, m.featureId])).toEqual([[id, null]]);

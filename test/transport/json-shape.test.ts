@@ -11,7 +11,13 @@ let tsKey: string;
 let ds: string;
 
 const BOM = "\uFEFF";
-const message = { type: "Warning", title: "Maintenance", body: "tonight", startDate: "2026-01-01T00:00:00Z", expiringDate: "2030-01-01T00:00:00Z" };
+const message = {
+  type: "Warning",
+  title: "Maintenance",
+  body: "tonight",
+  startDate: "2026-01-01T00:00:00Z",
+  expiringDate: "2030-01-01T00:00:00Z",
+};
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -34,15 +40,40 @@ describe("D52 a UTF-8 byte-order mark before a JSON body", () => {
   });
 
   it("D52 is accepted over Connect", async () => {
-    const r = await connect("meridian.featurestatus.v1.FeatureStatusService/CreateGlobalMessage", BOM + JSON.stringify({ message }), { "svc-open-api-key": writer });
+    const r = await connect("meridian.featurestatus.v1.FeatureStatusService/CreateGlobalMessage", BOM + JSON.stringify({ message }), {
+      "svc-open-api-key": writer,
+    });
     expect(r.status).toBe(200);
     expect((await r.json()).title).toBe("Maintenance");
   });
 });
 
 describe("D8 errors never name internal protobuf types", () => {
-  const restBodies = ["[]", '"text"', "5", "null", '{"title": 5}', '{"title": {}}', '{"type": []}', '{"startDate": 5}', '{"title": "a", "body": [1]}', "{", '{"title": "\\ud800"'];
-  const connectBodies = ["[]", '"text"', "5", '{"message": 5}', '{"message": []}', '{"message": {"title": 5}}', '{"message": {"title": []}}', '{"message": {"title": "a"}, "message": {}}', "{", '{"message": {"startDate": {"a": 1}}}'];
+  const restBodies = [
+    "[]",
+    '"text"',
+    "5",
+    "null",
+    '{"title": 5}',
+    '{"title": {}}',
+    '{"type": []}',
+    '{"startDate": 5}',
+    '{"title": "a", "body": [1]}',
+    "{",
+    '{"title": "\\ud800"',
+  ];
+  const connectBodies = [
+    "[]",
+    '"text"',
+    "5",
+    '{"message": 5}',
+    '{"message": []}',
+    '{"message": {"title": 5}}',
+    '{"message": {"title": []}}',
+    '{"message": {"title": "a"}, "message": {}}',
+    "{",
+    '{"message": {"startDate": {"a": 1}}}',
+  ];
   const tsBodies: [string, string][] = [
     ["/api/ts/dataset", '{"metadata": 5}'],
     ["/api/ts/dataset", '{"items": 5}'],
@@ -108,7 +139,9 @@ describe("D52 flags only on Flag fields", () => {
     expectShape(got.json.dataFields);
     const listed = await api.call("GET", `/api/ts/dataset/${ds}/timeseries/list`);
     expectShape(listed.json.data.find((t: { id: string }) => t.id === id).dataFields);
-    const queried = await api.call("POST", `/api/ts/dataset/${ds}/timeseries/query`, { conditions: [{ type: "AttributeQueryCondition", name: "Item", operator: "Equal", value: "Level" }] });
+    const queried = await api.call("POST", `/api/ts/dataset/${ds}/timeseries/query`, {
+      conditions: [{ type: "AttributeQueryCondition", name: "Item", operator: "Equal", value: "Level" }],
+    });
     expect(queried.status).toBe(200);
     expectShape(queried.json.data.find((t: { id: string }) => t.id === id).dataFields);
   });

@@ -161,7 +161,10 @@ describe("D51 timeouts on cleartext connections", () => {
     const session = http2.connect(server.url);
     session.on("error", () => {});
     try {
-      const stream = session.request({ ":method": "POST", ":path": "/grpc.health.v1.Health/Check", "content-type": "application/json" }, { endStream: false });
+      const stream = session.request(
+        { ":method": "POST", ":path": "/grpc.health.v1.Health/Check", "content-type": "application/json" },
+        { endStream: false },
+      );
       stream.write("{");
       const end = await new Promise<string>((resolve) => {
         const timer = setTimeout(() => resolve("still open"), GIVE_UP_MS);
@@ -185,7 +188,9 @@ describe("D51 timeouts on cleartext connections", () => {
     await pause(300);
     // Written, not ended: a client's FIN before the answer aborts the request (Node's HTTP server), and
     // the health check's answer waits on the database (readiness, D57), a round trip on PostgreSQL.
-    s.write(`OST /grpc.health.v1.Health/Check HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
+    s.write(
+      `OST /grpc.health.v1.Health/Check HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+    );
     const { text } = await r;
     expect(text).toMatch(/^HTTP\/1\.1 200 /);
     expect(text.slice(text.indexOf("\r\n\r\n") + 4)).toBe('{"status":"SERVING"}');
@@ -221,7 +226,11 @@ describe("D51 timeouts on cleartext connections", () => {
   it("D51 a long HTTP/2 stream is cut by neither timeout, and the session closes once it ends", async () => {
     const session = http2.connect(server.url);
     session.on("error", () => {});
-    const stream = session.request({ ":method": "POST", ":path": "/grpc.health.v1.Health/Watch", "content-type": "application/connect+json" });
+    const stream = session.request({
+      ":method": "POST",
+      ":path": "/grpc.health.v1.Health/Watch",
+      "content-type": "application/connect+json",
+    });
     stream.end(WATCH_BODY);
     let body = "";
     stream.on("data", (d: Buffer) => (body += d.toString("latin1")));
@@ -242,7 +251,29 @@ describe("D51 timeouts on TLS connections", () => {
   const key = join(dir, "key.pem");
   let haveOpenssl = true;
   try {
-    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+      ],
+      { stdio: "ignore" },
+    );
   } catch {
     haveOpenssl = false;
   }

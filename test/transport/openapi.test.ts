@@ -49,7 +49,10 @@ function bindings(service: DescService): [string, string][] {
   return service.methods.flatMap((m) => {
     if (!hasOption(m, http)) return [];
     const top = getOption(m, http);
-    return [top, ...top.additionalBindings].map((rule): [string, string] => [rule.pattern.case!, String(rule.pattern.value).replace(/\{([^}=]+)(=[^}]*)?\}/g, "{$1}")]);
+    return [top, ...top.additionalBindings].map((rule): [string, string] => [
+      rule.pattern.case!,
+      String(rule.pattern.value).replace(/\{([^}=]+)(=[^}]*)?\}/g, "{$1}"),
+    ]);
   });
 }
 
@@ -80,7 +83,12 @@ describe("D41 OpenAPI document", () => {
       ["svc-dataset-id", true],
       ["api-version", false],
     ]);
-    expect(read.parameters.filter((p) => p.in === "query").map((p) => p.name).sort()).toEqual(["cursor", "from", "limit", "to"]);
+    expect(
+      read.parameters
+        .filter((p) => p.in === "query")
+        .map((p) => p.name)
+        .sort(),
+    ).toEqual(["cursor", "from", "limit", "to"]);
     const create = doc.paths["/api/admin/feature/message"].post;
     expect(Object.keys(create.responses).sort()).toEqual(["201", "400", "401", "403", "404", "409", "413", "415", "503", "507"]);
     expect(create.responses["401"]).toEqual({ $ref: "#/components/responses/401" });
@@ -91,12 +99,55 @@ describe("D41 OpenAPI document", () => {
     const message = doc.components.schemas["meridian.featurestatus.v1.Message"] as { properties: Record<string, unknown> };
     expect(message.properties.featureId).toMatchObject({ anyOf: [{ type: "string" }, { type: "null" }] });
     // The checker every API helper runs: a real answer passes, an invented one does not.
-    await checkAnswer(server.url, "GET", "/api/admin/feature/x/message", 200, "application/json", JSON.stringify({ data: [], cursor: null }));
-    await expect(checkAnswer(server.url, "GET", "/api/admin/feature/x/message", 200, "application/json", JSON.stringify({ data: [{ id: "seven" }], cursor: null }))).rejects.toThrow(/does not match/);
-    await expect(checkAnswer(server.url, "GET", "/api/ts/dataset/d/timeseries/s/values", 200, "application/json", JSON.stringify({ data: [["2000-01-01T00:00:00", "1.5"]] }))).rejects.toThrow(/does not match/);
-    await expect(checkAnswer(server.url, "GET", "/api/ts/dataset/d/timeseries/s/values", 200, "application/json", JSON.stringify({ data: [["2000-01-01T00:00:00"]] }))).rejects.toThrow(/does not match/);
-    await checkAnswer(server.url, "GET", "/api/ts/dataset/d/timeseries/s/values", 200, "application/json", JSON.stringify({ data: [["2000-01-01T00:00:00", 1.5, null]] }));
-    await expect(checkAnswer(server.url, "DELETE", "/api/admin/feature/message/1", 418, "application/json", "{}")).rejects.toThrow(/does not document/);
+    await checkAnswer(
+      server.url,
+      "GET",
+      "/api/admin/feature/x/message",
+      200,
+      "application/json",
+      JSON.stringify({ data: [], cursor: null }),
+    );
+    await expect(
+      checkAnswer(
+        server.url,
+        "GET",
+        "/api/admin/feature/x/message",
+        200,
+        "application/json",
+        JSON.stringify({ data: [{ id: "seven" }], cursor: null }),
+      ),
+    ).rejects.toThrow(/does not match/);
+    await expect(
+      checkAnswer(
+        server.url,
+        "GET",
+        "/api/ts/dataset/d/timeseries/s/values",
+        200,
+        "application/json",
+        JSON.stringify({ data: [["2000-01-01T00:00:00", "1.5"]] }),
+      ),
+    ).rejects.toThrow(/does not match/);
+    await expect(
+      checkAnswer(
+        server.url,
+        "GET",
+        "/api/ts/dataset/d/timeseries/s/values",
+        200,
+        "application/json",
+        JSON.stringify({ data: [["2000-01-01T00:00:00"]] }),
+      ),
+    ).rejects.toThrow(/does not match/);
+    await checkAnswer(
+      server.url,
+      "GET",
+      "/api/ts/dataset/d/timeseries/s/values",
+      200,
+      "application/json",
+      JSON.stringify({ data: [["2000-01-01T00:00:00", 1.5, null]] }),
+    );
+    await expect(checkAnswer(server.url, "DELETE", "/api/admin/feature/message/1", 418, "application/json", "{}")).rejects.toThrow(
+      /does not document/,
+    );
   });
 });
 
@@ -115,29 +166,34 @@ describe("D41 /docs", () => {
     }
   });
 
-  it.skipIf(NO_CHROMIUM)(`D41 in Chromium /docs renders and lists every operation, with no CSP violation${NO_CHROMIUM ? ` (${NO_CHROMIUM})` : ""}`, async () => {
-    const browser = await launchChromium();
-    try {
-      const page = await browser.newPage();
-      const violations: string[] = [];
-      page.on("console", (m) => /Content.Security.Policy|Refused to/i.test(m.text()) && violations.push(m.text()));
-      // Every violation the page reports, besides what Chromium logs (an init script is not bound by the page's CSP).
-      await page.addInitScript(() => {
-        (window as unknown as { violations: string[] }).violations = [];
-        document.addEventListener("securitypolicyviolation", (e) => (window as unknown as { violations: string[] }).violations.push(`${e.violatedDirective} ${e.blockedURI}`));
-      });
-      await page.goto(server.url + "/docs");
-      await page.waitForSelector(".opblock", { timeout: 15_000 });
-      violations.push(...(await page.evaluate(() => (window as unknown as { violations: string[] }).violations)));
-      const operations = await page.$$eval(".opblock-summary-path", (els) => els.map((e) => e.getAttribute("data-path")));
-      const expected = Object.values(doc.paths).reduce((n, ops) => n + Object.keys(ops).length, 0);
-      expect(operations).toHaveLength(expected);
-      expect(new Set(operations)).toEqual(new Set(Object.keys(doc.paths)));
-      expect(violations).toEqual([]);
-    } finally {
-      await browser.close();
-    }
-  });
+  it.skipIf(NO_CHROMIUM)(
+    `D41 in Chromium /docs renders and lists every operation, with no CSP violation${NO_CHROMIUM ? ` (${NO_CHROMIUM})` : ""}`,
+    async () => {
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage();
+        const violations: string[] = [];
+        page.on("console", (m) => /Content.Security.Policy|Refused to/i.test(m.text()) && violations.push(m.text()));
+        // Every violation the page reports, besides what Chromium logs (an init script is not bound by the page's CSP).
+        await page.addInitScript(() => {
+          (window as unknown as { violations: string[] }).violations = [];
+          document.addEventListener("securitypolicyviolation", (e) =>
+            (window as unknown as { violations: string[] }).violations.push(`${e.violatedDirective} ${e.blockedURI}`),
+          );
+        });
+        await page.goto(server.url + "/docs");
+        await page.waitForSelector(".opblock", { timeout: 15_000 });
+        violations.push(...(await page.evaluate(() => (window as unknown as { violations: string[] }).violations)));
+        const operations = await page.$$eval(".opblock-summary-path", (els) => els.map((e) => e.getAttribute("data-path")));
+        const expected = Object.values(doc.paths).reduce((n, ops) => n + Object.keys(ops).length, 0);
+        expect(operations).toHaveLength(expected);
+        expect(new Set(operations)).toEqual(new Set(Object.keys(doc.paths)));
+        expect(violations).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    },
+  );
 });
 
 /** An operation of the document by its operationId. */
@@ -193,7 +249,8 @@ describe("D59 the document states what the server enforces", () => {
       const p = param("ListFeatureMessages", name);
       expect(p.description).toMatch(/case is ignored/i);
       for (const value of p.schema.enum as string[]) {
-        for (const spelling of [value, value.toLowerCase(), value.toUpperCase()]) expect([name, spelling, (await a.list("d59-enums", `${name}=${spelling}`)).status]).toEqual([name, spelling, 200]);
+        for (const spelling of [value, value.toLowerCase(), value.toUpperCase()])
+          expect([name, spelling, (await a.list("d59-enums", `${name}=${spelling}`)).status]).toEqual([name, spelling, 200]);
       }
       expect((await a.list("d59-enums", `${name}=Sideways`)).status).toBe(400);
     }
@@ -208,19 +265,31 @@ describe("D59 the document states what the server enforces", () => {
     expect((await a.list("d59-limit", "limit=0")).status).toBe(400);
     expect((await a.list("d59-limit", "limit=1")).status).toBe(200);
     expect((await a.list("d59-limit", "limit=5000")).status).toBe(200);
-    for (const [id, name] of [["ReadValuesJson", "limit"], ["ReadManyValuesJson", "limit"], ["ReadChartJson", "width"], ["ReadManyChartJson", "width"]]) {
+    for (const [id, name] of [
+      ["ReadValuesJson", "limit"],
+      ["ReadManyValuesJson", "limit"],
+      ["ReadChartJson", "width"],
+      ["ReadManyChartJson", "width"],
+    ]) {
       const p = param(id, name);
       expect([id, p.schema.minimum, p.schema.maximum]).toEqual([id, undefined, undefined]);
       expect(p.description).toMatch(/clamped/);
     }
     const values = `/api/ts/dataset/${dataset}/timeseries/${series}/values`;
-    for (const q of ["limit=0", "limit=-5", "limit=99999999"]) expect((await ts.call("GET", `${values}?${q}`, undefined, { "api-version": "3" })).status).toBe(200);
+    for (const q of ["limit=0", "limit=-5", "limit=99999999"])
+      expect((await ts.call("GET", `${values}?${q}`, undefined, { "api-version": "3" })).status).toBe(200);
     for (const q of ["width=0", "width=99999999"]) expect((await ts.call("GET", `${values}/chart?${q}`)).status).toBe(200);
   });
 
   it("D59 feature ids: the path parameter's pattern is the server's rule", async () => {
     const pattern = new RegExp(param("ListFeatureMessages", "feature_id").schema.pattern, "u");
-    for (const [id, ok] of [["a".repeat(128), true], ["A-z_0.9", true], ["a".repeat(129), false], ["a%20b", false], ["%C3%A9t%C3%A9", false]] as const) {
+    for (const [id, ok] of [
+      ["a".repeat(128), true],
+      ["A-z_0.9", true],
+      ["a".repeat(129), false],
+      ["a%20b", false],
+      ["%C3%A9t%C3%A9", false],
+    ] as const) {
       expect([id, pattern.test(decodeURIComponent(id))]).toEqual([id, ok]);
       expect([id, (await a.list(id)).status]).toEqual([id, ok ? 200 : 400]);
     }
@@ -230,14 +299,23 @@ describe("D59 the document states what the server enforces", () => {
     const create = component(op("CreateFeatureMessage").requestBody!.content["application/json"].schema);
     expect(create.properties.startDate).toMatchObject({ type: "string", format: "date-time" });
     expect(create.properties.expiringDate).toMatchObject({ type: "string", format: "date-time" });
-    expect((await a.create("d59-dates", draft({ startDate: "2026-01-01T08:00:00+02:00", expiringDate: "2026-01-01T08:00:00.5Z" }))).status).toBe(201);
+    expect(
+      (await a.create("d59-dates", draft({ startDate: "2026-01-01T08:00:00+02:00", expiringDate: "2026-01-01T08:00:00.5Z" }))).status,
+    ).toBe(201);
     expect((await a.create("d59-dates", draft({ startDate: "2026-01-01T08:00:00" }))).status).toBe(400);
     for (const id of ["ReadValuesJson", "ReadChartJson", "DeleteValues", "ReadManyValuesJson"]) {
       for (const name of ["from", "to"]) expect(param(id, name).schema.format).toBeUndefined();
     }
     const pattern = new RegExp(param("ReadValuesJson", "from").schema.pattern, "u");
     const values = `/api/ts/dataset/${dataset}/timeseries/${series}/values`;
-    for (const [from, ok] of [["2026-01-01T000000", true], ["2026-01-01T00:00:00", true], ["2026-01-01T00:00:00Z", true], ["2026-01-01T00:0000", false], ["2026-01-01T00:00:00+02:00", false], ["2026-01-01", false]] as const) {
+    for (const [from, ok] of [
+      ["2026-01-01T000000", true],
+      ["2026-01-01T00:00:00", true],
+      ["2026-01-01T00:00:00Z", true],
+      ["2026-01-01T00:0000", false],
+      ["2026-01-01T00:00:00+02:00", false],
+      ["2026-01-01", false],
+    ] as const) {
       expect([from, pattern.test(from)]).toEqual([from, ok]);
       expect([from, (await ts.call("GET", `${values}?from=${encodeURIComponent(from)}`)).status]).toEqual([from, ok ? 200 : 400]);
     }
@@ -246,13 +324,26 @@ describe("D59 the document states what the server enforces", () => {
   it("D59 value rows have one item schema (timestamp, number or null) and no prefixItems, which openapi-typescript reads as [string]", async () => {
     expect(JSON.stringify(doc)).not.toContain("prefixItems");
     const upload = op("UploadValues").requestBody!.content["application/json"].schema.properties.data;
-    expect(upload.items).toMatchObject({ type: "array", minItems: 2, items: { oneOf: [{ type: "string" }, { type: "number" }, { type: "null" }] } });
+    expect(upload.items).toMatchObject({
+      type: "array",
+      minItems: 2,
+      items: { oneOf: [{ type: "string" }, { type: "number" }, { type: "null" }] },
+    });
     const read = (op("ReadValuesJson").responses["200"].content!["application/json"] as { schema: Schema }).schema.properties.data;
-    expect(read.items).toMatchObject({ type: "array", minItems: 2, items: { oneOf: [{ type: "string" }, { type: "number" }, { type: "null" }] } });
+    expect(read.items).toMatchObject({
+      type: "array",
+      minItems: 2,
+      items: { oneOf: [{ type: "string" }, { type: "number" }, { type: "null" }] },
+    });
     // Both row forms of D24 may be uploaded, as the item schema says.
     const pattern = new RegExp(upload.items.items.oneOf[0].pattern, "u");
     for (const t of ["2026-01-02T000000", "2026-01-02T00:01:00Z"]) expect(pattern.test(t)).toBe(true);
-    const r = await ts.call("POST", `/api/ts/dataset/${dataset}/timeseries/${series}/values`, { data: [["2026-01-02T000000", 1, null], ["2026-01-02T00:01:00Z", null, 1]] });
+    const r = await ts.call("POST", `/api/ts/dataset/${dataset}/timeseries/${series}/values`, {
+      data: [
+        ["2026-01-02T000000", 1, null],
+        ["2026-01-02T00:01:00Z", null, 1],
+      ],
+    });
     expect(r).toMatchObject({ status: 200, json: { count: 2 } });
   });
 
@@ -274,7 +365,8 @@ describe("D59 the document states what the server enforces", () => {
       expect([o.operationId, examples.length > 0]).toEqual([o.operationId, true]);
       // An answer with a body has its example; so has a request body.
       if (ok.content) expect([o.operationId, Object.values(ok.content)[0].example !== undefined]).toEqual([o.operationId, true]);
-      if (o.requestBody) expect([o.operationId, Object.values(o.requestBody.content)[0].example !== undefined]).toEqual([o.operationId, true]);
+      if (o.requestBody)
+        expect([o.operationId, Object.values(o.requestBody.content)[0].example !== undefined]).toEqual([o.operationId, true]);
     }
     // The preview's example is what the server answers to it.
     const preview = op("PreviewMessage");

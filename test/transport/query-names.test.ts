@@ -25,14 +25,21 @@ describe("D51 query parameter names", () => {
   });
 
   it("D51 thousands of distinct long unknown query names leave the server's heap where it was", async () => {
-    const reader = await server.key({ clientId: "r", scopes: ["platform_iam_featurestatus_readwrite", "platform_timeseries_readwrite"], roles: ["BackOffice"], projects: TS_RW.projects });
+    const reader = await server.key({
+      clientId: "r",
+      scopes: ["platform_iam_featurestatus_readwrite", "platform_timeseries_readwrite"],
+      roles: ["BackOffice"],
+      projects: TS_RW.projects,
+    });
     const ds = await tsApi(server, await server.key(TS_RW)).dataset();
     const paths = ["/api/admin/feature/message", `/api/ts/dataset/${ds}/timeseries/list`];
     const name = (i: number) => `x${i}`.padEnd(8 * 1024, "y");
     const send = async (from: number, n: number) => {
       for (let i = from; i < from + n; i++) {
         for (const p of paths) {
-          const r = await fetch(`${server.url}${p}?${name(i)}=1`, { headers: { "svc-open-api-key": reader, ...tsHeaders(reader, p.includes(ds) ? ds : undefined) } });
+          const r = await fetch(`${server.url}${p}?${name(i)}=1`, {
+            headers: { "svc-open-api-key": reader, ...tsHeaders(reader, p.includes(ds) ? ds : undefined) },
+          });
           expect(r.status).toBe(200);
           await r.arrayBuffer();
         }

@@ -25,7 +25,11 @@ describe("D59 stable error reasons", () => {
       ["CURSOR_INVALID", a.list("reasons", "cursor=not-a-cursor"), 400],
       ["UNKNOWN_FIELD", a.create("reasons", { ...draft(), bdy: "x" }), 400],
       ["INVALID_FIELD", a.create("reasons", { ...draft(), type: "Loud" }), 400],
-      ["PERMISSION_DENIED", api(t.server, await t.server.key({ scopes: ["platform_iam_featurestatus_read"] })).create("reasons", draft()), 403],
+      [
+        "PERMISSION_DENIED",
+        api(t.server, await t.server.key({ scopes: ["platform_iam_featurestatus_read"] })).create("reasons", draft()),
+        403,
+      ],
     ];
     for (const [reason, call, status] of cases) {
       const r = await call;
@@ -62,7 +66,12 @@ describe("D59 stable error reasons", () => {
   });
 
   it("D59 gRPC callers read the reason in google.rpc.ErrorInfo (grpc-status-details-bin)", async () => {
-    const r = await grpcUnary(hostPort(t.server.url), FeatureStatusService.method.deleteGlobalMessage, { messageId: 999_999 }, { "svc-open-api-key": t.key });
+    const r = await grpcUnary(
+      hostPort(t.server.url),
+      FeatureStatusService.method.deleteGlobalMessage,
+      { messageId: 999_999 },
+      { "svc-open-api-key": t.key },
+    );
     expect(r.error?.code).toBe(5);
     // grpc-js hands the -bin trailer over decoded; Connect's gRPC trailer reader takes it as sent (base64).
     const bin = r.error!.metadata.get("grpc-status-details-bin")[0] as Buffer;

@@ -38,9 +38,19 @@ describe("D42 gRPC reflection", () => {
 
   it("D42 buf curl calls a method by reflection alone, with its credentials, and reads the answer", async () => {
     const key = await server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] });
-    const created = await fetch(`${server.url}/api/admin/feature/message`, { method: "POST", headers: { "svc-open-api-key": key, "content-type": "application/json" }, body: JSON.stringify(draft({ title: "Seen by reflection" })) });
+    const created = await fetch(`${server.url}/api/admin/feature/message`, {
+      method: "POST",
+      headers: { "svc-open-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify(draft({ title: "Seen by reflection" })),
+    });
     expect(created.status).toBe(201);
-    const r = await bufCurl(["-H", `svc-open-api-key: ${key}`, "-d", "{}", `${server.url}/meridian.featurestatus.v1.FeatureStatusService/ListGlobalMessages`]);
+    const r = await bufCurl([
+      "-H",
+      `svc-open-api-key: ${key}`,
+      "-d",
+      "{}",
+      `${server.url}/meridian.featurestatus.v1.FeatureStatusService/ListGlobalMessages`,
+    ]);
     expect(r.stderr).toBe("");
     expect(JSON.parse(r.stdout)).toMatchObject({ data: [{ title: "Seen by reflection", type: "Warning" }] });
   });

@@ -37,7 +37,12 @@ interface Exchange {
  * `readLate`, nothing is read until the whole body is written: a client that
  * reads its answer only then.
  */
-function send(url: string, head: string, total: number, opts: { prefix?: Buffer; readLate?: boolean; waitMs?: number; then?: string } = {}): Promise<Exchange> {
+function send(
+  url: string,
+  head: string,
+  total: number,
+  opts: { prefix?: Buffer; readLate?: boolean; waitMs?: number; then?: string } = {},
+): Promise<Exchange> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
     // Half-open allowed: the server's FIN after its answer does not stop this client writing, as it would not stop curl.
@@ -122,7 +127,9 @@ describe("D55 a refusal before the body is read is read by the client", () => {
       const r = await send(server.url, head, 64 * MiB, { readLate });
       const a = answer(r.text);
       expect(r.error).toBeUndefined();
-      console.log(`401 to a client that ${how}: ${r.error ?? "no socket error"}, ${r.sentAtAnswer < 0 ? "answer read after the body" : `answer at ${(r.sentAtAnswer / MiB).toFixed(1)} MiB sent`}`);
+      console.log(
+        `401 to a client that ${how}: ${r.error ?? "no socket error"}, ${r.sentAtAnswer < 0 ? "answer read after the body" : `answer at ${(r.sentAtAnswer / MiB).toFixed(1)} MiB sent`}`,
+      );
       expect(a.status).toBe(401);
       expect(a.headers).toContain("connection: close");
       expect(JSON.parse(a.body)).toMatchObject({ status: 401, code: "unauthenticated" });
@@ -135,7 +142,9 @@ describe("D55 a refusal before the body is read is read by the client", () => {
       const r = await send(server.url, head, 64 * MiB + 1, { readLate });
       const a = answer(r.text);
       expect(r.error).toBeUndefined();
-      console.log(`413 to a client that ${how}: ${r.error ?? "no socket error"}, ${r.sentAtAnswer < 0 ? "answer read after the body" : `answer at ${(r.sentAtAnswer / MiB).toFixed(1)} MiB sent`}`);
+      console.log(
+        `413 to a client that ${how}: ${r.error ?? "no socket error"}, ${r.sentAtAnswer < 0 ? "answer read after the body" : `answer at ${(r.sentAtAnswer / MiB).toFixed(1)} MiB sent`}`,
+      );
       expect(a.status).toBe(413);
       expect(a.headers).toContain("connection: close");
       expect(a.headers).toMatch(/content-type: application\/problem\+json/);
@@ -174,7 +183,11 @@ describe("D55 a refusal before the body is read is read by the client", () => {
 
   it("D55 a gRPC-Web message over the limit is refused with grpc-status 8 and Connection: close; the next request is not lost in its body", async () => {
     const size = 2 * MiB;
-    const r = await send(server.url, grpcWebHead(size), size + 5, { prefix: header(size), then: `GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`, waitMs: 20_000 });
+    const r = await send(server.url, grpcWebHead(size), size + 5, {
+      prefix: header(size),
+      then: `GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
+      waitMs: 20_000,
+    });
     const a = answer(r.text);
     expect(r.error).toBeUndefined();
     expect(a.status).toBe(200);
@@ -189,9 +202,24 @@ describe("D55 a refusal before the body is read is read by the client", () => {
   }, 40_000);
 
   it("D55 a gRPC-Web call within the limit keeps its connection alive for the next request", async () => {
-    const message = toBinary(CreateGlobalMessageRequestSchema, create(CreateGlobalMessageRequestSchema, { message: { type: "Informational", title: "kept alive", body: "", startDate: new Date(Date.now() - 60_000).toISOString(), expiringDate: new Date(Date.now() + 3_600_000).toISOString() } }));
+    const message = toBinary(
+      CreateGlobalMessageRequestSchema,
+      create(CreateGlobalMessageRequestSchema, {
+        message: {
+          type: "Informational",
+          title: "kept alive",
+          body: "",
+          startDate: new Date(Date.now() - 60_000).toISOString(),
+          expiringDate: new Date(Date.now() + 3_600_000).toISOString(),
+        },
+      }),
+    );
     const body = envelope(message);
-    const r = await send(server.url, grpcWebHead(message.length), body.length, { prefix: body, then: `GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`, waitMs: 10_000 });
+    const r = await send(server.url, grpcWebHead(message.length), body.length, {
+      prefix: body,
+      then: `GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+      waitMs: 10_000,
+    });
     const a = answer(r.text);
     expect(a.status).toBe(200);
     expect(a.headers).not.toContain("connection: close");

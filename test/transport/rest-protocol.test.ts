@@ -25,22 +25,29 @@ const post = (path: string, body: string, contentType?: string, extra: Record<st
   });
 
 describe("D6 request bodies", () => {
-  it.each(["application/json", "application/json; charset=latin1", "text/json", "application/json-patch+json", "application/vnd.meridian+json", "APPLICATION/JSON"])(
-    "D6 accepts %s",
+  it.each([
+    "application/json",
+    "application/json; charset=latin1",
+    "text/json",
+    "application/json-patch+json",
+    "application/vnd.meridian+json",
+    "APPLICATION/JSON",
+  ])("D6 accepts %s", async (type) => {
+    const title = `Sent as ${type}`;
+    const r = await post("/api/admin/feature/message", JSON.stringify(draft({ title })), type);
+    expect(r.status).toBe(201);
+    expect(r.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(await r.json()).toMatchObject({ type: "Warning", title, body: "<b>soon</b>", featureId: null });
+  });
+
+  it.each(["text/plain", "application/x-www-form-urlencoded", "application/xml", "multipart/form-data; boundary=x"])(
+    "D6 refuses %s with 415",
     async (type) => {
-      const title = `Sent as ${type}`;
-      const r = await post("/api/admin/feature/message", JSON.stringify(draft({ title })), type);
-      expect(r.status).toBe(201);
-      expect(r.headers.get("content-type")).toBe("application/json; charset=utf-8");
-      expect(await r.json()).toMatchObject({ type: "Warning", title, body: "<b>soon</b>", featureId: null });
+      const r = await post("/api/admin/feature/message", "{}", type);
+      expect(r.status).toBe(415);
+      expect(r.headers.get("content-type")).toBe("application/problem+json; charset=utf-8");
     },
   );
-
-  it.each(["text/plain", "application/x-www-form-urlencoded", "application/xml", "multipart/form-data; boundary=x"])("D6 refuses %s with 415", async (type) => {
-    const r = await post("/api/admin/feature/message", "{}", type);
-    expect(r.status).toBe(415);
-    expect(r.headers.get("content-type")).toBe("application/problem+json; charset=utf-8");
-  });
 
   it("D6 a body without a content type gets 415", async () => {
     const r = await fetch(`${server.url}/api/admin/feature/message`, { method: "POST", headers, body: new Uint8Array([123, 125]) });
@@ -48,7 +55,9 @@ describe("D6 request bodies", () => {
   });
 
   it("D6 GET and DELETE need no content type", async () => {
-    const created = (await (await post("/api/admin/feature/message", JSON.stringify(draft({ title: "Read and deleted" })), "application/json")).json()) as { id: number };
+    const created = (await (
+      await post("/api/admin/feature/message", JSON.stringify(draft({ title: "Read and deleted" })), "application/json")
+    ).json()) as { id: number };
     const r = await fetch(`${server.url}/api/admin/feature/message`, { headers });
     expect(r.status).toBe(200);
     const listed = (await r.json()) as { data: { id: number; title: string }[] };
@@ -73,7 +82,11 @@ describe("D6 request bodies", () => {
     ...(zstd ? [["zstd", zstd] as [string, (b: Buffer) => Buffer]] : []),
   ];
   const postBytes = (path: string, body: Buffer, encoding: string) =>
-    fetch(`${server.url}${path}`, { method: "POST", headers: { ...headers, "content-type": "application/json", "content-encoding": encoding }, body: new Uint8Array(body) });
+    fetch(`${server.url}${path}`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json", "content-encoding": encoding },
+      body: new Uint8Array(body),
+    });
 
   it.each(encoders)("D6 a REST body sent with Content-Encoding %s is inflated and read", async (encoding, encode) => {
     const title = `Sent as ${encoding}`;
@@ -121,7 +134,14 @@ describe("D6 request bodies", () => {
   });
 
   it("D6 D59 unknown JSON fields are a 400 naming each (no longer ignored)", async () => {
-    const body = { type: "Warning", title: "t", startDate: "2030-01-01T00:00:00Z", expiringDate: "2031-01-01T00:00:00Z", surprise: { nested: 1 }, whatever: [1, 2] };
+    const body = {
+      type: "Warning",
+      title: "t",
+      startDate: "2030-01-01T00:00:00Z",
+      expiringDate: "2031-01-01T00:00:00Z",
+      surprise: { nested: 1 },
+      whatever: [1, 2],
+    };
     const r = await post("/api/admin/feature/message", JSON.stringify(body), "application/json");
     expect(r.status).toBe(400);
     expect(Object.keys((await r.json()).errors).sort()).toEqual(["surprise", "whatever"]);

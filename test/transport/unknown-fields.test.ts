@@ -7,7 +7,10 @@ import { TS_RW, tsApi } from "../helpers/timeseries.js";
 
 const t = useMessageServer();
 
-const problem = (r: { status: number; json: { errors?: Record<string, string[]>; detail?: string } }) => ({ status: r.status, fields: Object.keys(r.json?.errors ?? {}) });
+const problem = (r: { status: number; json: { errors?: Record<string, string[]>; detail?: string } }) => ({
+  status: r.status,
+  fields: Object.keys(r.json?.errors ?? {}),
+});
 
 describe("D59 unknown JSON fields", () => {
   it("D59 a message create with an unknown field is a 400 naming it, and nothing is stored", async () => {

@@ -38,7 +38,12 @@ describe.skipIf(NO_CHROMIUM)(`D49 <meridian-banner> in Chromium${NO_CHROMIUM ? `
     try {
       await page.locator("meridian-banner[data-state=live]").waitFor({ state: "attached" }); // the first set has arrived
       const t0 = Date.now();
-      const m = (await writer.create("orders", draft({ type: "Critical", title: "Checkout is down", body: "<p>We are on it. <a href=\"https://status.example\">Status</a></p>" }))).json;
+      const m = (
+        await writer.create(
+          "orders",
+          draft({ type: "Critical", title: "Checkout is down", body: '<p>We are on it. <a href="https://status.example">Status</a></p>' }),
+        )
+      ).json;
       await page.locator("meridian-banner .message").first().waitFor({ timeout: 1000 });
       expect(Date.now() - t0).toBeLessThan(1000);
       expect(await titles(page)).toEqual(["Checkout is down"]);
@@ -81,7 +86,11 @@ describe.skipIf(NO_CHROMIUM)(`D49 <meridian-banner> in Chromium${NO_CHROMIUM ? `
       const title = await writer.create("xss", draft({ title: payload.slice(0, 200) || "x", body: "" }));
       shown += Number(body.status === 201) + Number(title.status === 201);
     }
-    for (const t of ["&lt;img src=x onerror=alert(1)&gt;", "&amp;lt;script&amp;gt;alert(2)&amp;lt;/script&amp;gt;", "%3Csvg onload=alert(3)%3E"]) {
+    for (const t of [
+      "&lt;img src=x onerror=alert(1)&gt;",
+      "&amp;lt;script&amp;gt;alert(2)&amp;lt;/script&amp;gt;",
+      "%3Csvg onload=alert(3)%3E",
+    ]) {
       shown += Number((await writer.create("xss", draft({ title: t }))).status === 201);
     }
     const { page, dialogs, violations } = await openBanner("xss");
@@ -90,7 +99,12 @@ describe.skipIf(NO_CHROMIUM)(`D49 <meridian-banner> in Chromium${NO_CHROMIUM ? `
       await page.waitForTimeout(500); // any onerror/onload would have fired
       expect(dialogs).toEqual([]);
       expect(await violations()).toEqual([]);
-      const scripts = await page.evaluate(() => document.querySelector("meridian-banner")!.shadowRoot!.querySelectorAll("script, iframe, object, embed, [onerror], [onload], [onclick]").length);
+      const scripts = await page.evaluate(
+        () =>
+          document
+            .querySelector("meridian-banner")!
+            .shadowRoot!.querySelectorAll("script, iframe, object, embed, [onerror], [onload], [onclick]").length,
+      );
       expect(scripts).toBe(0);
     } finally {
       await page.close();
@@ -114,7 +128,12 @@ describe.skipIf(NO_CHROMIUM)(`D49 <meridian-banner> in Chromium${NO_CHROMIUM ? `
   });
 
   it("D49 D53 a key revoked while the banner shows: the stream's error event makes it say refused, not a set", async () => {
-    const { id, key } = await server.app.backend.apiKeys.create({ clientId: "revoked", roles: [], scopes: ["platform_iam_featurestatus_read"], projects: [] });
+    const { id, key } = await server.app.backend.apiKeys.create({
+      clientId: "revoked",
+      roles: [],
+      scopes: ["platform_iam_featurestatus_read"],
+      projects: [],
+    });
     const { page, violations } = await bannerPage(browser, server.url, "revoked", key);
     try {
       await page.locator("meridian-banner[data-state=live]").waitFor({ state: "attached" });

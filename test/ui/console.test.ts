@@ -90,7 +90,9 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
       await w.page.click("#new");
       await w.page.fill("#editor input[name=title]", "");
       await w.page.click("#editor button[type=submit]");
-      await expect.poll(() => view(w.page)).toMatchObject({ notice: expect.stringMatching(/.+/), fieldErrors: expect.stringMatching(/.+/) });
+      await expect
+        .poll(() => view(w.page))
+        .toMatchObject({ notice: expect.stringMatching(/.+/), fieldErrors: expect.stringMatching(/.+/) });
       await w.page.click("#sign-out");
       expect(await view(w.page)).toMatchObject({ signIn: true, app: false, notice: "", fieldErrors: "", rows: 0, stored: [] });
       await signIn(w.page, "mrd_not_a_key");
@@ -99,7 +101,15 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
       await w.page.locator("#app").waitFor();
       await listFeature(w.page, "tidy");
       await expect.poll(() => w.page.locator("#messages tbody tr").count()).toBe(1);
-      expect(await view(w.page)).toEqual({ signIn: false, app: true, signInError: "", notice: "", fieldErrors: "", rows: 1, stored: ["meridian-console-credential"] });
+      expect(await view(w.page)).toEqual({
+        signIn: false,
+        app: true,
+        signInError: "",
+        notice: "",
+        fieldErrors: "",
+        rows: 1,
+        stored: ["meridian-console-credential"],
+      });
       expect(await w.page.isVisible("#editor")).toBe(false);
     } finally {
       await w.page.close();
@@ -107,7 +117,10 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
   });
 
   it("D49 dates show in the operator's time zone, the UTC value on hover", async () => {
-    await api(server, key).create("kolkata", draft({ title: "Far", startDate: "2030-01-01T00:00:00Z", expiringDate: "2030-01-02T12:00:00Z" }));
+    await api(server, key).create(
+      "kolkata",
+      draft({ title: "Far", startDate: "2030-01-01T00:00:00Z", expiringDate: "2030-01-02T12:00:00Z" }),
+    );
     const w = await signedInConsole({ timezoneId: "Asia/Kolkata", locale: "en-GB" });
     try {
       await w.page.selectOption("#filters select[name=expiry]", "Pending");
@@ -140,7 +153,11 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
       await w.page.selectOption("#filters select[name=expiry]", "All");
       await listFeature(w.page, "states");
       await expect.poll(() => w.page.locator("#messages tbody tr").count()).toBe(3);
-      const rows = await w.page.locator("#messages tbody tr").evaluateAll((trs) => trs.map((tr) => [tr.children[2].textContent, tr.children[3].textContent, (tr as HTMLElement).dataset.status]));
+      const rows = await w.page
+        .locator("#messages tbody tr")
+        .evaluateAll((trs) =>
+          trs.map((tr) => [tr.children[2].textContent, tr.children[3].textContent, (tr as HTMLElement).dataset.status]),
+        );
       expect(rows.sort()).toEqual([
         ["expired", "expired", "expired"],
         ["live", "live", "live"],
@@ -152,11 +169,20 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
   });
 
   it("D49 publishing in the console shows on a banner on a second page within 1 s; the credential is in sessionStorage only", async () => {
-    const banner = await bannerPage(browser, server.url, "shop", await server.key({ clientId: "shop", scopes: ["platform_iam_featurestatus_read"] }));
+    const banner = await bannerPage(
+      browser,
+      server.url,
+      "shop",
+      await server.key({ clientId: "shop", scopes: ["platform_iam_featurestatus_read"] }),
+    );
     const con = await signedInConsole();
     try {
       await banner.page.locator("meridian-banner[data-state=live]").waitFor({ state: "attached" });
-      expect(await con.page.evaluate(() => [Object.keys(sessionStorage), Object.keys(localStorage), document.cookie])).toEqual([["meridian-console-credential"], [], ""]);
+      expect(await con.page.evaluate(() => [Object.keys(sessionStorage), Object.keys(localStorage), document.cookie])).toEqual([
+        ["meridian-console-credential"],
+        [],
+        "",
+      ]);
       await listFeature(con.page, "shop");
       await con.page.click("#new");
       await con.page.selectOption("#editor select[name=type]", "Warning");
@@ -182,7 +208,10 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
     try {
       await con.page.click("#new");
       await con.page.fill("#editor input[name=title]", "");
-      await con.page.fill("#editor textarea[name=body]", '<p>ok</p><img src=x onerror="alert(1)"><script>alert(2)</script><a href="javascript:alert(3)">x</a>');
+      await con.page.fill(
+        "#editor textarea[name=body]",
+        '<p>ok</p><img src=x onerror="alert(1)"><script>alert(2)</script><a href="javascript:alert(3)">x</a>',
+      );
       await expect.poll(() => con.page.evaluate(() => document.getElementById("preview")!.innerHTML)).toContain("<p>ok</p>");
       expect(await con.page.evaluate(() => document.getElementById("preview")!.innerHTML)).not.toMatch(/<img|<script|onerror|javascript:/i);
       await con.page.click("#editor button[type=submit]");
@@ -227,7 +256,9 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
       expect(await b.page.getAttribute("#notice", "class")).toBe("conflict");
       await expect.poll(() => b.page.inputValue("#editor input[name=title]")).toBe("By A"); // reloaded with A's change
       await b.page.locator(`#messages tr[data-id="${m.id}"] button`, { hasText: "Audit" }).click();
-      await expect.poll(() => b.page.locator("#audit tbody tr").allTextContents()).toEqual([expect.stringMatching(/update.*ops.*Original.*By A/), expect.stringMatching(/create.*ops.*Original/)]);
+      await expect
+        .poll(() => b.page.locator("#audit tbody tr").allTextContents())
+        .toEqual([expect.stringMatching(/update.*ops.*Original.*By A/), expect.stringMatching(/create.*ops.*Original/)]);
       for (const w of [a, b]) {
         expect(w.dialogs).toEqual([]);
         expect(await w.violations()).toEqual([]);

@@ -58,7 +58,15 @@ export function connectPostgres(o: PgOptions): Sql {
 export function connectListener(o: PgOptions, on: { notify(channel: string, payload: string): void; close(): void }): Sql {
   // postgres.js reads `onnotify` (its own listen() uses it) but does not declare it.
   const untyped = { onnotify: on.notify };
-  return postgres(o.url, { ...options(o), ...untyped, max: 1, idle_timeout: undefined, max_lifetime: null, fetch_types: false, onclose: on.close });
+  return postgres(o.url, {
+    ...options(o),
+    ...untyped,
+    max: 1,
+    idle_timeout: undefined,
+    max_lifetime: null,
+    fetch_types: false,
+    onclose: on.close,
+  });
 }
 
 /** The URL with its password hidden, for logs and messages. */

@@ -49,7 +49,8 @@ export function encodeBlock(block: Block): Buffer {
   let previous = -Infinity;
   for (let i = 0; i < rows; i++) {
     const t = timestamps[i];
-    if (!Number.isInteger(t) || t < MIN_TIMESTAMP || t > MAX_TIMESTAMP) throw new RangeError(`timestamp ${t} is not a whole second in 0001..9999`);
+    if (!Number.isInteger(t) || t < MIN_TIMESTAMP || t > MAX_TIMESTAMP)
+      throw new RangeError(`timestamp ${t} is not a whole second in 0001..9999`);
     if (t <= previous) throw new RangeError("timestamps must be strictly increasing");
     previous = t;
   }
@@ -57,7 +58,8 @@ export function encodeBlock(block: Block): Buffer {
   columns.forEach((c, i) => {
     if (!(c.values instanceof ARRAY_OF[c.kind])) throw new TypeError(`column ${i}: values must be a ${ARRAY_OF[c.kind].name}`);
     if (c.values.length !== rows) throw new RangeError(`column ${i}: ${c.values.length} values for ${rows} rows`);
-    if (c.missing !== null && (!(c.missing instanceof Uint8Array) || c.missing.length !== rows)) throw new TypeError(`column ${i}: missing must be a Uint8Array of one byte per row`);
+    if (c.missing !== null && (!(c.missing instanceof Uint8Array) || c.missing.length !== rows))
+      throw new TypeError(`column ${i}: missing must be a Uint8Array of one byte per row`);
     kinds[i] = c.kind;
   });
   return addon.encodeBlock(

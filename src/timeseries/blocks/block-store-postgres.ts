@@ -48,7 +48,10 @@ export class PostgresBlockStore implements BlockStore {
 
   async startsWithin(sid: number, from: number, to: number): Promise<boolean> {
     const { table, key } = this.where;
-    return (await this.sql`SELECT 1 FROM ${this.sql(table)} WHERE ${this.sql(key)} = ${sid} AND first_ts BETWEEN ${from} AND ${to} LIMIT 1`).length > 0;
+    return (
+      (await this.sql`SELECT 1 FROM ${this.sql(table)} WHERE ${this.sql(key)} = ${sid} AND first_ts BETWEEN ${from} AND ${to} LIMIT 1`)
+        .length > 0
+    );
   }
 
   async upsert(sid: number, kinds: readonly FieldKind[], input: RowSet): Promise<number> {
@@ -67,7 +70,9 @@ export class PostgresBlockStore implements BlockStore {
     const first = rows.timestamps[0];
     const touched = await this.overlapping(sid, first, rows.timestamps[rows.timestamps.length - 1], Infinity, tx);
     const [before] = mayAppend(touched, rows)
-      ? await tx<StoredBlock[]>`SELECT id AS rowid, first_ts, last_ts, rows, payload FROM ${tx(table)} WHERE ${tx(key)} = ${sid} AND first_ts < ${first} ORDER BY first_ts DESC LIMIT 1`
+      ? await tx<
+          StoredBlock[]
+        >`SELECT id AS rowid, first_ts, last_ts, rows, payload FROM ${tx(table)} WHERE ${tx(key)} = ${sid} AND first_ts < ${first} ORDER BY first_ts DESC LIMIT 1`
       : [];
     await this.write(tx, sid, planUpsert(touched, before, kinds, rows));
   }

@@ -34,18 +34,30 @@ export class SqliteBlockStore implements BlockStore {
     private readonly where: BlockTable = SERIES_BLOCKS,
   ) {
     const { table, key } = where;
-    this.starting = db.prepare<Range, number>(`SELECT 1 FROM ${table} WHERE ${key} = @sid AND first_ts BETWEEN @from AND @to LIMIT 1`).pluck();
+    this.starting = db
+      .prepare<Range, number>(`SELECT 1 FROM ${table} WHERE ${key} = @sid AND first_ts BETWEEN @from AND @to LIMIT 1`)
+      .pluck();
     // As overlapping(), without reading a payload.
-    this.overlapsStmt = db.prepare<Range, number>(`SELECT 1 FROM ${table} WHERE ${key} = @sid AND ${OVERLAPS} LIMIT 1`.replaceAll("$T", table).replaceAll("$K", key)).pluck();
+    this.overlapsStmt = db
+      .prepare<Range, number>(
+        `SELECT 1 FROM ${table} WHERE ${key} = @sid AND ${OVERLAPS} LIMIT 1`.replaceAll("$T", table).replaceAll("$K", key),
+      )
+      .pluck();
     // Blocks end before their successors start, so the one with the greatest first_ts below t is the one just before t.
-    this.before = db.prepare(`SELECT rowid, first_ts, last_ts, rows, payload FROM ${table} WHERE ${key} = @sid AND first_ts < @t ORDER BY first_ts DESC LIMIT 1`);
-    this.insertStmt = db.prepare(`INSERT INTO ${table} (${key}, first_ts, last_ts, rows, payload) VALUES (@sid, @first, @last, @rows, @payload)`);
+    this.before = db.prepare(
+      `SELECT rowid, first_ts, last_ts, rows, payload FROM ${table} WHERE ${key} = @sid AND first_ts < @t ORDER BY first_ts DESC LIMIT 1`,
+    );
+    this.insertStmt = db.prepare(
+      `INSERT INTO ${table} (${key}, first_ts, last_ts, rows, payload) VALUES (@sid, @first, @last, @rows, @payload)`,
+    );
     this.deleteStmt = db.prepare(`DELETE FROM ${table} WHERE rowid = ?`);
     // Both ends from the index on (key, first_ts): the last block is the one that starts last.
     this.boundsStmt = db.prepare(
       `SELECT (SELECT min(first_ts) FROM ${table} WHERE ${key} = @sid) AS first, (SELECT last_ts FROM ${table} WHERE ${key} = @sid ORDER BY first_ts DESC LIMIT 1) AS last`,
     );
-    this.countStmt = db.prepare(`SELECT sum(rows) AS rows, count(*) AS blocks, sum(length(payload)) AS bytes FROM ${table} WHERE ${key} = @sid`);
+    this.countStmt = db.prepare(
+      `SELECT sum(rows) AS rows, count(*) AS blocks, sum(length(payload)) AS bytes FROM ${table} WHERE ${key} = @sid`,
+    );
   }
 
   /**
@@ -111,13 +123,15 @@ export class SqliteBlockStore implements BlockStore {
   }
 
   deleteRange(sid: number, kinds: readonly FieldKind[], from: number, to: number): number {
-    return this.db.transaction(() => {
-      const touched = this.overlapping(sid, from, to, Infinity);
-      if (touched.length === 0) return 0;
-      const write = planDelete(touched, kinds, from, to);
-      this.write(sid, write);
-      return write.removed;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const touched = this.overlapping(sid, from, to, Infinity);
+        if (touched.length === 0) return 0;
+        const write = planDelete(touched, kinds, from, to);
+        this.write(sid, write);
+        return write.removed;
+      })
+      .immediate();
   }
 
   bounds(sid: number): { first: number; last: number } | undefined {

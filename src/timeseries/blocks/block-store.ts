@@ -65,12 +65,25 @@ const BATCH = 16;
  * makes the walk repeat or skip a row that was already there. `rowsWanted`
  * sizes the first batch for a reader that needs only so many rows (a page).
  */
-export async function* blocksOf(store: BlockStore, sid: number, from: number, to: number, rowsWanted = Infinity): AsyncGenerator<StoredBlock> {
+export async function* blocksOf(
+  store: BlockStore,
+  sid: number,
+  from: number,
+  to: number,
+  rowsWanted = Infinity,
+): AsyncGenerator<StoredBlock> {
   for await (const found of blockBatchesOf(store, sid, from, to, Math.min(BATCH, Math.ceil(rowsWanted / BLOCK_ROWS) + 1))) yield* found;
 }
 
 /** The same blocks a batch at a time (the first of `first` blocks, the rest of `size`), for a reader that takes several at once. */
-export async function* blockBatchesOf(store: BlockStore, sid: number, from: number, to: number, first = BATCH, size = BATCH): AsyncGenerator<StoredBlock[]> {
+export async function* blockBatchesOf(
+  store: BlockStore,
+  sid: number,
+  from: number,
+  to: number,
+  first = BATCH,
+  size = BATCH,
+): AsyncGenerator<StoredBlock[]> {
   let batch = first;
   while (from <= to) {
     const found = await store.overlapping(sid, from, to, batch);
@@ -99,7 +112,12 @@ export function planUpsert(touched: StoredBlock[], before: StoredBlock | undefin
 }
 
 /** The write that removes [from, to] from the blocks overlapping it, and how many rows go. */
-export function planDelete(touched: StoredBlock[], kinds: readonly FieldKind[], from: number, to: number): BlockWrite & { removed: number } {
+export function planDelete(
+  touched: StoredBlock[],
+  kinds: readonly FieldKind[],
+  from: number,
+  to: number,
+): BlockWrite & { removed: number } {
   const before = touched.reduce((a, b) => a + b.rows, 0);
   const kept = withoutRange(decodeAll(touched, kinds), from, to);
   return { old: touched, blocks: encodeBlocks(kept), removed: before - kept.timestamps.length };

@@ -31,7 +31,9 @@ interface NativeChart {
 export const addon = loadAddon<NativeAddon>(
   "meridian_native.node",
   // Same depth from src/ (tests) and dist/ (built): three levels below the package root.
-  () => process.env.MERIDIAN_NATIVE_ADDON || join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "native", "build", "Release", "meridian_native.node"),
+  () =>
+    process.env.MERIDIAN_NATIVE_ADDON ||
+    join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "native", "build", "Release", "meridian_native.node"),
 );
 
 /** CRC-32C (Castagnoli) of the bytes. */
@@ -53,7 +55,8 @@ export interface Taken {
 function rowBound(name: string, bytes: Uint8Array, from: number, to: number, maxRows: number): number {
   if (!(bytes instanceof Uint8Array)) throw new TypeError(`${name}: expected a Uint8Array`);
   if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) throw new RangeError(`${name}: from and to must be whole seconds`);
-  if (!(maxRows >= 0 && (Number.isInteger(maxRows) || maxRows === Infinity))) throw new RangeError(`${name}: maxRows must be a whole number >= 0 or Infinity`);
+  if (!(maxRows >= 0 && (Number.isInteger(maxRows) || maxRows === Infinity)))
+    throw new RangeError(`${name}: maxRows must be a whole number >= 0 or Infinity`);
   return Math.min(maxRows, 0xffff_ffff);
 }
 
@@ -82,13 +85,16 @@ export class Chart {
   private readonly chart: NativeChart;
 
   constructor(from: number, to: number, width: number) {
-    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from > to) throw new RangeError("Chart: from and to must be whole seconds, from <= to");
-    if (!(Number.isInteger(width) && width >= 1 && width <= MAX_CHART_WIDTH)) throw new RangeError(`Chart: width must be a whole number in 1..${MAX_CHART_WIDTH}`);
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from > to)
+      throw new RangeError("Chart: from and to must be whole seconds, from <= to");
+    if (!(Number.isInteger(width) && width >= 1 && width <= MAX_CHART_WIDTH))
+      throw new RangeError(`Chart: width must be a whole number in 1..${MAX_CHART_WIDTH}`);
     this.chart = new addon.Chart(from, to, width);
   }
 
   add(blocks: Uint8Array[]): void {
-    if (!Array.isArray(blocks) || !blocks.every((b) => b instanceof Uint8Array)) throw new TypeError("Chart.add: expected an array of Uint8Array");
+    if (!Array.isArray(blocks) || !blocks.every((b) => b instanceof Uint8Array))
+      throw new TypeError("Chart.add: expected an array of Uint8Array");
     this.chart.add(blocks);
   }
 

@@ -18,7 +18,11 @@ export function emptyRows(kinds: readonly FieldKind[], capacity: number): RowSet
 export function sliceRows(rows: RowSet, start: number, end: number): RowSet {
   return {
     timestamps: rows.timestamps.subarray(start, end),
-    columns: rows.columns.map((c) => ({ kind: c.kind, values: c.values.subarray(start, end), missing: c.missing && c.missing.subarray(start, end) })),
+    columns: rows.columns.map((c) => ({
+      kind: c.kind,
+      values: c.values.subarray(start, end),
+      missing: c.missing && c.missing.subarray(start, end),
+    })),
   };
 }
 
@@ -38,7 +42,10 @@ export function normalizeRows(rows: RowSet): RowSet {
   for (let i = 1; i < ts.length && sorted; i++) sorted = ts[i] > ts[i - 1];
   if (sorted) return rows;
   const order = Array.from(ts.keys()).sort((a, b) => ts[a] - ts[b] || a - b);
-  const out = emptyRows(rows.columns.map((c) => c.kind), ts.length);
+  const out = emptyRows(
+    rows.columns.map((c) => c.kind),
+    ts.length,
+  );
   let k = 0;
   for (let j = 0; j < order.length; j++) {
     if (j + 1 < order.length && ts[order[j + 1]] === ts[order[j]]) continue; // a later row has this timestamp
@@ -53,7 +60,10 @@ export function mergeRows(existing: RowSet, incoming: RowSet): RowSet {
   const b = incoming.timestamps;
   if (a.length === 0) return incoming;
   if (a[a.length - 1] < b[0]) return concatRows(existing, incoming);
-  const out = emptyRows(incoming.columns.map((c) => c.kind), a.length + b.length);
+  const out = emptyRows(
+    incoming.columns.map((c) => c.kind),
+    a.length + b.length,
+  );
   let i = 0;
   let j = 0;
   let k = 0;
@@ -70,7 +80,10 @@ export function mergeRows(existing: RowSet, incoming: RowSet): RowSet {
 /** The row sets one after another (each sorted, each before the next); kinds from the first. */
 export function concatRows(...sets: RowSet[]): RowSet {
   const n = sets.reduce((sum, r) => sum + r.timestamps.length, 0);
-  const out = emptyRows(sets[0].columns.map((c) => c.kind), n);
+  const out = emptyRows(
+    sets[0].columns.map((c) => c.kind),
+    n,
+  );
   let at = 0;
   for (const from of sets) {
     out.timestamps.set(from.timestamps, at);

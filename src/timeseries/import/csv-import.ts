@@ -147,7 +147,11 @@ export async function importCsv(into: { metadata: MetadataStore; imports: Import
  * `latin1` is how the file is read: the line's bytes, decoded here as UTF-8.
  */
 function isHeader(latin1: string, fields: readonly { name: string }[]): boolean {
-  const cells = Buffer.from(latin1, "latin1").toString("utf8").replace(/^\uFEFF/, "").split(",").map(headerCell);
+  const cells = Buffer.from(latin1, "latin1")
+    .toString("utf8")
+    .replace(/^\uFEFF/, "")
+    .split(",")
+    .map(headerCell);
   return cells.length === fields.length + 1 && /^\p{L}/u.test(cells[0]) && fields.every((f, i) => cells[i + 1] === headerCell(f.name));
 }
 

@@ -33,7 +33,8 @@ export function queryFieldTable(schema: DescMessage, bound: readonly string[]): 
       const key = pathKey(path);
       if (bound.some((b) => key === b || key.startsWith(b + "."))) continue;
       const spellings = new Set([field.jsonName, field.name]);
-      const queryable = field.fieldKind === "scalar" || field.fieldKind === "enum" || (field.fieldKind === "list" && field.listKind !== "message");
+      const queryable =
+        field.fieldKind === "scalar" || field.fieldKind === "enum" || (field.fieldKind === "list" && field.listKind !== "message");
       for (const prefix of names) {
         for (const spelling of spellings) {
           const name = prefix === "" ? spelling : `${prefix}.${spelling}`;

@@ -103,10 +103,20 @@ export function openApiDocument(routes: readonly RestRoute[], docs: ReadonlyMap<
     paths,
     components: {
       schemas: { ...schemas.all(), Problem: PROBLEM },
-      responses: Object.fromEntries(ERRORS.map(([status, why]) => [String(status), { description: why, content: { "application/problem+json": { schema: ref("Problem") } } }])),
+      responses: Object.fromEntries(
+        ERRORS.map(([status, why]) => [
+          String(status),
+          { description: why, content: { "application/problem+json": { schema: ref("Problem") } } },
+        ]),
+      ),
       securitySchemes: {
         apiKey: { type: "apiKey", in: "header", name: API_KEY_HEADER, description: "An API key made by `meridian apikey create`." },
-        bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "A JWT signed with the server's secret or a key of its JWKS." },
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description: "A JWT signed with the server's secret or a key of its JWKS.",
+        },
       },
     },
     security: [{ apiKey: [] }, { bearer: [] }],
@@ -188,7 +198,10 @@ function responses(route: RestRoute, schemas: SchemaSet, docs: RestDocs, example
   const ok = String(route.successStatus);
   if (route.streamsHttpBody) {
     const streamed = docs.streamedJson?.[method.name];
-    out[ok] = { description: streamed?.description ?? "streamed", content: { [streamed?.mediaType ?? "application/json"]: withExample({ schema: streamed?.schema ?? {} }, examples.response) } };
+    out[ok] = {
+      description: streamed?.description ?? "streamed",
+      content: { [streamed?.mediaType ?? "application/json"]: withExample({ schema: streamed?.schema ?? {} }, examples.response) },
+    };
   } else if (route.successStatus === 204) {
     out[ok] = { description: "done" };
   } else {
@@ -201,7 +214,9 @@ function responses(route: RestRoute, schemas: SchemaSet, docs: RestDocs, example
     out[String(status)] = { $ref: `#/components/responses/${status}` };
   }
   for (const [status, r] of Object.entries(docs.responses?.(route) ?? {})) {
-    out[status] = r.problem ? { description: r.description, content: { "application/problem+json": { schema: ref("Problem") } } } : { description: r.description };
+    out[status] = r.problem
+      ? { description: r.description, content: { "application/problem+json": { schema: ref("Problem") } } }
+      : { description: r.description };
   }
   return out;
 }
@@ -221,7 +236,10 @@ class SchemaSet {
   message(m: DescMessage): string {
     if (!this.named.has(m.typeName)) {
       this.named.set(m.typeName, {}); // first: recursive types
-      this.named.set(m.typeName, this.object(m, () => true));
+      this.named.set(
+        m.typeName,
+        this.object(m, () => true),
+      );
     }
     return m.typeName;
   }
@@ -253,10 +271,26 @@ class SchemaSet {
     let schema: Schema;
     switch (f.fieldKind) {
       case "list":
-        schema = { type: "array", items: this.single(f.listKind, f.listKind === "scalar" ? f.scalar : undefined, f.listKind === "enum" ? f.enum : undefined, f.listKind === "message" ? f.message : undefined) };
+        schema = {
+          type: "array",
+          items: this.single(
+            f.listKind,
+            f.listKind === "scalar" ? f.scalar : undefined,
+            f.listKind === "enum" ? f.enum : undefined,
+            f.listKind === "message" ? f.message : undefined,
+          ),
+        };
         break;
       case "map":
-        schema = { type: "object", additionalProperties: this.single(f.mapKind, f.mapKind === "scalar" ? f.scalar : undefined, f.mapKind === "enum" ? f.enum : undefined, f.mapKind === "message" ? f.message : undefined) };
+        schema = {
+          type: "object",
+          additionalProperties: this.single(
+            f.mapKind,
+            f.mapKind === "scalar" ? f.scalar : undefined,
+            f.mapKind === "enum" ? f.enum : undefined,
+            f.mapKind === "message" ? f.message : undefined,
+          ),
+        };
         break;
       case "scalar":
         schema = scalar(f.scalar);
@@ -271,7 +305,9 @@ class SchemaSet {
     const { description, deprecated, default: fallback, ...constraints } = this.facts(f) ?? {};
     schema = { ...schema, ...constraints };
     const optional = nullable && f.oneof === undefined && f.presence === EXPLICIT && f.fieldKind !== "list" && f.fieldKind !== "map";
-    const annotations = Object.fromEntries(Object.entries({ description, deprecated, default: fallback }).filter(([, v]) => v !== undefined));
+    const annotations = Object.fromEntries(
+      Object.entries({ description, deprecated, default: fallback }).filter(([, v]) => v !== undefined),
+    );
     return { ...(optional ? { anyOf: [schema, { type: "null" }] } : schema), ...annotations };
   }
 
@@ -348,9 +384,15 @@ const PROBLEM: Schema = {
       description:
         "A stable reason, finer than the code (the same as google.rpc.ErrorInfo's over gRPC and Connect). " +
         "An error the server made without one has its code's name in capitals.\n\n" +
-        Object.entries(REASONS).map(([r, s]) => `- \`${r}\`: ${s.description}`).join("\n"),
+        Object.entries(REASONS)
+          .map(([r, s]) => `- \`${r}\`: ${s.description}`)
+          .join("\n"),
     },
-    errors: { type: "object", additionalProperties: { type: "array", items: { type: "string" } }, description: "per field, what is wrong with it" },
+    errors: {
+      type: "object",
+      additionalProperties: { type: "array", items: { type: "string" } },
+      description: "per field, what is wrong with it",
+    },
   },
   additionalProperties: false,
 };

@@ -56,7 +56,8 @@ function routeOf(spec: MethodImplSpec, method: DescMethod, rule: HttpRule): Rest
   const variables = template.variables.map((v) => {
     const fields = resolveFieldPath(input, v.fieldPath);
     const last = fields[fields.length - 1];
-    if (last.fieldKind !== "scalar" && last.fieldKind !== "enum") throw new Error(`${where}: path variable ${v.fieldPath} must be a scalar`);
+    if (last.fieldKind !== "scalar" && last.fieldKind !== "enum")
+      throw new Error(`${where}: path variable ${v.fieldPath} must be a scalar`);
     bound.push(pathKey(fields));
     return { fields, start: v.start, end: v.end };
   });
@@ -67,7 +68,8 @@ function routeOf(spec: MethodImplSpec, method: DescMethod, rule: HttpRule): Rest
     bound.push(pathKey(body));
   }
   const streamsHttpBody = method.methodKind === "server_streaming" && method.output.typeName === "google.api.HttpBody";
-  if (method.methodKind !== "unary" && !streamsHttpBody) throw new Error(`${where}: only unary methods and streams of google.api.HttpBody have REST bindings`);
+  if (method.methodKind !== "unary" && !streamsHttpBody)
+    throw new Error(`${where}: only unary methods and streams of google.api.HttpBody have REST bindings`);
   const responseBody = rule.responseBody ? resolveFieldPath(method.output, rule.responseBody) : undefined;
   if (responseBody && responseBody.length !== 1) throw new Error(`${where}: response_body must name a top-level field`);
   const options = hasOption(method, rest) ? getOption(method, rest) : undefined;

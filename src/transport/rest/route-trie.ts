@@ -12,9 +12,7 @@ interface Node<T> {
 }
 
 export type MatchResult<T> =
-  | { kind: "found"; route: T; segments: string[] }
-  | { kind: "method-not-allowed"; allowed: string[] }
-  | { kind: "not-found" };
+  { kind: "found"; route: T; segments: string[] } | { kind: "method-not-allowed"; allowed: string[] } | { kind: "not-found" };
 
 export class DuplicateRouteError extends Error {}
 

@@ -5,8 +5,25 @@
 // Connect) and turn its answer into the spec's JSON, or its error into
 // problem+json (D8). The call stays in-process as message objects: no
 // protobuf binary round trip on the REST path.
-import { fromJson, ScalarType, toJson, type DescField, type DescMessage, type JsonObject, type JsonValue, type Message } from "@bufbuild/protobuf";
-import { Code, ConnectError, createHandlerContext, type ContextValues, type HandlerContext, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
+import {
+  fromJson,
+  ScalarType,
+  toJson,
+  type DescField,
+  type DescMessage,
+  type JsonObject,
+  type JsonValue,
+  type Message,
+} from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  createHandlerContext,
+  type ContextValues,
+  type HandlerContext,
+  type Interceptor,
+  type MethodImplSpec,
+} from "@connectrpc/connect";
 import { createAsyncIterable, invokeUnaryImplementation, transformInvokeImplementation } from "@connectrpc/connect/protocol";
 import type { HttpBody } from "../../gen/google/api/httpbody_pb.js";
 import { codeName } from "../reasons.js";
@@ -111,7 +128,9 @@ export class Transcoder {
       const { url, match } = resolved;
       if (match.kind === "not-found") throw failure("ROUTE_NOT_FOUND", `no route for ${url.pathname}`);
       if (match.kind === "method-not-allowed") {
-        throw failure("METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${url.pathname}`, { headers: { allow: match.allowed.join(", ") } });
+        throw failure("METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${url.pathname}`, {
+          headers: { allow: match.allowed.join(", ") },
+        });
       }
       const route = match.route;
       const input = await this.buildInput(route, req, url, match.segments);
@@ -139,7 +158,8 @@ export class Transcoder {
           throw invalidField("body", `malformed JSON: ${(e as Error).message}`, "MALFORMED_BODY");
         }
         if (route.body === "*") {
-          if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw invalidField("body", "must be a JSON object", "MALFORMED_BODY");
+          if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+            throw invalidField("body", "must be a JSON object", "MALFORMED_BODY");
           rejectUnknownFields(route.method.input, parsed);
           Object.assign(json, parsed);
         } else {
@@ -160,7 +180,8 @@ export class Transcoder {
       }
       const field = v.fields[v.fields.length - 1];
       // An id in a path names one resource one way: JSON's number forms (0x1, +1, 1e0, 01) are not ids.
-      if (isInteger(field) && !DECIMAL.test(text)) throw invalidField(pathKey(v.fields), "must be a decimal integer without sign or leading zeros");
+      if (isInteger(field) && !DECIMAL.test(text))
+        throw invalidField(pathKey(v.fields), "must be a decimal integer without sign or leading zeros");
       setAtPath(json, v.fields, textToJson(field, text));
     }
     // 3. Query parameters, for fields neither the body nor the path set.
@@ -232,7 +253,13 @@ export class Transcoder {
       const coding = codingFor(req);
       if (coding && text.length >= MIN_COMPRESSED_BYTES) {
         const body = await compress(coding, Buffer.from(text));
-        writeHead(res, route.successStatus, { ...headers, vary: varyAlso(res, "accept-encoding"), "content-type": JSON_CONTENT_TYPE, "content-encoding": coding, "content-length": String(body.length) });
+        writeHead(res, route.successStatus, {
+          ...headers,
+          vary: varyAlso(res, "accept-encoding"),
+          "content-type": JSON_CONTENT_TYPE,
+          "content-encoding": coding,
+          "content-length": String(body.length),
+        });
         res.end(body);
         return;
       }
@@ -260,7 +287,13 @@ export class Transcoder {
    * stopping the implementation when the client goes away. An error before
    * the first byte is a problem+json; after it, a cut stream.
    */
-  private async writeStream(route: RestRoute, ctx: HandlerContext, input: Message, res: NodeResponse, coding: Coding | undefined): Promise<void> {
+  private async writeStream(
+    route: RestRoute,
+    ctx: HandlerContext,
+    input: Message,
+    res: NodeResponse,
+    coding: Coding | undefined,
+  ): Promise<void> {
     const stream = transformInvokeImplementation(route.spec, ctx, this.interceptors)(createAsyncIterable([input]));
     const info = ctx.values.get(requestInfoKey);
     // Compressed as it goes (D44): the compressor takes the chunks and pipe() gives its output to
@@ -271,7 +304,12 @@ export class Transcoder {
       // Server-Sent Events are sent as they come: a compressor would hold them back (D46).
       if (contentType.startsWith("text/event-stream")) coding = undefined;
       const encoding: Record<string, string> = coding ? { "content-encoding": coding } : {};
-      writeHead(res, route.successStatus, { ...passHeaders(ctx.responseHeader), vary: varyAlso(res, "accept-encoding"), ...encoding, "content-type": contentType || JSON_CONTENT_TYPE });
+      writeHead(res, route.successStatus, {
+        ...passHeaders(ctx.responseHeader),
+        vary: varyAlso(res, "accept-encoding"),
+        ...encoding,
+        "content-type": contentType || JSON_CONTENT_TYPE,
+      });
       if (!coding) {
         // The socket's own pace: after a refused write, wait for 'drain' (an HTTP response calls
         // a write's callback before the socket has taken its bytes, so only 'drain' tells).
@@ -343,7 +381,18 @@ function drainOrClose(res: NodeResponse): Promise<void> {
 /** A whole number as written in a path: decimal digits, no sign, no leading zero. */
 const DECIMAL = /^(0|[1-9][0-9]*)$/;
 
-const INTEGER_SCALARS = new Set([ScalarType.INT32, ScalarType.INT64, ScalarType.UINT32, ScalarType.UINT64, ScalarType.SINT32, ScalarType.SINT64, ScalarType.FIXED32, ScalarType.FIXED64, ScalarType.SFIXED32, ScalarType.SFIXED64]);
+const INTEGER_SCALARS = new Set([
+  ScalarType.INT32,
+  ScalarType.INT64,
+  ScalarType.UINT32,
+  ScalarType.UINT64,
+  ScalarType.SINT32,
+  ScalarType.SINT64,
+  ScalarType.FIXED32,
+  ScalarType.FIXED64,
+  ScalarType.SFIXED32,
+  ScalarType.SFIXED64,
+]);
 
 function isInteger(field: DescField): boolean {
   return field.fieldKind === "scalar" && INTEGER_SCALARS.has(field.scalar);

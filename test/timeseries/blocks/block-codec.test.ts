@@ -3,7 +3,16 @@
 // with a JS error (never a crash: a crash would take this test process down).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { BLOCK_ROWS, FieldKind, MAX_TIMESTAMP, MIN_TIMESTAMP, decodeBlock, encodeBlock, valuesArray, type Block } from "../../../src/timeseries/blocks/block-codec.js";
+import {
+  BLOCK_ROWS,
+  FieldKind,
+  MAX_TIMESTAMP,
+  MIN_TIMESTAMP,
+  decodeBlock,
+  encodeBlock,
+  valuesArray,
+  type Block,
+} from "../../../src/timeseries/blocks/block-codec.js";
 import { blockArb, decimalishArb, toBlock, withChecksum, withFirstTimestamp } from "../../helpers/blocks.js";
 import { blockColumns, blockJson, crc32c } from "../../../src/timeseries/blocks/native.js";
 
@@ -45,7 +54,10 @@ describe("block codec round trips", () => {
 
   it("1 row, and exactly 16,536 rows; 16,537 rows are refused", () => {
     for (const rows of [1, BLOCK_ROWS]) {
-      const block: Block = { timestamps: Float64Array.from({ length: rows }, (_, i) => 946684800 + 60 * i), columns: [{ kind: FieldKind.Single, values: Float32Array.from({ length: rows }, (_, i) => i / 8), missing: null }] };
+      const block: Block = {
+        timestamps: Float64Array.from({ length: rows }, (_, i) => 946684800 + 60 * i),
+        columns: [{ kind: FieldKind.Single, values: Float32Array.from({ length: rows }, (_, i) => i / 8), missing: null }],
+      };
       expectSame(decodeBlock(encodeBlock(block)), block);
     }
     const over: Block = { timestamps: Float64Array.from({ length: BLOCK_ROWS + 1 }, (_, i) => i), columns: [] };
@@ -65,7 +77,11 @@ describe("block codec round trips", () => {
     const block: Block = {
       timestamps: Float64Array.from({ length: rows }, (_, i) => 946684800 + 60 * i),
       columns: [
-        { kind: FieldKind.Single, values: Float32Array.from({ length: rows }, (_, i) => Math.round((12 + 0.35 * Math.sin(i / 118.6)) * 1000) / 1000), missing: null },
+        {
+          kind: FieldKind.Single,
+          values: Float32Array.from({ length: rows }, (_, i) => Math.round((12 + 0.35 * Math.sin(i / 118.6)) * 1000) / 1000),
+          missing: null,
+        },
         { kind: FieldKind.Flag, values: Int32Array.from({ length: rows }, (_, i) => (i > 5000 && i < 5200 ? 2 : 0)), missing: null },
       ],
     };
@@ -84,7 +100,11 @@ const ALL = [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] as const;
  * addon's SIGSEGV) would take the test process down.
  */
 function expectSameReading(block: Uint8Array) {
-  const outcomes = [() => decodeBlock(block), () => blockJson(block, ...ALL, Infinity, true), () => blockColumns(block, ...ALL, Infinity)].map((read) => {
+  const outcomes = [
+    () => decodeBlock(block),
+    () => blockJson(block, ...ALL, Infinity, true),
+    () => blockColumns(block, ...ALL, Infinity),
+  ].map((read) => {
     try {
       return read();
     } catch (e) {
@@ -143,7 +163,11 @@ describe("corrupt blocks throw, never crash", () => {
   const sample = encodeBlock({
     timestamps: Float64Array.from({ length: 50 }, (_, i) => 1000 + 60 * i + (i > 30 ? 7 : 0)), // one irregular gap
     columns: [
-      { kind: FieldKind.Single, values: Float32Array.from({ length: 50 }, (_, i) => i / 10), missing: Uint8Array.from({ length: 50 }, (_, i) => (i % 9 === 0 ? 1 : 0)) },
+      {
+        kind: FieldKind.Single,
+        values: Float32Array.from({ length: 50 }, (_, i) => i / 10),
+        missing: Uint8Array.from({ length: 50 }, (_, i) => (i % 9 === 0 ? 1 : 0)),
+      },
       { kind: FieldKind.Flag, values: Int32Array.from({ length: 50 }, (_, i) => i % 3), missing: null },
       { kind: FieldKind.Double, values: Float64Array.from({ length: 50 }, () => Math.random()), missing: null },
     ],
@@ -168,7 +192,8 @@ describe("corrupt blocks throw, never crash", () => {
   });
 
   it("a block whose timestamps would not ascend (a hostile negative step, checksum recomputed) is refused", () => {
-    const regular = (step: number) => encodeBlock({ timestamps: Float64Array.from({ length: 50 }, (_, i) => 1000 + step * i), columns: [] });
+    const regular = (step: number) =>
+      encodeBlock({ timestamps: Float64Array.from({ length: 50 }, (_, i) => 1000 + step * i), columns: [] });
     const a = regular(60);
     const b = regular(61);
     const at = a.findIndex((byte, i) => byte !== b[i]); // the step's byte: zigzag 120 for +60
@@ -179,12 +204,16 @@ describe("corrupt blocks throw, never crash", () => {
 
   it("D24 hostile blocks with a valid checksum (random bytes changed, checksum recomputed) are refused or read alike by decode, JSON and columns", () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 6 }), fc.nat(40), (edits, cut) => {
-        const copy = Buffer.from(sample.subarray(0, sample.length - 4 - Math.min(cut, 20)));
-        for (const [at, byte] of edits) copy[at % copy.length] = byte;
-        const block = withChecksum(Buffer.concat([copy, Buffer.alloc(4)]), crc32c);
-        expectSameReading(block);
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 6 }),
+        fc.nat(40),
+        (edits, cut) => {
+          const copy = Buffer.from(sample.subarray(0, sample.length - 4 - Math.min(cut, 20)));
+          for (const [at, byte] of edits) copy[at % copy.length] = byte;
+          const block = withChecksum(Buffer.concat([copy, Buffer.alloc(4)]), crc32c);
+          expectSameReading(block);
+        },
+      ),
       { numRuns: 3000 },
     );
   });
@@ -195,8 +224,12 @@ describe("corrupt blocks throw, never crash", () => {
     expect(() => encodeBlock({ timestamps: Float64Array.of(2, 2), columns: [] })).toThrow(/strictly increasing/);
     expect(() => encodeBlock({ timestamps: Float64Array.of(1.5), columns: [] })).toThrow(/whole second/);
     expect(() => encodeBlock({ timestamps: Float64Array.of(MAX_TIMESTAMP + 1), columns: [] })).toThrow(/whole second/);
-    expect(() => encodeBlock({ timestamps: ts, columns: [{ kind: FieldKind.Single, values: new Float64Array(2), missing: null }] })).toThrow(TypeError);
-    expect(() => encodeBlock({ timestamps: ts, columns: [{ kind: FieldKind.Flag, values: new Int32Array(3), missing: null }] })).toThrow(RangeError);
+    expect(() =>
+      encodeBlock({ timestamps: ts, columns: [{ kind: FieldKind.Single, values: new Float64Array(2), missing: null }] }),
+    ).toThrow(TypeError);
+    expect(() => encodeBlock({ timestamps: ts, columns: [{ kind: FieldKind.Flag, values: new Int32Array(3), missing: null }] })).toThrow(
+      RangeError,
+    );
     expect(() => decodeBlock("nope" as unknown as Uint8Array)).toThrow(TypeError);
   });
 });

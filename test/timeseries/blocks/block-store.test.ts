@@ -64,7 +64,13 @@ async function freshSeries(b: (typeof backends)[number]) {
   const stores = await b.open();
   const dataset = `00000000-0000-0000-0000-${String(++n).padStart(12, "0")}`;
   await stores.meta.createDataset({ id: dataset, project: "p", items: [], properties: [], metadata: {} });
-  const s = (await stores.meta.createSeries({ id: dataset.replace(/^0/, "1"), datasetId: dataset, item: {}, properties: {}, dataFields: [] }))!;
+  const s = (await stores.meta.createSeries({
+    id: dataset.replace(/^0/, "1"),
+    datasetId: dataset,
+    item: {},
+    properties: {},
+    dataFields: [],
+  }))!;
   return { ...stores, sid: s.sid };
 }
 
@@ -113,7 +119,11 @@ const opArb = fc.oneof(
     step: fc.integer({ min: 1, max: 3 }),
     seed: fc.integer({ min: 0, max: 1000 }),
   }),
-  fc.record({ kind: fc.constant("delete" as const), from: fc.integer({ min: 0, max: 120_000 }), span: fc.integer({ min: 0, max: 30_000 }) }),
+  fc.record({
+    kind: fc.constant("delete" as const),
+    from: fc.integer({ min: 0, max: 120_000 }),
+    span: fc.integer({ min: 0, max: 30_000 }),
+  }),
 );
 
 describe.each(backends)("D30 block store writes ($name)", (b) => {
@@ -130,7 +140,11 @@ describe.each(backends)("D30 block store writes ($name)", (b) => {
               const rows: Row[] = [];
               for (let i = 0; i < op.count; i++) {
                 const t = op.start + i * op.step;
-                rows.push([t, (i + op.seed) % 7 === 0 ? null : Math.fround((t % 1000) / 8), (i + op.seed) % 11 === 0 ? null : (t + op.seed) % 4]);
+                rows.push([
+                  t,
+                  (i + op.seed) % 7 === 0 ? null : Math.fround((t % 1000) / 8),
+                  (i + op.seed) % 11 === 0 ? null : (t + op.seed) % 4,
+                ]);
               }
               // Duplicates within the upload: the later row wins.
               for (let i = 0; i < op.count; i += 97) rows.push([op.start + i * op.step, op.seed, null]);
@@ -157,7 +171,8 @@ describe.each(backends)("D30 block store writes ($name)", (b) => {
 
   it("D30 appends fill the last block before starting another", async () => {
     const { sid, store, close } = await freshSeries(b);
-    for (let k = 0; k < 5; k++) await store.upsert(sid, KINDS, rowsOf(Array.from({ length: 10_000 }, (_, i): Row => [k * 10_000 + i, i, 0])));
+    for (let k = 0; k < 5; k++)
+      await store.upsert(sid, KINDS, rowsOf(Array.from({ length: 10_000 }, (_, i): Row => [k * 10_000 + i, i, 0])));
     const sizes = (await allBlocks(store, sid)).map((r) => r.rows);
     expect(sizes).toEqual([BLOCK_ROWS, BLOCK_ROWS, BLOCK_ROWS, 50_000 - 3 * BLOCK_ROWS]);
     await close();
@@ -189,12 +204,17 @@ describe.each(backends)("D28 block store reads ($name)", (b) => {
     expect(all.length).toBeGreaterThan(10);
     try {
       await fc.assert(
-        fc.asyncProperty(fc.integer({ min: -10, max: 1_200_000 }), fc.integer({ min: 0, max: 1_200_000 }), fc.oneof(fc.constant(Infinity), fc.integer({ min: 1, max: 400_000 })), async (from, span, wanted) => {
-          const to = from + span;
-          const got: number[][] = [];
-          for await (const blk of blocksOf(store, sid, from, to, wanted)) got.push([blk.first_ts, blk.last_ts]);
-          expect(got).toEqual(all.filter((b) => b.first_ts <= to && b.last_ts >= from).map((b) => [b.first_ts, b.last_ts]));
-        }),
+        fc.asyncProperty(
+          fc.integer({ min: -10, max: 1_200_000 }),
+          fc.integer({ min: 0, max: 1_200_000 }),
+          fc.oneof(fc.constant(Infinity), fc.integer({ min: 1, max: 400_000 })),
+          async (from, span, wanted) => {
+            const to = from + span;
+            const got: number[][] = [];
+            for await (const blk of blocksOf(store, sid, from, to, wanted)) got.push([blk.first_ts, blk.last_ts]);
+            expect(got).toEqual(all.filter((b) => b.first_ts <= to && b.last_ts >= from).map((b) => [b.first_ts, b.last_ts]));
+          },
+        ),
         { numRuns: 200 },
       );
     } finally {

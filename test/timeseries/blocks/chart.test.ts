@@ -20,8 +20,19 @@ const cellArb = (kind: FieldKind) =>
     { weight: 1, arbitrary: fc.constant(null) },
     // Few distinct values: ties for min and max, inside a bucket and across blocks.
     { weight: 3, arbitrary: kind === FieldKind.Flag ? fc.constantFrom(-1, 0, 2) : fc.constantFrom(-1, 0, 0.5, 2) },
-    { weight: 3, arbitrary: kind === FieldKind.Flag ? fc.integer({ min: -5, max: 300 }) : fc.integer({ min: -99999, max: 99999 }).map((n) => n / 1000) },
-    { weight: 1, arbitrary: kind === FieldKind.Single ? fc.float() : kind === FieldKind.Double ? fc.double() : fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }) },
+    {
+      weight: 3,
+      arbitrary: kind === FieldKind.Flag ? fc.integer({ min: -5, max: 300 }) : fc.integer({ min: -99999, max: 99999 }).map((n) => n / 1000),
+    },
+    {
+      weight: 1,
+      arbitrary:
+        kind === FieldKind.Single
+          ? fc.float()
+          : kind === FieldKind.Double
+            ? fc.double()
+            : fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+    },
   );
 
 const seriesArb = (maxRows: number): fc.Arbitrary<Series> =>
@@ -31,7 +42,10 @@ const seriesArb = (maxRows: number): fc.Arbitrary<Series> =>
       fc.record({
         kinds: fc.array(fc.constantFrom(FieldKind.Single, FieldKind.Double, FieldKind.Flag), { minLength: 1, maxLength: 3 }),
         start: fc.integer({ min: 0, max: 2_000_000_000 }),
-        gaps: fc.array(fc.oneof(fc.constant(1), fc.constant(60), fc.integer({ min: 1, max: 5000 })), { minLength: n - 1, maxLength: n - 1 }),
+        gaps: fc.array(fc.oneof(fc.constant(1), fc.constant(60), fc.integer({ min: 1, max: 5000 })), {
+          minLength: n - 1,
+          maxLength: n - 1,
+        }),
       }),
     )
     .chain(({ kinds, start, gaps }) => {
@@ -39,7 +53,9 @@ const seriesArb = (maxRows: number): fc.Arbitrary<Series> =>
       for (const g of gaps) ts.push(ts[ts.length - 1] + g);
       return fc.tuple(...ts.map((t) => fc.tuple(fc.constant(t), ...kinds.map(cellArb)))).map((rows) => ({
         kinds,
-        rows: rows.map(([t, ...cells]) => [t, ...cells.map((v, c) => (v === null ? null : kinds[c] === FieldKind.Single ? Math.fround(v) : v))] as M4Row),
+        rows: rows.map(
+          ([t, ...cells]) => [t, ...cells.map((v, c) => (v === null ? null : kinds[c] === FieldKind.Single ? Math.fround(v) : v))] as M4Row,
+        ),
       }));
     });
 
@@ -124,7 +140,10 @@ describe("D50 native chart (M4)", () => {
   });
 
   it("D50 ties keep the earliest row, also when the equal value comes in a later block or on the second thread", () => {
-    const s: Series = { kinds: [FieldKind.Single], rows: Array.from({ length: 64 }, (_, t) => [t, t === 0 ? 5 : t === 63 ? -5 : 1] as M4Row) };
+    const s: Series = {
+      kinds: [FieldKind.Single],
+      rows: Array.from({ length: 64 }, (_, t) => [t, t === 0 ? 5 : t === 63 ? -5 : 1] as M4Row),
+    };
     // One bucket: first row 0 (also the max 5), last row 63 (also the min -5); the 1s never win.
     expect(chart(blocksOf(s, [3]), [8], 0, 63, 1).map((r) => r[0])).toEqual([0, 63]);
     const flat: Series = { kinds: [FieldKind.Single], rows: Array.from({ length: 64 }, (_, t) => [t, 2] as M4Row) };
