@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "../src/block-codec.h"
-#include "../src/chart.h"
 #include "../src/bytes.h"
+#include "../src/chart.h"
 #include "../src/crc32c.h"
 #include "../src/value-columns.h"
 #include "../src/value-json.h"
@@ -28,13 +28,15 @@ namespace {
 constexpr int64_t kAll = (int64_t{1} << 53) - 1;
 
 /** Aborts (a libFuzzer finding), naming the property of the readers that does not hold. */
-#define Require(ok) \
-  if (!(ok)) {      \
+#define Require(ok)                                                              \
+  if (!(ok)) {                                                                   \
     std::fprintf(stderr, "block_fuzz.cc:%d: %s does not hold\n", __LINE__, #ok); \
-    std::abort();   \
+    std::abort();                                                                \
   }
 
-size_t ValueSize(FieldKind kind) { return kind == FieldKind::kSingle ? 4 : kind == FieldKind::kDouble ? 8 : 4; }
+size_t ValueSize(FieldKind kind) {
+  return kind == FieldKind::kSingle ? 4 : kind == FieldKind::kDouble ? 8 : 4;
+}
 
 struct Decoded {
   BlockHeader h;
@@ -43,7 +45,8 @@ struct Decoded {
   std::vector<ColumnOut> cols;
 };
 
-/** The addon's decodeBlock path, into buffers of exactly the header's size; false for a corrupt block. */
+/** The addon's decodeBlock path, into buffers of exactly the header's size; false for a corrupt
+ * block. */
 bool Decode(const std::vector<uint8_t>& block, Decoded* d) {
   try {
     d->h = ReadBlockHeader(block.data(), block.size());
@@ -71,10 +74,13 @@ void CheckTimestamps(const Decoded& d) {
   }
 }
 
-/** Encoding what decoded and decoding that again gives the same timestamps and present values, bit for bit. */
+/** Encoding what decoded and decoding that again gives the same timestamps and present values, bit
+ * for bit. */
 void CheckRoundTrip(const Decoded& d) {
   std::vector<ColumnIn> in(d.h.columns);
-  for (uint8_t c = 0; c < d.h.columns; c++) in[c] = ColumnIn{d.h.kinds[c], d.values[c].data(), d.cols[c].anyMissing ? d.missing[c].data() : nullptr};
+  for (uint8_t c = 0; c < d.h.columns; c++)
+    in[c] = ColumnIn{d.h.kinds[c], d.values[c].data(),
+                     d.cols[c].anyMissing ? d.missing[c].data() : nullptr};
   std::vector<uint8_t> again = EncodeBlock(d.ts.data(), d.h.rows, in.data(), d.h.columns);
   Decoded e;
   Require(Decode(again, &e));
@@ -83,7 +89,8 @@ void CheckRoundTrip(const Decoded& d) {
     Require(e.h.kinds[c] == d.h.kinds[c]);
     const size_t size = ValueSize(d.h.kinds[c]);
     for (uint32_t i = 0; i < d.h.rows; i++) {
-      // By row: a hostile bitmap may say "some missing" and mark none, which encodes as "none missing".
+      // By row: a hostile bitmap may say "some missing" and mark none, which encodes as "none
+      // missing".
       const bool missing = d.cols[c].anyMissing && d.missing[c][i];
       Require((e.cols[c].anyMissing && e.missing[c][i]) == missing);
       if (!missing) Require(std::memcmp(&e.values[c][i * size], &d.values[c][i * size], size) == 0);
@@ -91,8 +98,10 @@ void CheckRoundTrip(const Decoded& d) {
   }
 }
 
-/** Both writers over [from, to], at most maxRows: they refuse exactly what the decoder refuses, and write what they sized. */
-void CheckWriters(const std::vector<uint8_t>& block, bool decodes, int64_t from, int64_t to, uint32_t maxRows) {
+/** Both writers over [from, to], at most maxRows: they refuse exactly what the decoder refuses, and
+ * write what they sized. */
+void CheckWriters(const std::vector<uint8_t>& block, bool decodes, int64_t from, int64_t to,
+                  uint32_t maxRows) {
   TextBuffer json;  // a fresh buffer: its capacity is exactly what WriteBlockJson reserved
   bool jsonRead = true;
   Taken jsonTaken{};
@@ -118,8 +127,10 @@ void CheckWriters(const std::vector<uint8_t>& block, bool decodes, int64_t from,
   }
 }
 
-/** The chart (D50) refuses exactly what the decoder refuses; what it chooses decodes, ascends and lies in the range. */
-void CheckChart(const std::vector<uint8_t>& block, bool decodes, int64_t from, int64_t to, uint32_t width) {
+/** The chart (D50) refuses exactly what the decoder refuses; what it chooses decodes, ascends and
+ * lies in the range. */
+void CheckChart(const std::vector<uint8_t>& block, bool decodes, int64_t from, int64_t to,
+                uint32_t width) {
   Chart chart(from, to, width);
   try {
     chart.Add(block.data(), block.size());
@@ -141,7 +152,8 @@ void CheckChart(const std::vector<uint8_t>& block, bool decodes, int64_t from, i
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> block(data, data + size);
   const uint32_t crc = Crc32c(block.data(), block.size());
-  Require(crc == Crc32cPortable(block.data(), block.size()));  // the CPU's instruction and the tables agree
+  Require(crc == Crc32cPortable(block.data(),
+                                block.size()));  // the CPU's instruction and the tables agree
   block.resize(size + 4);
   std::memcpy(block.data() + size, &crc, 4);
 
@@ -154,7 +166,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckRoundTrip(d);
   // A read from the middle of the block, cut short: the paths that select rows.
   const uint32_t rows = d.h.rows;
-  CheckWriters(block, true, static_cast<int64_t>(d.ts[rows / 3]), static_cast<int64_t>(d.ts[2 * rows / 3]), rows / 4);
-  CheckChart(block, true, static_cast<int64_t>(d.ts[rows / 3]), static_cast<int64_t>(d.ts[2 * rows / 3]), 1 + rows % 7);
+  CheckWriters(block, true, static_cast<int64_t>(d.ts[rows / 3]),
+               static_cast<int64_t>(d.ts[2 * rows / 3]), rows / 4);
+  CheckChart(block, true, static_cast<int64_t>(d.ts[rows / 3]),
+             static_cast<int64_t>(d.ts[2 * rows / 3]), 1 + rows % 7);
   return 0;
 }

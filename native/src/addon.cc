@@ -38,7 +38,8 @@ Napi::Value Guarded(Napi::Env env, F f) {
 
 Napi::Value Crc32c(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsTypedArray()) return Fail(env, "crc32c: expected a Uint8Array");
+  if (info.Length() < 1 || !info[0].IsTypedArray())
+    return Fail(env, "crc32c: expected a Uint8Array");
   auto bytes = info[0].As<Napi::Uint8Array>();
   return Napi::Number::New(env, meridian::Crc32c(bytes.Data(), bytes.ByteLength()));
 }
@@ -55,42 +56,54 @@ napi_typedarray_type ArrayTypeOf(FieldKind kind) {
   return napi_int32_array;
 }
 
-// encodeBlock(timestamps: Float64Array, kinds: Uint8Array, values: TypedArray[], missing: (Uint8Array | null)[]): Uint8Array
+// encodeBlock(timestamps: Float64Array, kinds: Uint8Array, values: TypedArray[], missing:
+// (Uint8Array | null)[]): Uint8Array
 Napi::Value EncodeBlock(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 4 || !info[0].IsTypedArray() || !info[1].IsTypedArray() || !info[2].IsArray() || !info[3].IsArray()) {
-    return Fail(env, "encodeBlock: expected (Float64Array, Uint8Array, TypedArray[], (Uint8Array|null)[])");
+  if (info.Length() < 4 || !info[0].IsTypedArray() || !info[1].IsTypedArray() ||
+      !info[2].IsArray() || !info[3].IsArray()) {
+    return Fail(
+        env, "encodeBlock: expected (Float64Array, Uint8Array, TypedArray[], (Uint8Array|null)[])");
   }
   auto ts = info[0].As<Napi::TypedArray>();
   auto kinds = info[1].As<Napi::TypedArray>();
-  if (ts.TypedArrayType() != napi_float64_array || kinds.TypedArrayType() != napi_uint8_array) return Fail(env, "encodeBlock: bad array types");
+  if (ts.TypedArrayType() != napi_float64_array || kinds.TypedArrayType() != napi_uint8_array)
+    return Fail(env, "encodeBlock: bad array types");
   auto values = info[2].As<Napi::Array>();
   auto missing = info[3].As<Napi::Array>();
   size_t rows = ts.ElementLength();
   size_t count = kinds.ElementLength();
-  if (count > meridian::kMaxColumns || values.Length() != count || missing.Length() != count) return Fail(env, "encodeBlock: one kind, values and missing entry per column");
-  if (rows == 0 || rows > meridian::kMaxBlockRows) return Fail(env, "encodeBlock: a block holds 1 to 16536 rows");
+  if (count > meridian::kMaxColumns || values.Length() != count || missing.Length() != count)
+    return Fail(env, "encodeBlock: one kind, values and missing entry per column");
+  if (rows == 0 || rows > meridian::kMaxBlockRows)
+    return Fail(env, "encodeBlock: a block holds 1 to 16536 rows");
   const uint8_t* kindBytes = kinds.As<Napi::Uint8Array>().Data();
   std::vector<ColumnIn> cols(count);
   for (uint32_t c = 0; c < count; c++) {
-    if (kindBytes[c] > static_cast<uint8_t>(FieldKind::kFlag)) return Fail(env, "encodeBlock: unknown kind");
+    if (kindBytes[c] > static_cast<uint8_t>(FieldKind::kFlag))
+      return Fail(env, "encodeBlock: unknown kind");
     auto kind = static_cast<FieldKind>(kindBytes[c]);
     Napi::Value v = values[c];
     if (!v.IsTypedArray()) return Fail(env, "encodeBlock: values must be typed arrays");
     auto arr = v.As<Napi::TypedArray>();
-    if (arr.TypedArrayType() != ArrayTypeOf(kind) || arr.ElementLength() != rows) return Fail(env, "encodeBlock: values array of the wrong type or length");
+    if (arr.TypedArrayType() != ArrayTypeOf(kind) || arr.ElementLength() != rows)
+      return Fail(env, "encodeBlock: values array of the wrong type or length");
     const uint8_t* miss = nullptr;
     Napi::Value m = missing[c];
     if (!m.IsNull() && !m.IsUndefined()) {
-      if (!m.IsTypedArray() || m.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array || m.As<Napi::TypedArray>().ElementLength() != rows) {
+      if (!m.IsTypedArray() || m.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
+          m.As<Napi::TypedArray>().ElementLength() != rows) {
         return Fail(env, "encodeBlock: missing must be a Uint8Array of one byte per row");
       }
       miss = m.As<Napi::Uint8Array>().Data();
     }
-    cols[c] = ColumnIn{kind, static_cast<uint8_t*>(arr.ArrayBuffer().Data()) + arr.ByteOffset(), miss};
+    cols[c] =
+        ColumnIn{kind, static_cast<uint8_t*>(arr.ArrayBuffer().Data()) + arr.ByteOffset(), miss};
   }
   return Guarded(env, [&]() -> Napi::Value {
-    std::vector<uint8_t> out = meridian::EncodeBlock(ts.As<Napi::Float64Array>().Data(), static_cast<uint32_t>(rows), cols.data(), static_cast<uint8_t>(count));
+    std::vector<uint8_t> out =
+        meridian::EncodeBlock(ts.As<Napi::Float64Array>().Data(), static_cast<uint32_t>(rows),
+                              cols.data(), static_cast<uint8_t>(count));
     return Napi::Buffer<uint8_t>::Copy(env, out.data(), out.size());
   });
 }
@@ -103,10 +116,12 @@ Napi::TypedArray NewColumn(Napi::Env env, uint32_t rows, void** data) {
   return array;
 }
 
-// decodeBlock(bytes: Uint8Array): { timestamps: Float64Array, columns: { kind, values, missing | null }[] }
+// decodeBlock(bytes: Uint8Array): { timestamps: Float64Array, columns: { kind, values, missing |
+// null }[] }
 Napi::Value DecodeBlock(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+  if (info.Length() < 1 || !info[0].IsTypedArray() ||
+      info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
     return Fail(env, "decodeBlock: expected a Uint8Array");
   }
   auto bytes = info[0].As<Napi::Uint8Array>();
@@ -154,7 +169,8 @@ Napi::Value DecodeBlock(const Napi::CallbackInfo& info) {
   });
 }
 
-// The arguments of a range read: (bytes: Uint8Array, from: number, to: number, maxRows: number, ...).
+// The arguments of a range read: (bytes: Uint8Array, from: number, to: number, maxRows: number,
+// ...).
 struct RangeArgs {
   Napi::Uint8Array bytes;
   int64_t from;
@@ -163,16 +179,19 @@ struct RangeArgs {
 };
 
 bool ReadRangeArgs(const Napi::CallbackInfo& info, size_t count, RangeArgs* out) {
-  if (info.Length() < count || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array || !info[1].IsNumber() ||
+  if (info.Length() < count || !info[0].IsTypedArray() ||
+      info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array || !info[1].IsNumber() ||
       !info[2].IsNumber() || !info[3].IsNumber()) {
     return false;
   }
-  *out = {info[0].As<Napi::Uint8Array>(), info[1].As<Napi::Number>().Int64Value(), info[2].As<Napi::Number>().Int64Value(), info[3].As<Napi::Number>().Uint32Value()};
+  *out = {info[0].As<Napi::Uint8Array>(), info[1].As<Napi::Number>().Int64Value(),
+          info[2].As<Napi::Number>().Int64Value(), info[3].As<Napi::Number>().Uint32Value()};
   return true;
 }
 
 /** { [key]: value, rows, last, more } */
-Napi::Object TakenResult(Napi::Env env, const meridian::Taken& taken, const char* key, Napi::Value value) {
+Napi::Object TakenResult(Napi::Env env, const meridian::Taken& taken, const char* key,
+                         Napi::Value value) {
   auto result = Napi::Object::New(env);
   result.Set(key, value);
   result.Set("rows", Napi::Number::New(env, taken.rows));
@@ -185,11 +204,14 @@ Napi::Object TakenResult(Napi::Env env, const meridian::Taken& taken, const char
 Napi::Value BlockJson(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   RangeArgs a;
-  if (!ReadRangeArgs(info, 5, &a) || !info[4].IsBoolean()) return Fail(env, "blockJson: expected (Uint8Array, number, number, number, boolean)");
+  if (!ReadRangeArgs(info, 5, &a) || !info[4].IsBoolean())
+    return Fail(env, "blockJson: expected (Uint8Array, number, number, number, boolean)");
   return Guarded(env, [&]() -> Napi::Value {
     thread_local meridian::TextBuffer out;
     out.Clear();
-    meridian::Taken taken = meridian::WriteBlockJson(a.bytes.Data(), a.bytes.ByteLength(), a.from, a.to, a.maxRows, info[4].As<Napi::Boolean>().Value(), out);
+    meridian::Taken taken =
+        meridian::WriteBlockJson(a.bytes.Data(), a.bytes.ByteLength(), a.from, a.to, a.maxRows,
+                                 info[4].As<Napi::Boolean>().Value(), out);
     return TakenResult(env, taken, "text", Napi::Buffer<char>::Copy(env, out.data(), out.size()));
   });
 }
@@ -199,25 +221,31 @@ Napi::Value BlockJson(const Napi::CallbackInfo& info) {
 Napi::Value BlockColumns(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   RangeArgs a;
-  if (!ReadRangeArgs(info, 4, &a)) return Fail(env, "blockColumns: expected (Uint8Array, number, number, number)");
+  if (!ReadRangeArgs(info, 4, &a))
+    return Fail(env, "blockColumns: expected (Uint8Array, number, number, number)");
   return Guarded(env, [&]() -> Napi::Value {
-    const meridian::ColumnsWriter writer(a.bytes.Data(), a.bytes.ByteLength(), a.from, a.to, a.maxRows);
+    const meridian::ColumnsWriter writer(a.bytes.Data(), a.bytes.ByteLength(), a.from, a.to,
+                                         a.maxRows);
     auto buffer = Napi::Buffer<uint8_t>::New(env, writer.size());
     size_t ends[1 + meridian::kMaxColumns];
     writer.Write(buffer.Data(), ends);
     auto parts = Napi::Array::New(env, writer.parts());
     size_t start = 0;
     for (uint32_t i = 0; i < writer.parts(); start = ends[i++])
-      parts.Set(i, Napi::Uint8Array::New(env, ends[i] - start, buffer.ArrayBuffer(), buffer.ByteOffset() + start));
+      parts.Set(i, Napi::Uint8Array::New(env, ends[i] - start, buffer.ArrayBuffer(),
+                                         buffer.ByteOffset() + start));
     return TakenResult(env, writer.taken(), "parts", parts);
   });
 }
 
-// new Chart(from, to, width): add(blocks) with the blocks in time order, then finish(): Buffer[] (D50, chart.h).
+// new Chart(from, to, width): add(blocks) with the blocks in time order, then finish(): Buffer[]
+// (D50, chart.h).
 class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "Chart", {InstanceMethod<&ChartWrap::Add>("add"), InstanceMethod<&ChartWrap::Finish>("finish")});
+    return DefineClass(
+        env, "Chart",
+        {InstanceMethod<&ChartWrap::Add>("add"), InstanceMethod<&ChartWrap::Finish>("finish")});
   }
 
   explicit ChartWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ChartWrap>(info) {
@@ -227,30 +255,35 @@ class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
       return;
     }
     Guarded(env, [&]() -> Napi::Value {
-      chart_ = std::make_unique<meridian::Chart>(info[0].As<Napi::Number>().Int64Value(), info[1].As<Napi::Number>().Int64Value(), info[2].As<Napi::Number>().Uint32Value());
+      chart_ = std::make_unique<meridian::Chart>(info[0].As<Napi::Number>().Int64Value(),
+                                                 info[1].As<Napi::Number>().Int64Value(),
+                                                 info[2].As<Napi::Number>().Uint32Value());
       return env.Undefined();
     });
   }
 
  private:
-  // add(blocks: Uint8Array[]): the blocks in time order, read by helper threads while JS goes on (Chart::Begin);
-  // a failure of the batch is thrown by the next add or by finish.
+  // add(blocks: Uint8Array[]): the blocks in time order, read by helper threads while JS goes on
+  // (Chart::Begin); a failure of the batch is thrown by the next add or by finish.
   Napi::Value Add(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (!chart_) return Fail(env, "Chart: finished");
-    if (info.Length() < 1 || !info[0].IsArray()) return Fail(env, "Chart.add: expected an array of Uint8Array");
+    if (info.Length() < 1 || !info[0].IsArray())
+      return Fail(env, "Chart.add: expected an array of Uint8Array");
     auto array = info[0].As<Napi::Array>();
     std::vector<std::pair<const uint8_t*, size_t>> blocks(array.Length());
     for (uint32_t i = 0; i < array.Length(); i++) {
       Napi::Value v = array[i];
-      if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) return Fail(env, "Chart.add: expected an array of Uint8Array");
+      if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+        return Fail(env, "Chart.add: expected an array of Uint8Array");
       auto bytes = v.As<Napi::Uint8Array>();
       blocks[i] = {bytes.Data(), bytes.ByteLength()};
     }
     return Guarded(env, [&]() -> Napi::Value {
       chart_->Wait();  // the batch before is done: its blocks may go
       held_.Reset();
-      // The array keeps these blocks alive while a helper thread reads them (Chart::Begin), until the next add or finish.
+      // The array keeps these blocks alive while a helper thread reads them (Chart::Begin), until
+      // the next add or finish.
       held_ = Napi::Persistent(array.As<Napi::Object>());
       chart_->Begin(std::move(blocks));
       return env.Undefined();
@@ -265,7 +298,8 @@ class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
       chart_.reset();
       held_.Reset();
       auto out = Napi::Array::New(env, blocks.size());
-      for (uint32_t i = 0; i < blocks.size(); i++) out.Set(i, Napi::Buffer<uint8_t>::Copy(env, blocks[i].data(), blocks[i].size()));
+      for (uint32_t i = 0; i < blocks.size(); i++)
+        out.Set(i, Napi::Buffer<uint8_t>::Copy(env, blocks[i].data(), blocks[i].size()));
       return out;
     });
   }

@@ -19,7 +19,6 @@ enum class FloatScheme : uint8_t { kDecimal = 0, kRaw = 1 };
 // Mantissas stay below 2^52: exact as doubles, and ranges and deltas fit the packer.
 constexpr double kMantissaLimit = 4503599627370496.0;
 
-
 // How a mantissa becomes a value again. The encoder checks every value with
 // this same function, so whatever it computes is exact by construction.
 template <typename T>
@@ -45,7 +44,8 @@ bool SameBits(T a, T b) {
   return x == y;
 }
 
-/** The decimal mantissa of v at exponent e, if v reads back bit for bit (so -0, NaN and Inf never do). */
+/** The decimal mantissa of v at exponent e, if v reads back bit for bit (so -0, NaN and Inf never
+ * do). */
 template <typename T>
 bool ToDecimal(T v, uint8_t e, int64_t* mantissa) {
   double x = static_cast<double>(v) * kPow10[e];
@@ -60,8 +60,12 @@ bool IsMissing(const uint8_t* missing, size_t i) { return missing != nullptr && 
 
 MissingForm WriteMissing(Writer& w, const uint8_t* missing, uint32_t rows) {
   size_t count = 0;
-  if (missing) count = static_cast<size_t>(std::count_if(missing, missing + rows, [](uint8_t m) { return m != 0; }));
-  MissingForm form = count == 0 ? MissingForm::kNone : count == rows ? MissingForm::kAll : MissingForm::kBitmap;
+  if (missing)
+    count = static_cast<size_t>(
+        std::count_if(missing, missing + rows, [](uint8_t m) { return m != 0; }));
+  MissingForm form = count == 0      ? MissingForm::kNone
+                     : count == rows ? MissingForm::kAll
+                                     : MissingForm::kBitmap;
   w.U8(static_cast<uint8_t>(form));
   if (form == MissingForm::kBitmap) {
     std::vector<uint8_t> bits((rows + 7) / 8, 0);
@@ -72,7 +76,8 @@ MissingForm WriteMissing(Writer& w, const uint8_t* missing, uint32_t rows) {
   return form;
 }
 
-/** The exponent that turns most of a sample of present values into exact decimals, and whether at least half do. */
+/** The exponent that turns most of a sample of present values into exact decimals, and whether at
+ * least half do. */
 template <typename T>
 std::pair<uint8_t, bool> BestExponent(const T* v, const uint8_t* missing, uint32_t rows) {
   constexpr size_t kSample = 256;
@@ -111,7 +116,8 @@ void WriteFloats(Writer& w, const T* v, const uint8_t* missing, uint32_t rows) {
     std::vector<uint32_t> exceptions;
     int64_t previous = 0;
     for (uint32_t i = 0; i < rows; i++) {
-      int64_t n = previous;  // missing and exceptional rows repeat the previous mantissa: cheapest to pack
+      int64_t n =
+          previous;  // missing and exceptional rows repeat the previous mantissa: cheapest to pack
       if (!IsMissing(missing, i) && !ToDecimal(v[i], e, &n)) exceptions.push_back(i);
       mantissas[i] = previous = n;
     }
@@ -190,7 +196,8 @@ void RequireAscending(const double* ts, uint32_t rows) {
  * digit table by century). Ascending already, so the first and last bound all.
  */
 void RequireD24(const double* ts, uint32_t rows) {
-  if (!(ts[0] >= static_cast<double>(kMinTimestamp) && ts[rows - 1] <= static_cast<double>(kMaxTimestamp))) {
+  if (!(ts[0] >= static_cast<double>(kMinTimestamp) &&
+        ts[rows - 1] <= static_cast<double>(kMaxTimestamp))) {
     throw CorruptBlock("timestamp outside 0001..9999");
   }
 }
@@ -201,10 +208,12 @@ void RequireD24(const double* ts, uint32_t rows) {
  * the check pass nor, for the scan, the timestamps themselves.
  */
 bool EvenInsideD24(const BlockHeader& h, int64_t step) {
-  return h.rows > 1 && h.first >= kMinTimestamp && h.first <= kMaxTimestamp && step > 0 && step <= (kMaxTimestamp - h.first) / static_cast<int64_t>(h.rows - 1);
+  return h.rows > 1 && h.first >= kMinTimestamp && h.first <= kMaxTimestamp && step > 0 &&
+         step <= (kMaxTimestamp - h.first) / static_cast<int64_t>(h.rows - 1);
 }
 
-/** Decodes the timestamps; returns true when they are known ascending and inside D24 already (the even step), false when they need checking. */
+/** Decodes the timestamps; returns true when they are known ascending and inside D24 already (the
+ * even step), false when they need checking. */
 bool ReadTimestamps(Reader& r, const BlockHeader& h, double* out) {
   uint32_t rows = h.rows;
   out[0] = static_cast<double>(h.first);
@@ -225,7 +234,8 @@ bool ReadTimestamps(Reader& r, const BlockHeader& h, double* out) {
       for (uint32_t i = 1; i < rows; i++) out[i] = first + ds * static_cast<double>(i);
       return true;
     }
-    for (uint32_t i = 1; i < rows; i++) out[i] = static_cast<double>(static_cast<int64_t>(t + step * i));
+    for (uint32_t i = 1; i < rows; i++)
+      out[i] = static_cast<double>(static_cast<int64_t>(t + step * i));
     return false;
   }
   uint64_t at = 0;
@@ -274,7 +284,8 @@ void ReadMissing(Reader& r, uint32_t rows, ColumnOut& col, MissingForm* form) {
 template <typename T>
 void ToValues(const int64_t* n, uint32_t rows, uint8_t e, T* out) {
   uint64_t outside = 0;
-  for (uint32_t i = 0; i < rows; i++) outside |= (static_cast<uint64_t>(n[i]) + (uint64_t{1} << 51)) >> 52;
+  for (uint32_t i = 0; i < rows; i++)
+    outside |= (static_cast<uint64_t>(n[i]) + (uint64_t{1} << 51)) >> 52;
   if (outside != 0) {
     for (uint32_t i = 0; i < rows; i++) out[i] = FloatTraits<T>::FromDecimal(n[i], e);
     return;
@@ -322,12 +333,16 @@ void ReadFlags(Reader& r, uint32_t rows, int32_t* out) {
 
 }  // namespace
 
-std::vector<uint8_t> EncodeBlock(const double* timestamps, uint32_t rows, const ColumnIn* columns, uint8_t count) {
-  if (rows == 0 || rows > kMaxBlockRows) throw std::invalid_argument("a block holds 1 to 16536 rows");
+std::vector<uint8_t> EncodeBlock(const double* timestamps, uint32_t rows, const ColumnIn* columns,
+                                 uint8_t count) {
+  if (rows == 0 || rows > kMaxBlockRows)
+    throw std::invalid_argument("a block holds 1 to 16536 rows");
   std::vector<int64_t> t(rows);
   for (uint32_t i = 0; i < rows; i++) {
-    // The JS wrapper validates; this re-check keeps the cast defined (no NaN, no overflow) for any caller.
-    if (!(timestamps[i] >= kMinTimestamp && timestamps[i] <= kMaxTimestamp)) throw std::invalid_argument("timestamps lie in 0001..9999 (D24)");
+    // The JS wrapper validates; this re-check keeps the cast defined (no NaN, no overflow) for any
+    // caller.
+    if (!(timestamps[i] >= kMinTimestamp && timestamps[i] <= kMaxTimestamp))
+      throw std::invalid_argument("timestamps lie in 0001..9999 (D24)");
     t[i] = static_cast<int64_t>(timestamps[i]);
   }
   Writer w;
@@ -367,7 +382,8 @@ BlockHeader ReadBlockHeader(const uint8_t* data, size_t size) {
   if (version != kBlockVersion) throw CorruptBlock("unknown version " + std::to_string(version));
   h.columns = r.U8();
   h.rows = r.U32();
-  if (h.rows == 0 || h.rows > kMaxBlockRows) throw CorruptBlock("row count " + std::to_string(h.rows));
+  if (h.rows == 0 || h.rows > kMaxBlockRows)
+    throw CorruptBlock("row count " + std::to_string(h.rows));
   h.first = r.I64();
   for (uint8_t c = 0; c < h.columns; c++) {
     uint8_t kind = r.U8();
@@ -378,7 +394,8 @@ BlockHeader ReadBlockHeader(const uint8_t* data, size_t size) {
   return h;
 }
 
-void DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& h, double* timestamps, ColumnOut* columns) {
+void DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& h, double* timestamps,
+                 ColumnOut* columns) {
   Reader r(data, size - 4);
   r.Take(h.headerBytes);  // already read by ReadBlockHeader
   if (!ReadTimestamps(r, h, timestamps)) {
@@ -484,7 +501,8 @@ void ScanBlock::ReadFloatColumn(Reader& r, Column& col) {
   if (exceptions > rows) throw CorruptBlock("float exceptions");
   col.exceptionRows.clear();
   col.exceptionBits.clear();
-  bool ascending = true;  // always, from our encoder; a hostile block may repeat or wrap (the last write wins, as in DecodeBlock)
+  bool ascending = true;  // always, from our encoder; a hostile block may repeat or wrap (the last
+                          // write wins, as in DecodeBlock)
   uint64_t at = static_cast<uint64_t>(-1);
   for (uint64_t k = 0; k < exceptions; k++) {
     const uint64_t next = at + r.Varint();
@@ -498,7 +516,8 @@ void ScanBlock::ReadFloatColumn(Reader& r, Column& col) {
   }
   col.decimal = true;
   if (!ascending) {
-    Values(static_cast<uint8_t>(&col - cols_.data()));  // applied in their order, the last write winning
+    Values(static_cast<uint8_t>(&col -
+                                cols_.data()));  // applied in their order, the last write winning
     col.decimal = false;
   }
 }
@@ -525,10 +544,13 @@ void ScanBlock::ReadFlagColumn(Reader& r, Column& col) {
 
 uint32_t ScanBlock::LowerBound(int64_t t, uint32_t lo, uint32_t hi) const {
   if (lo >= hi) return hi;
-  if (!even_) return static_cast<uint32_t>(std::lower_bound(ts_.data() + lo, ts_.data() + hi, static_cast<double>(t)) - ts_.data());
+  if (!even_)
+    return static_cast<uint32_t>(
+        std::lower_bound(ts_.data() + lo, ts_.data() + hi, static_cast<double>(t)) - ts_.data());
   if (t <= first_) return lo;
   // Row i is at first + step * i: the first at or after t is ceil((t - first) / step).
-  const uint64_t i = (static_cast<uint64_t>(t - first_) + static_cast<uint64_t>(step_) - 1) / static_cast<uint64_t>(step_);
+  const uint64_t i = (static_cast<uint64_t>(t - first_) + static_cast<uint64_t>(step_) - 1) /
+                     static_cast<uint64_t>(step_);
   return static_cast<uint32_t>(std::clamp<uint64_t>(i, lo, hi));
 }
 
@@ -550,11 +572,13 @@ const void* ScanBlock::Values(uint8_t c) {
     if (h_.kinds[c] == FieldKind::kSingle) {
       float* out = reinterpret_cast<float*>(col.values.data());
       ToValues(col.mantissas.data(), rows, col.exponent, out);
-      for (size_t k = 0; k < col.exceptionRows.size(); k++) std::memcpy(&out[col.exceptionRows[k]], &col.exceptionBits[k], 4);
+      for (size_t k = 0; k < col.exceptionRows.size(); k++)
+        std::memcpy(&out[col.exceptionRows[k]], &col.exceptionBits[k], 4);
     } else {
       double* out = reinterpret_cast<double*>(col.values.data());
       ToValues(col.mantissas.data(), rows, col.exponent, out);
-      for (size_t k = 0; k < col.exceptionRows.size(); k++) std::memcpy(&out[col.exceptionRows[k]], &col.exceptionBits[k], 8);
+      for (size_t k = 0; k < col.exceptionRows.size(); k++)
+        std::memcpy(&out[col.exceptionRows[k]], &col.exceptionBits[k], 8);
     }
     col.valuesReady = true;
   }
@@ -567,7 +591,10 @@ uint64_t ScanBlock::Cell(uint8_t c, uint32_t i) const {
   uint64_t bits = 0;
   switch (h_.kinds[c]) {
     case FieldKind::kFlag: {
-      const int32_t id = col.runs ? col.runIds[std::upper_bound(col.runStarts.begin(), col.runStarts.end(), i) - col.runStarts.begin() - 1] : col.flags[i];
+      const int32_t id =
+          col.runs ? col.runIds[std::upper_bound(col.runStarts.begin(), col.runStarts.end(), i) -
+                                col.runStarts.begin() - 1]
+                   : col.flags[i];
       std::memcpy(&bits, &id, 4);
       return bits;
     }
@@ -579,7 +606,8 @@ uint64_t ScanBlock::Cell(uint8_t c, uint32_t i) const {
         return bits;
       }
       auto it = std::lower_bound(col.exceptionRows.begin(), col.exceptionRows.end(), i);
-      if (it != col.exceptionRows.end() && *it == i) return col.exceptionBits[it - col.exceptionRows.begin()];
+      if (it != col.exceptionRows.end() && *it == i)
+        return col.exceptionBits[it - col.exceptionRows.begin()];
       if (width == 4) {
         const float v = FloatTraits<float>::FromDecimal(col.mantissas[i], col.exponent);
         std::memcpy(&bits, &v, 4);

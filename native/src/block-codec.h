@@ -38,8 +38,10 @@ struct ColumnIn {
   const uint8_t* missing;
 };
 
-/** Encodes whole-second timestamps, strictly ascending, inside D24; throws std::invalid_argument for any outside D24. */
-std::vector<uint8_t> EncodeBlock(const double* timestamps, uint32_t rows, const ColumnIn* columns, uint8_t count);
+/** Encodes whole-second timestamps, strictly ascending, inside D24; throws std::invalid_argument
+ * for any outside D24. */
+std::vector<uint8_t> EncodeBlock(const double* timestamps, uint32_t rows, const ColumnIn* columns,
+                                 uint8_t count);
 
 struct BlockHeader {
   uint32_t rows;
@@ -56,14 +58,17 @@ BlockHeader ReadBlockHeader(const uint8_t* data, size_t size);
 struct ColumnOut {
   /** header.rows floats, doubles or int32s, by the column's kind. */
   void* values;
-  /** header.rows bytes; filled (1 where a value is missing) only when anyMissing comes back true. */
+  /** header.rows bytes; filled (1 where a value is missing) only when anyMissing comes back true.
+   */
   uint8_t* missing;
   /** Set by the decoder. */
   bool anyMissing;
 };
 
-/** Decodes a block whose header ReadBlockHeader returned; throws CorruptBlock, also when its timestamps do not ascend or leave D24. */
-void DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& header, double* timestamps, ColumnOut* columns);
+/** Decodes a block whose header ReadBlockHeader returned; throws CorruptBlock, also when its
+ * timestamps do not ascend or leave D24. */
+void DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& header, double* timestamps,
+                 ColumnOut* columns);
 
 /**
  * A block decoded for scanning its numeric columns and reading a few rows'
@@ -80,15 +85,21 @@ class ScanBlock {
   void Decode(const uint8_t* data, size_t size);
 
   const BlockHeader& header() const { return h_; }
-  int64_t Time(uint32_t i) const { return even_ ? first_ + step_ * static_cast<int64_t>(i) : static_cast<int64_t>(ts_[i]); }
+  int64_t Time(uint32_t i) const {
+    return even_ ? first_ + step_ * static_cast<int64_t>(i) : static_cast<int64_t>(ts_[i]);
+  }
   /** The first of rows [lo, hi) at or after second t; hi when none is. */
   uint32_t LowerBound(int64_t t, uint32_t lo, uint32_t hi) const;
   bool Missing(uint8_t c, uint32_t i) const { return cols_[c].anyMissing && cols_[c].missing[i]; }
   /** The missing flags of a column (a byte a row), or null when none is missing. */
-  const uint8_t* MissingFlags(uint8_t c) const { return cols_[c].anyMissing ? cols_[c].missing.data() : nullptr; }
-  /** The mantissas of a decimal Single or Double column without missing values, or null; rows Exceptional() says hold none. */
+  const uint8_t* MissingFlags(uint8_t c) const {
+    return cols_[c].anyMissing ? cols_[c].missing.data() : nullptr;
+  }
+  /** The mantissas of a decimal Single or Double column without missing values, or null; rows
+   * Exceptional() says hold none. */
   const int64_t* Mantissas(uint8_t c) const;
-  /** Whether any of rows [i, j) of a decimal column is stored as it is (NaN, -0, values no decimal reads back exactly). */
+  /** Whether any of rows [i, j) of a decimal column is stored as it is (NaN, -0, values no decimal
+   * reads back exactly). */
   bool Exceptional(uint8_t c, uint32_t i, uint32_t j) const;
   /** The float (Single) or double (Double) values of a column, computed on first use. */
   const void* Values(uint8_t c);

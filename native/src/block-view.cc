@@ -13,7 +13,8 @@ struct Scratch {
 
 }  // namespace
 
-BlockView::BlockView(const uint8_t* data, size_t size) : h_(ReadBlockHeader(data, size)), cols_(h_.columns) {
+BlockView::BlockView(const uint8_t* data, size_t size)
+    : h_(ReadBlockHeader(data, size)), cols_(h_.columns) {
   thread_local Scratch s;
   const uint32_t rows = h_.rows;
   s.timestamps.resize(rows);
@@ -29,11 +30,14 @@ BlockView::BlockView(const uint8_t* data, size_t size) : h_(ReadBlockHeader(data
 
 BlockView::Range BlockView::Select(int64_t from, int64_t to, uint32_t maxRows) const {
   const double* end = ts_ + h_.rows;
-  uint32_t begin = static_cast<uint32_t>(std::lower_bound(ts_, end, static_cast<double>(from)) - ts_);
+  uint32_t begin =
+      static_cast<uint32_t>(std::lower_bound(ts_, end, static_cast<double>(from)) - ts_);
   uint32_t last = static_cast<uint32_t>(std::upper_bound(ts_, end, static_cast<double>(to)) - ts_);
   if (last < begin) last = begin;
   uint32_t stop = last - begin > maxRows ? begin + maxRows : last;
-  return {begin, stop, {stop - begin, stop > begin ? static_cast<int64_t>(ts_[stop - 1]) : 0, stop < last}};
+  return {begin,
+          stop,
+          {stop - begin, stop > begin ? static_cast<int64_t>(ts_[stop - 1]) : 0, stop < last}};
 }
 
 }  // namespace meridian

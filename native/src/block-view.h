@@ -11,7 +11,8 @@
 
 namespace meridian {
 
-/** What a read took from a block: the rows, the last one's timestamp (when rows > 0), and whether rows of its range follow. */
+/** What a read took from a block: the rows, the last one's timestamp (when rows > 0), and whether
+ * rows of its range follow. */
 struct Taken {
   uint32_t rows;
   int64_t last;
@@ -26,7 +27,9 @@ class BlockView {
   const BlockHeader& header() const { return h_; }
   const double* timestamps() const { return ts_; }
   const ColumnOut& column(uint8_t c) const { return cols_[c]; }
-  bool Missing(uint8_t c, uint32_t row) const { return cols_[c].anyMissing && cols_[c].missing[row]; }
+  bool Missing(uint8_t c, uint32_t row) const {
+    return cols_[c].anyMissing && cols_[c].missing[row];
+  }
 
   /** Rows [begin, stop) of [from, to], at most maxRows, and what that takes. */
   struct Range {

@@ -16,18 +16,24 @@ struct CorruptBlock : std::runtime_error {
   explicit CorruptBlock(const std::string& what) : std::runtime_error("corrupt block: " + what) {}
 };
 
-inline uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+inline uint64_t ZigZag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
 inline int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1)); }
 
 /** Bits needed for an unsigned value (0 for 0). */
-inline uint8_t BitWidth(uint64_t v) { return v == 0 ? 0 : static_cast<uint8_t>(64 - __builtin_clzll(v)); }
+inline uint8_t BitWidth(uint64_t v) {
+  return v == 0 ? 0 : static_cast<uint8_t>(64 - __builtin_clzll(v));
+}
 
 // Packed sections end with this many zero bytes, so the decoder may always load 8 bytes at once.
 constexpr size_t kPackPadding = 8;
 // Widths above this would need a second load per value; the encoder never makes them.
 constexpr uint8_t kMaxPackWidth = 56;
 
-inline size_t PackedBytes(size_t count, uint8_t width) { return (count * width + 7) / 8 + kPackPadding; }
+inline size_t PackedBytes(size_t count, uint8_t width) {
+  return (count * width + 7) / 8 + kPackPadding;
+}
 
 class Writer {
  public:

@@ -33,7 +33,8 @@ constexpr size_t kSplitBlocks = 4;
 }  // namespace
 
 Chart::Chart(int64_t from, int64_t to, uint32_t width) : range_{from, to, width} {
-  if (from > to || width < 1 || width > kMaxChartWidth) throw std::invalid_argument("chart: from <= to and 1 <= width <= 10000");
+  if (from > to || width < 1 || width > kMaxChartWidth)
+    throw std::invalid_argument("chart: from <= to and 1 <= width <= 10000");
 }
 
 void Chart::Take(Role& role, const ScanBlock& b, uint32_t i, double value) {
@@ -84,9 +85,12 @@ void Chart::Close() {
   const size_t before = out_.size();
   for (Role& r : cur_.roles)
     if (r.set) out_.push_back(r.row);
-  std::sort(out_.begin() + before, out_.end(), [](const ChartRow& a, const ChartRow& b) { return a.t < b.t; });
+  std::sort(out_.begin() + before, out_.end(),
+            [](const ChartRow& a, const ChartRow& b) { return a.t < b.t; });
   // A row chosen for several roles appears once (timestamps are unique in a series).
-  out_.erase(std::unique(out_.begin() + before, out_.end(), [](const ChartRow& a, const ChartRow& b) { return a.t == b.t; }), out_.end());
+  out_.erase(std::unique(out_.begin() + before, out_.end(),
+                         [](const ChartRow& a, const ChartRow& b) { return a.t == b.t; }),
+             out_.end());
 }
 
 void Chart::Scan(ScanBlock& b, uint32_t begin, uint32_t stop) {
@@ -108,13 +112,18 @@ void Chart::Scan(ScanBlock& b, uint32_t begin, uint32_t stop) {
         e = MantissaExtremes(mantissas, i, j);
       } else {
         const void* values = b.Values(c);
-        e = kinds_[c] == FieldKind::kSingle ? ValueExtremes<float>(values, b.MissingFlags(c), i, j) : ValueExtremes<double>(values, b.MissingFlags(c), i, j);
+        e = kinds_[c] == FieldKind::kSingle
+                ? ValueExtremes<float>(values, b.MissingFlags(c), i, j)
+                : ValueExtremes<double>(values, b.MissingFlags(c), i, j);
       }
       if (e.min < 0) continue;
       const size_t lo = 2 + 2 * static_cast<size_t>(c), hi = lo + 1;
-      const double vmin = b.Value(c, static_cast<uint32_t>(e.min)), vmax = b.Value(c, static_cast<uint32_t>(e.max));
-      if (Replaces(lo, roles[lo].set, roles[lo].value, vmin)) Take(roles[lo], b, static_cast<uint32_t>(e.min), vmin);
-      if (Replaces(hi, roles[hi].set, roles[hi].value, vmax)) Take(roles[hi], b, static_cast<uint32_t>(e.max), vmax);
+      const double vmin = b.Value(c, static_cast<uint32_t>(e.min)),
+                   vmax = b.Value(c, static_cast<uint32_t>(e.max));
+      if (Replaces(lo, roles[lo].set, roles[lo].value, vmin))
+        Take(roles[lo], b, static_cast<uint32_t>(e.min), vmin);
+      if (Replaces(hi, roles[hi].set, roles[hi].value, vmax))
+        Take(roles[hi], b, static_cast<uint32_t>(e.max), vmax);
     }
     i = j;
   }
@@ -138,7 +147,8 @@ void Chart::AddAll(const std::vector<std::pair<const uint8_t*, size_t>>& blocks)
     for (const auto& b : blocks) Add(b.first, b.second);
     return;
   }
-  // The later half on a second thread, into a chart of its own, then taken over: the same result as Add one by one.
+  // The later half on a second thread, into a chart of its own, then taken over: the same result as
+  // Add one by one.
   const size_t half = n / 2;
   Chart later(range_.from, range_.to, range_.width);
   later.keepHead_ = true;
@@ -201,7 +211,8 @@ void Chart::Rethrow() {
 }
 
 Chart::~Chart() {
-  if (running_) Helper::Get(Helper::kBatch).Wait();  // the job reads this chart and the caller's blocks
+  if (running_)
+    Helper::Get(Helper::kBatch).Wait();  // the job reads this chart and the caller's blocks
 }
 
 void Chart::Absorb(Chart& later) {
@@ -224,7 +235,8 @@ void Chart::Absorb(Chart& later) {
   }
   if (!later.hasHead_) return;
   Close();
-  out_.insert(out_.end(), std::make_move_iterator(later.out_.begin()), std::make_move_iterator(later.out_.end()));
+  out_.insert(out_.end(), std::make_move_iterator(later.out_.begin()),
+              std::make_move_iterator(later.out_.end()));
   open_ = later.open_;
   if (open_) cur_ = later.cur_;
 }

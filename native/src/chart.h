@@ -32,14 +32,20 @@ struct ChartRange {
   int64_t from;
   int64_t to;
   uint32_t width;
-  /** The bucket of a second in [from, to]. Exact: (to - from) * width stays far below 2^63 (D24, width <= 10,000 by the caller). */
-  uint32_t BucketOf(int64_t t) const { return static_cast<uint32_t>(static_cast<uint64_t>(t - from) * width / Span()); }
+  /** The bucket of a second in [from, to]. Exact: (to - from) * width stays far below 2^63 (D24,
+   * width <= 10,000 by the caller). */
+  uint32_t BucketOf(int64_t t) const {
+    return static_cast<uint32_t>(static_cast<uint64_t>(t - from) * width / Span());
+  }
   /** The first second of bucket k (k <= width: width gives to + 1). */
-  int64_t StartOf(uint32_t k) const { return from + static_cast<int64_t>((static_cast<uint64_t>(k) * Span() + width - 1) / width); }
+  int64_t StartOf(uint32_t k) const {
+    return from + static_cast<int64_t>((static_cast<uint64_t>(k) * Span() + width - 1) / width);
+  }
   uint64_t Span() const { return static_cast<uint64_t>(to - from) + 1; }
 };
 
-/** One row copied out of a block: its timestamp and every cell (8 bytes each, any kind) and whether missing. */
+/** One row copied out of a block: its timestamp and every cell (8 bytes each, any kind) and whether
+ * missing. */
 struct ChartRow {
   int64_t t;
   std::vector<uint64_t> cells;
@@ -51,14 +57,17 @@ class Chart {
   /** Throws std::invalid_argument unless from <= to and 1 <= width <= kMaxChartWidth. */
   Chart(int64_t from, int64_t to, uint32_t width);
 
-  /** Adds the rows of a block (the next in time order) that lie in the range. Throws CorruptBlock, or std::invalid_argument for a block with other columns than the first, or rows not after the last block's. */
+  /** Adds the rows of a block (the next in time order) that lie in the range. Throws CorruptBlock,
+   * or std::invalid_argument for a block with other columns than the first, or rows not after the
+   * last block's. */
   void Add(const uint8_t* data, size_t size);
 
   ~Chart();
   Chart(const Chart&) = delete;
   Chart& operator=(const Chart&) = delete;
 
-  /** Adds blocks in time order, as Add one by one; a run of several is split between this thread and a second one. */
+  /** Adds blocks in time order, as Add one by one; a run of several is split between this thread
+   * and a second one. */
   void AddAll(const std::vector<std::pair<const uint8_t*, size_t>>& blocks);
 
   /**
@@ -71,11 +80,13 @@ class Chart {
   /** Waits for the batch Begin started; throws what it threw. */
   void Wait();
 
-  /** Waits for a batch begun; the chosen rows, in time order without repeats, encoded as blocks of up to kMaxBlockRows; none when the range held no rows. Ends the chart. */
+  /** Waits for a batch begun; the chosen rows, in time order without repeats, encoded as blocks of
+   * up to kMaxBlockRows; none when the range held no rows. Ends the chart. */
   std::vector<std::vector<uint8_t>> Finish();
 
  private:
-  // A bucket's candidates: role 0 first, 1 last, then per column c a min (2 + 2c) and a max (3 + 2c); only Single and Double columns have them.
+  // A bucket's candidates: role 0 first, 1 last, then per column c a min (2 + 2c) and a max (3 +
+  // 2c); only Single and Double columns have them.
   struct Role {
     bool set = false;
     double value = 0;  // the min or max compared
@@ -94,7 +105,8 @@ class Chart {
   void Take(Role& role, const ScanBlock& b, uint32_t i, double value);
   void Scan(ScanBlock& b, uint32_t begin, uint32_t stop);
   void Rethrow();
-  /** Takes over what `later` gathered from the blocks after this chart's (AddAll's second thread). */
+  /** Takes over what `later` gathered from the blocks after this chart's (AddAll's second thread).
+   */
   void Absorb(Chart& later);
 
   ChartRange range_;
@@ -105,7 +117,8 @@ class Chart {
   bool seen_ = false;
   bool open_ = false;
   Bucket cur_;
-  // A chart of later blocks keeps its first bucket's candidates (that bucket may go on in the chart before it) instead of writing its rows.
+  // A chart of later blocks keeps its first bucket's candidates (that bucket may go on in the chart
+  // before it) instead of writing its rows.
   bool keepHead_ = false;
   bool hasHead_ = false;
   Bucket head_;

@@ -15,7 +15,8 @@ inline bool UseSse42() {
 #if defined(__x86_64__)
   static const bool use = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("sse4.2") != 0 && std::getenv("MERIDIAN_NATIVE_PORTABLE") == nullptr;
+    return __builtin_cpu_supports("sse4.2") != 0 &&
+           std::getenv("MERIDIAN_NATIVE_PORTABLE") == nullptr;
   }();
   return use;
 #else

@@ -8,4 +8,4 @@ namespace meridian {
 uint32_t Crc32c(const uint8_t* data, size_t length, uint32_t crc = 0);
 /** By tables alone: what the fuzz target checks the instruction against. */
 uint32_t Crc32cPortable(const uint8_t* data, size_t length, uint32_t crc = 0);
-}
+}  // namespace meridian

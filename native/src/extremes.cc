@@ -130,11 +130,13 @@ Extremes ScanMantissasPlain(const int64_t* n, uint32_t i, uint32_t j) {
 // the smallest and largest mantissas, then the first row holding each.
 
 /** The first row of [i, j) holding x, or -1. */
-__attribute__((target("sse4.2"))) int64_t FirstEqual64(const int64_t* n, uint32_t i, uint32_t j, int64_t x) {
+__attribute__((target("sse4.2"))) int64_t FirstEqual64(const int64_t* n, uint32_t i, uint32_t j,
+                                                       int64_t x) {
   const __m128i target = _mm_set1_epi64x(x);
   uint32_t k = i;
   for (; k + 2 <= j; k += 2) {
-    const int hits = _mm_movemask_pd(_mm_castsi128_pd(_mm_cmpeq_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(n + k)), target)));
+    const int hits = _mm_movemask_pd(_mm_castsi128_pd(
+        _mm_cmpeq_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(n + k)), target)));
     if (hits != 0) return k + static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(hits)));
   }
   for (; k < j; k++)
@@ -142,7 +144,8 @@ __attribute__((target("sse4.2"))) int64_t FirstEqual64(const int64_t* n, uint32_
   return -1;
 }
 
-__attribute__((target("sse4.2"))) Extremes ScanMantissasSse42(const int64_t* n, uint32_t i, uint32_t j) {
+__attribute__((target("sse4.2"))) Extremes ScanMantissasSse42(const int64_t* n, uint32_t i,
+                                                              uint32_t j) {
   // Four pairs of accumulators, so that no step waits on the one before.
   __m128i lo[4], hi[4];
   for (int q = 0; q < 4; q++) lo[q] = hi[q] = _mm_set1_epi64x(n[i]);

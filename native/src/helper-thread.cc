@@ -6,11 +6,14 @@
 namespace meridian {
 
 Helper& Helper::Get(Role role) {
-  static Helper* helpers = new Helper[2];  // never destroyed: the threads run until the process ends
+  static Helper* helpers =
+      new Helper[2];  // never destroyed: the threads run until the process ends
   return helpers[role];
 }
 
-Helper::Helper() { std::thread([this] { Run(); }).detach(); }
+Helper::Helper() {
+  std::thread([this] { Run(); }).detach();
+}
 
 bool Helper::TryStart(std::function<void()> job) {
   std::lock_guard<std::mutex> lock(m_);

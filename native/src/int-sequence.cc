@@ -37,7 +37,8 @@ uint8_t WidthOf(Range r) {
 
 void PackFrame(Writer& w, const int64_t* v, size_t n, int64_t min, uint8_t width) {
   std::vector<uint64_t> offsets(n);
-  for (size_t i = 0; i < n; i++) offsets[i] = static_cast<uint64_t>(v[i]) - static_cast<uint64_t>(min);
+  for (size_t i = 0; i < n; i++)
+    offsets[i] = static_cast<uint64_t>(v[i]) - static_cast<uint64_t>(min);
   w.U8(width);
   w.Pack(offsets.data(), n, width);
 }
@@ -54,7 +55,8 @@ void EncodeInts(Writer& w, const int64_t* v, size_t n) {
   for (size_t i = 1; i < n; i++) deltas[i - 1] = v[i] - v[i - 1];
   Range delta = RangeOf(deltas.data(), deltas.size());
   uint8_t deltaWidth = WidthOf(delta);
-  size_t deltaSize = VarintSize(ZigZag(v[0])) + VarintSize(ZigZag(delta.min)) + 1 + PackedBytes(n - 1, deltaWidth);
+  size_t deltaSize =
+      VarintSize(ZigZag(v[0])) + VarintSize(ZigZag(delta.min)) + 1 + PackedBytes(n - 1, deltaWidth);
 
   std::vector<size_t> runStarts;  // one scan finds the runs and what they would cost
   size_t runsSize = 0;

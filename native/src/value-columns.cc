@@ -10,7 +10,9 @@ namespace {
 
 constexpr uint8_t kLengthDelimited = 2;
 
-inline size_t VarintSize(uint64_t v) { return static_cast<size_t>(63 - __builtin_clzll(v | 1)) / 7 + 1; }
+inline size_t VarintSize(uint64_t v) {
+  return static_cast<size_t>(63 - __builtin_clzll(v | 1)) / 7 + 1;
+}
 
 inline uint8_t* PutVarint(uint8_t* p, uint64_t v) {
   while (v >= 0x80) {
@@ -49,7 +51,9 @@ uint8_t* PutTimestamps(const double* ts, uint32_t begin, uint32_t stop, uint8_t*
 /** Fills runs (see ColumnsWriter::runs_) for the ascending timestamps [begin, stop). */
 void SizeRuns(const double* ts, uint32_t begin, uint32_t stop, uint32_t* runs) {
   runs[0] = static_cast<uint32_t>(std::lower_bound(ts + begin, ts + stop, 0.0) - ts);
-  for (int k = 1; k <= 9; k++) runs[k] = static_cast<uint32_t>(std::lower_bound(ts + runs[0], ts + stop, std::ldexp(1.0, 7 * k)) - ts);
+  for (int k = 1; k <= 9; k++)
+    runs[k] = static_cast<uint32_t>(
+        std::lower_bound(ts + runs[0], ts + stop, std::ldexp(1.0, 7 * k)) - ts);
   runs[10] = stop;
 }
 
@@ -76,7 +80,8 @@ uint8_t* PutFixed(const BlockView& b, uint8_t c, uint32_t begin, uint32_t stop, 
 
 }  // namespace
 
-ColumnsWriter::ColumnsWriter(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows)
+ColumnsWriter::ColumnsWriter(const uint8_t* data, size_t size, int64_t from, int64_t to,
+                             uint32_t maxRows)
     : block_(data, size), range_(block_.Select(from, to, maxRows)) {
   const BlockHeader& h = block_.header();
   const uint32_t begin = range_.begin, stop = range_.stop, rows = stop - begin;
@@ -123,8 +128,10 @@ void ColumnsWriter::Write(uint8_t* out, size_t* ends) const {
   const double* ts = block_.timestamps();
   uint8_t* p = PutVarint(out, timestampBytes_);
   using Put = uint8_t* (*)(const double*, uint32_t, uint32_t, uint8_t*);
-  static constexpr Put kPut[] = {nullptr, PutTimestamps<1>, PutTimestamps<2>, PutTimestamps<3>, PutTimestamps<4>, PutTimestamps<5>,
-                                 PutTimestamps<6>, PutTimestamps<7>, PutTimestamps<8>, PutTimestamps<9>, PutTimestamps<10>};
+  static constexpr Put kPut[] = {nullptr,          PutTimestamps<1>, PutTimestamps<2>,
+                                 PutTimestamps<3>, PutTimestamps<4>, PutTimestamps<5>,
+                                 PutTimestamps<6>, PutTimestamps<7>, PutTimestamps<8>,
+                                 PutTimestamps<9>, PutTimestamps<10>};
   p = kPut[10](ts, begin, runs_[0], p);  // negatives
   for (int k = 1; k <= 10; k++) p = kPut[k](ts, runs_[k - 1], runs_[k], p);
   ends[0] = p - out;
@@ -142,11 +149,13 @@ void ColumnsWriter::Write(uint8_t* out, size_t* ends) const {
         case FieldKind::kFlag: {
           const int32_t* values = static_cast<const int32_t*>(block_.column(c).values);
           p = PutPackedHead(p, 3, valueBytes_[c]);
-          if (valueBytes_[c] == stop - begin && missingBytes_[c] == 0) {  // one byte each (SmallFlags)
+          if (valueBytes_[c] == stop - begin &&
+              missingBytes_[c] == 0) {  // one byte each (SmallFlags)
             for (uint32_t i = begin; i < stop; i++) *p++ = static_cast<uint8_t>(values[i]);
             break;
           }
-          for (uint32_t i = begin; i < stop; i++) p = PutVarint(p, block_.Missing(c, i) ? 0 : Wire(values[i]));
+          for (uint32_t i = begin; i < stop; i++)
+            p = PutVarint(p, block_.Missing(c, i) ? 0 : Wire(values[i]));
           if (missingBytes_[c] > 0) {
             p = PutPackedHead(p, 4, missingBytes_[c]);
             for (uint32_t i = begin; i < stop; i++)

@@ -96,13 +96,11 @@ template <>
 struct Shortest<float> {
   static constexpr int kDigits = 6;
   static constexpr int kMaxExponent = 7;
-
 };
 template <>
 struct Shortest<double> {
   static constexpr int kDigits = 15;
   static constexpr int kMaxExponent = 15;
-
 };
 
 /**
@@ -120,7 +118,7 @@ char* WriteDecimal(T v, int* hint, char* p) {
     if (attempt == *hint) continue;
     double x = a * kPow10[e];
     if (!(x < kPow10[S::kDigits])) return nullptr;  // more digits than the fast path takes
-    int64_t n = static_cast<int64_t>(x + 0.5);  // x >= 0
+    int64_t n = static_cast<int64_t>(x + 0.5);      // x >= 0
     if (FromDecimal<T>(n, e) != static_cast<T>(a)) continue;
     *hint = e;
     while (e > 0 && n % 10 == 0) {
@@ -224,14 +222,16 @@ char* TextBuffer::Reserve(size_t n) {
   return data_.get() + size_;
 }
 
-Taken WriteBlockJson(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows, bool first, TextBuffer& out) {
+Taken WriteBlockJson(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows,
+                     bool first, TextBuffer& out) {
   const BlockView block(data, size);
   const BlockHeader& h = block.header();
   const double* ts = block.timestamps();
   const auto [begin, stop, taken] = block.Select(from, to, maxRows);
   if (stop == begin) return taken;
 
-  char* p = out.Reserve(static_cast<size_t>(stop - begin) * (kRowFrame + h.columns * (kMaxCell + 1)));
+  char* p =
+      out.Reserve(static_cast<size_t>(stop - begin) * (kRowFrame + h.columns * (kMaxCell + 1)));
   TimestampWriter clock;
   int hints[kMaxColumns];
   std::fill(hints, hints + h.columns, 3);

@@ -34,6 +34,7 @@ class TextBuffer {
  * at most maxRows of them, each preceded by a comma unless `first` and it is
  * the first. Throws CorruptBlock for a bad block.
  */
-Taken WriteBlockJson(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows, bool first, TextBuffer& out);
+Taken WriteBlockJson(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows,
+                     bool first, TextBuffer& out);
 
 }  // namespace meridian
