@@ -1,7 +1,7 @@
 // Who is calling, resolved once per request from an API key or a JWT (D10).
 // Handlers read the principal and nothing else about credentials.
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
-import { unauthenticated } from "../transport/errors.js";
+import { unauthenticated } from "../core/errors.js";
 
 export interface Principal {
   clientId: string;

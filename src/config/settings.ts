@@ -1,8 +1,21 @@
 // Every setting once: its environment variable, its flag on `meridian serve`,
 // its default and its help line (D31). Flags win over the environment.
-import { parseMetricsSetting, type MetricsExposure } from "../metrics/metrics-listener.js";
-import { ClientAddress } from "../transport/client-address.js";
+import { ClientAddress } from "../core/client-address.js";
 import { OperatorError } from "./operator-error.js";
+
+// Who may scrape /metrics (D43): MERIDIAN_METRICS is `off`, `public` (on the
+// API's port, without credentials), or [host:]port of a listener of its own
+// (default 127.0.0.1:9464, reachable from the machine only).
+export type MetricsExposure = { kind: "off" } | { kind: "public" } | { kind: "own"; host: string; port: number };
+
+export function parseMetricsSetting(text: string): MetricsExposure | undefined {
+  const t = text.trim().toLowerCase();
+  if (t === "off" || t === "public") return { kind: t };
+  const m = /^(?:([^:]+|\[[0-9a-f:]+\]):)?(\d{1,5})$/.exec(t);
+  if (!m || Number(m[2]) > 65535) return undefined;
+  return { kind: "own", host: (m[1] ?? "127.0.0.1").replace(/^\[|\]$/g, ""), port: Number(m[2]) };
+}
+
 export interface Settings {
   port: number;
   host: string;

@@ -4,7 +4,7 @@
 import type { Logger } from "../log/logger.js";
 import type { MessageStore } from "./message-store.js";
 import { nowSeconds } from "./message-fields.js";
-import { isBusy } from "../storage/busy-retry.js";
+import { isBusy } from "../core/database-busy.js";
 
 export interface CleanupOptions {
   intervalS: number;

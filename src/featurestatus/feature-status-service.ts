@@ -19,12 +19,12 @@ import {
 } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { ROLES, SCOPES, credentialOf, hasRole, hasScope, principalOf, type Principal } from "../auth/principal.js";
 import { recheckCaller } from "../auth/authenticate.js";
-import { problemOf } from "../transport/problem.js";
-import { requestInfoKey } from "../transport/request-info.js";
-import { outletKey } from "../transport/outlet.js";
-import { failure, invalidField, notFound, permissionDenied, ViolationList } from "../transport/errors.js";
-import type { CursorSeal } from "../storage/cursor-seal.js";
-import { OPAQUE_ID_RULE, isOpaqueId } from "../transport/ids.js";
+import { problemOf } from "../core/problem.js";
+import { requestInfoKey } from "../core/request-info.js";
+import { outletKey } from "../core/outlet.js";
+import { failure, invalidField, notFound, permissionDenied, ViolationList } from "../core/errors.js";
+import type { CursorSeal } from "../core/cursor-seal.js";
+import { OPAQUE_ID_RULE, isOpaqueId } from "../core/ids.js";
 import { BODY_MAX, TITLE_MAX, formatDate, withinLength, nowSeconds, parseMessageType, parseZonedDate } from "./message-fields.js";
 import {
   EXPIRIES,
@@ -44,8 +44,8 @@ import { digest, ifMatch, listingEtag, messageEtag, stale } from "./etags.js";
 import type { Actor, AuditQuery, AuditRow } from "./audit.js";
 import { MessageWatch } from "./message-watch.js";
 import { HttpBodySchema, type HttpBody } from "../gen/google/api/httpbody_pb.js";
-import { JsonShaper } from "../transport/rest/json-shape.js";
-import { SSE_CONTENT_TYPE, sseComment, sseEvent, sseRetryField } from "../transport/sse.js";
+import { JsonShaper } from "../core/json-shape.js";
+import { SSE_CONTENT_TYPE, sseComment, sseEvent, sseRetryField } from "../core/sse.js";
 
 const READ_SCOPES = [SCOPES.featureStatusRead, SCOPES.featureStatusReadWrite];
 const WRITE_SCOPE = SCOPES.featureStatusReadWrite;

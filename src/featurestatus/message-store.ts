@@ -5,7 +5,7 @@
 import type { Actor, AuditQuery, AuditRow } from "./audit.js";
 import type { ChangeSource } from "./listing-cache.js";
 import type { ConnectError } from "@connectrpc/connect";
-import { failure } from "../transport/errors.js";
+import { failure } from "../core/errors.js";
 
 export interface MessageRow {
   id: number;

@@ -7,9 +7,9 @@
 // that one client cannot take every slot; a watcher that does not read what
 // it is sent is dropped once too much of it waits here (D54); and when the
 // server stops, every watcher ends at once (D57).
-import type { Outlet } from "../transport/outlet.js";
+import type { Outlet } from "../core/outlet.js";
 import type { MessageStore } from "./message-store.js";
-import { failure } from "../transport/errors.js";
+import { failure } from "../core/errors.js";
 
 export interface WatchLimits {
   /** Watchers this process serves at once (MERIDIAN_MAX_WATCHERS). */

@@ -6,7 +6,7 @@
 import type { DescField } from "@bufbuild/protobuf";
 import { FeatureStatusService } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import type { OperationExamples, RestDocs, Schema } from "../transport/rest/openapi.js";
-import { OPAQUE_ID, OPAQUE_ID_RULE } from "../transport/ids.js";
+import { OPAQUE_ID, OPAQUE_ID_RULE } from "../core/ids.js";
 import type { ServiceRegistry } from "../transport/service-registry.js";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "./feature-status-service.js";
 import { BODY_MAX, MESSAGE_TYPES, TITLE_MAX } from "./message-fields.js";

@@ -1,19 +1,8 @@
-// Who may scrape /metrics (D43): MERIDIAN_METRICS is `off`, `public` (on the
-// API's port, without credentials), or [host:]port of a listener of its own
-// (default 127.0.0.1:9464, reachable from the machine only).
+// The listener of its own that /metrics may have (D43; which one, if any, is
+// MERIDIAN_METRICS, read by config/settings.ts).
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Metrics } from "./metrics.js";
-
-export type MetricsExposure = { kind: "off" } | { kind: "public" } | { kind: "own"; host: string; port: number };
-
-export function parseMetricsSetting(text: string): MetricsExposure | undefined {
-  const t = text.trim().toLowerCase();
-  if (t === "off" || t === "public") return { kind: t };
-  const m = /^(?:([^:]+|\[[0-9a-f:]+\]):)?(\d{1,5})$/.exec(t);
-  if (!m || Number(m[2]) > 65535) return undefined;
-  return { kind: "own", host: (m[1] ?? "127.0.0.1").replace(/^\[|\]$/g, ""), port: Number(m[2]) };
-}
 
 /** A listener that answers GET /metrics and nothing else; resolves with its URL. */
 export async function listenForMetrics(metrics: Metrics, host: string, port: number): Promise<{ url: string; close(): Promise<void> }> {

@@ -11,9 +11,10 @@
 // unary call waits for the database at most its wait limit (wait-limit.ts).
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import { setTimeout as sleep } from "node:timers/promises";
-import { failure } from "../transport/errors.js";
-import { requestInfoKey } from "../transport/request-info.js";
-import { WaitLimitError, within } from "./wait-limit.js";
+import { failure } from "../core/errors.js";
+import { requestInfoKey } from "../core/request-info.js";
+import { WaitLimitError, within } from "../core/wait-limit.js";
+import { isBusy } from "../core/database-busy.js";
 
 export interface BusyRetryOptions {
   /** Errors that mean the database is away (PostgreSQL restarting, D40): a 503 at once, not retried. */
@@ -42,12 +43,6 @@ const DEFAULTS: BusyRetryOptions = {
   onWait: () => {},
   onUnavailable: () => {},
 };
-
-/** SQLITE_BUSY and its extended codes (_SNAPSHOT, _RECOVERY, _TIMEOUT), as better-sqlite3 names them. */
-export function isBusy(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" && code.startsWith("SQLITE_BUSY");
-}
 
 function unavailable(cause?: unknown): ConnectError {
   const why = cause === undefined ? "busy" : "unavailable";

@@ -3,8 +3,8 @@
 // project; a dataset of another project does not exist for the caller.
 import type { HandlerContext } from "@connectrpc/connect";
 import { SCOPES as GRANTS, hasProject, hasScope, principalOf } from "../auth/principal.js";
-import { permissionDenied, ViolationList } from "../transport/errors.js";
-import { OPAQUE_ID_RULE, isOpaqueId } from "../transport/ids.js";
+import { permissionDenied, ViolationList } from "../core/errors.js";
+import { OPAQUE_ID_RULE, isOpaqueId } from "../core/ids.js";
 
 export type Access = "read" | "write";
 

@@ -7,7 +7,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { HttpBodySchema } from "../gen/google/api/httpbody_pb.js";
 import type { ReadChartRequest, ReadManyChartRequest, TimeSeriesService } from "../gen/meridian/timeseries/v1/time_series_pb.js";
-import { JSON_CONTENT_TYPE } from "../transport/http-io.js";
+import { JSON_CONTENT_TYPE } from "../core/media-types.js";
 import { blockBatchesOf, type BlockStore } from "./blocks/block-store.js";
 import { Chart, MAX_CHART_WIDTH } from "./blocks/native.js";
 import { columnChunks, columnEncoderFor } from "./value-columns.js";

@@ -8,7 +8,7 @@ import { TimeSeriesService } from "../gen/meridian/timeseries/v1/time_series_pb.
 import type { OperationExamples, Schema } from "../transport/rest/openapi.js";
 import type { ServiceRegistry } from "../transport/service-registry.js";
 import { CHART_WIDTH } from "./chart-reads.js";
-import { QUERY_FORM } from "./timestamps.js";
+import { QUERY_FORM } from "../core/timestamps.js";
 import { VALUE_JSON_SCHEMAS } from "./value-json.js";
 import { PAGE } from "./value-reads.js";
 import { DATA_TYPES } from "./value-rows.js";

@@ -4,7 +4,7 @@
 import { blockJson } from "./blocks/native.js";
 import type { BlockEncoder, WalkStep } from "./value-walk.js";
 import type { ResumePoint } from "./value-cursor.js";
-import { QUERY_FORM } from "./timestamps.js";
+import { QUERY_FORM } from "../core/timestamps.js";
 
 /** Rows of a block as JSON text: `["yyyy-MM-ddTHH:mm:ss",v...]`, comma separated (a leading comma unless first). */
 export const jsonRows: BlockEncoder<Buffer> = (payload, from, to, maxRows, first) => {

@@ -1,6 +1,6 @@
 // Browser access for the origins of MERIDIAN_CORS_ORIGINS only (D36).
 import { cors as connectCors } from "@connectrpc/connect";
-import { writeHead, type NodeRequest, type NodeResponse } from "./node-types.js";
+import { writeHead, type NodeRequest, type NodeResponse } from "../core/node-types.js";
 
 const METHODS = ["GET", "POST", "PATCH", "DELETE"];
 const HEADERS = [

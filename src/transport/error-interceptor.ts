@@ -5,9 +5,9 @@
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../log/logger.js";
 import { isCancellation } from "./cancellation.js";
-import { codeName } from "./reasons.js";
-import { requestInfoKey, type RequestInfo } from "./request-info.js";
-import { failure, withReason } from "./errors.js";
+import { codeName } from "../core/reasons.js";
+import { requestInfoKey, type RequestInfo } from "../core/request-info.js";
+import { failure, withReason } from "../core/errors.js";
 
 export function errorInterceptor(logger: Logger): Interceptor {
   const hide = (e: unknown, rpc: string, signal: AbortSignal, info: RequestInfo | undefined): unknown => {

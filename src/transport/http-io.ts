@@ -1,23 +1,14 @@
 // Reading bodies and writing JSON on the REST side (D6, D7, D8).
 import { Code, type ConnectError } from "@connectrpc/connect";
-import { HttpError, problemOf } from "./problem.js";
-import { writeHead, type NodeRequest, type NodeResponse } from "./node-types.js";
+import { HttpError, problemOf } from "../core/problem.js";
+import { writeHead, type NodeRequest, type NodeResponse } from "../core/node-types.js";
 import { constants as h2, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Readable, Transform } from "node:stream";
 import { lingerAfterAnswer } from "./lingering-close.js";
 import * as zlib from "node:zlib";
-import { failure } from "./errors.js";
-
-/** What JSON answers are sent as. */
-export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
-
-/** application/json, text/json and any application/*+json, parameters ignored (D6). */
-export function isJsonMediaType(header: string | undefined): boolean {
-  if (!header) return false;
-  const type = header.split(";", 1)[0].trim().toLowerCase();
-  return type === "application/json" || type === "text/json" || (type.startsWith("application/") && type.endsWith("+json"));
-}
+import { failure } from "../core/errors.js";
+import { JSON_CONTENT_TYPE } from "../core/media-types.js";
 
 // Content codings a REST body may arrive in (RFC 9110, 8.4). zstd where this
 // Node has it (22.15+); the list is what a 415 names in Accept-Encoding.

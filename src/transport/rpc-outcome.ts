@@ -8,7 +8,7 @@
 import { Code } from "@connectrpc/connect";
 import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 import type { Protocol } from "../metrics/metrics.js";
-import { codeName } from "./reasons.js";
+import { codeName } from "../core/reasons.js";
 
 /** `res` with its body watched, and how to read its outcome once the body is sent. */
 export function watchOutcome(

@@ -3,11 +3,10 @@
 // module is the typed, validated door to it: the C++ side trusts nothing for
 // memory safety, and this side makes sure it is never handed nonsense.
 import { addon } from "./native.js";
+import { MAX_TIMESTAMP, MIN_TIMESTAMP } from "../../core/timestamps.js";
 
+export { MAX_TIMESTAMP, MIN_TIMESTAMP };
 export const BLOCK_ROWS = 16_536;
-/** D24: 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z in epoch seconds. */
-export const MIN_TIMESTAMP = -62_135_596_800;
-export const MAX_TIMESTAMP = 253_402_300_799;
 
 export enum FieldKind {
   Single = 0,

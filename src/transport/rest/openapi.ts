@@ -11,7 +11,7 @@ import { ScalarType, type DescEnum, type DescField, type DescMessage, type DescM
 import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import { Code } from "@connectrpc/connect";
 import type { RestRoute } from "./rest-routes.js";
-import { REASONS, allReasons } from "../reasons.js";
+import { REASONS, allReasons } from "../../core/reasons.js";
 
 export type Schema = Record<string, unknown>;
 

@@ -26,18 +26,19 @@ import {
 } from "@connectrpc/connect";
 import { createAsyncIterable, invokeUnaryImplementation, transformInvokeImplementation } from "@connectrpc/connect/protocol";
 import type { HttpBody } from "../../gen/google/api/httpbody_pb.js";
-import { codeName } from "../reasons.js";
-import { failure, invalidField } from "../errors.js";
-import { writeHead, type NodeRequest, type NodeResponse } from "../node-types.js";
+import { codeName } from "../../core/reasons.js";
+import { failure, invalidField } from "../../core/errors.js";
+import { writeHead, type NodeRequest, type NodeResponse } from "../../core/node-types.js";
 import { codingFor, compress, compressor, MIN_COMPRESSED_BYTES, type Coding } from "../compression.js";
-import { JSON_CONTENT_TYPE, closeIfBodyPending, readBody, isJsonMediaType, sendJsonText, sendProblem, varyAlso } from "../http-io.js";
+import { closeIfBodyPending, readBody, sendJsonText, sendProblem, varyAlso } from "../http-io.js";
+import { JSON_CONTENT_TYPE, isJsonMediaType } from "../../core/media-types.js";
 import { jsonInputError, rejectUnknownFields } from "../json-input.js";
 import { buildRestRoutes, type RestRoute } from "./rest-routes.js";
 import { pathKey, setAtPath, textToJson } from "./field-path.js";
-import { JsonShaper, type ShapeRule } from "./json-shape.js";
+import { JsonShaper, type ShapeRule } from "../../core/json-shape.js";
 import type { MatchResult, RouteTrie } from "./route-trie.js";
 import { capturedSegments } from "./path-template.js";
-import { requestInfoKey } from "../request-info.js";
+import { requestInfoKey } from "../../core/request-info.js";
 import { WriteAhead } from "../write-ahead.js";
 
 /** Bytes of a streamed answer that may wait in its compressor while the next chunk is made (D28, D44). */

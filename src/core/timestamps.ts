@@ -1,9 +1,10 @@
 // D24 timestamps: whole seconds, UTC, 0001-01-01T00:00:00 to 9999-12-31T23:59:59.
 // Civil dates are converted arithmetically (days from 0000-03-01, after Howard
 // Hinnant's algorithm), because Date treats years below 100 as 19xx.
-import { MAX_TIMESTAMP, MIN_TIMESTAMP } from "./blocks/block-codec.js";
 
-export { MAX_TIMESTAMP, MIN_TIMESTAMP };
+/** D24: 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z in epoch seconds. */
+export const MIN_TIMESTAMP = -62_135_596_800;
+export const MAX_TIMESTAMP = 253_402_300_799;
 
 // The time with both colons or none: the second separator repeats the first.
 export const QUERY_FORM = /^(\d{4})-(\d{2})-(\d{2})T(\d{2})(:?)(\d{2})\5(\d{2})Z?$/;

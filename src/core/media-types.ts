@@ -1,0 +1,12 @@
+// Media types the service answers with and accepts, named once for every layer
+// that writes a body (transport's REST side, the reads that answer JSON).
+
+/** What JSON answers are sent as. */
+export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
+
+/** application/json, text/json and any application/*+json, parameters ignored (D6). */
+export function isJsonMediaType(header: string | undefined): boolean {
+  if (!header) return false;
+  const type = header.split(";", 1)[0].trim().toLowerCase();
+  return type === "application/json" || type === "text/json" || (type.startsWith("application/") && type.endsWith("+json"));
+}
