@@ -2,10 +2,10 @@
 // the storage modules (the import path is measured by bench/codec), and a
 // read key: what bench/values and bench/chart read.
 import { randomUUID } from "node:crypto";
-import { openDatabase } from "../dist/storage/database.js";
-import { SqliteApiKeyStore } from "../dist/auth/api-keys-sqlite.js";
-import { SqliteMetadataStore as MetadataStore } from "../dist/timeseries/metadata-store-sqlite.js";
-import { SqliteBlockStore } from "../dist/timeseries/blocks/block-store-sqlite.js";
+import { openDatabase } from "../dist/sqlite/database.js";
+import { SqliteApiKeyStore } from "../dist/sqlite/api-key-store.js";
+import { SqliteMetadataStore as MetadataStore } from "../dist/sqlite/metadata-store.js";
+import { SqliteBlockStore } from "../dist/sqlite/block-store.js";
 import { BLOCK_ROWS, FieldKind } from "../dist/timeseries/blocks/block-codec.js";
 import { W1_FIELDS, columns } from "./w1.js";
 

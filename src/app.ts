@@ -12,10 +12,10 @@ import { Health } from "./gen/grpc/health/v1/health_pb.js";
 import { FeatureStatusService } from "./gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { TimeSeriesService } from "./gen/meridian/timeseries/v1/time_series_pb.js";
 import { createLogger, type Logger } from "./log/logger.js";
-import type { Db } from "./storage/database.js";
-import { openBackend, type Backend } from "./storage/backend.js";
-import { Availability } from "./storage/availability.js";
-import { busyRetryInterceptor } from "./storage/busy-retry.js";
+import type { Db } from "./sqlite/database.js";
+import { openBackend, type Backend } from "./app/backend.js";
+import { Availability } from "./app/availability.js";
+import { busyRetryInterceptor } from "./sqlite/busy-retry.js";
 import { CursorSeal } from "./core/cursor-seal.js";
 import { startCleanup } from "./featurestatus/cleanup.js";
 import { featureStatusService } from "./featurestatus/feature-status-service.js";
@@ -34,9 +34,9 @@ import { Metrics } from "./metrics/metrics.js";
 import { VERSION } from "./version.js";
 import { listenForMetrics } from "./metrics/metrics-listener.js";
 import { timeSeriesService } from "./timeseries/time-series-service.js";
-import { documentTimeSeriesRest } from "./timeseries/rest-docs.js";
-import { documentFeatureStatusRest } from "./featurestatus/rest-docs.js";
-import { addTimeSeriesJsonShapes } from "./timeseries/json-shape-rules.js";
+import { documentTimeSeriesRest } from "./app/time-series-rest-docs.js";
+import { documentFeatureStatusRest } from "./app/feature-status-rest-docs.js";
+import { addTimeSeriesJsonShapes } from "./app/time-series-json-shapes.js";
 
 export { VERSION };
 const DRAIN_MS = 10_000; // D32

@@ -17,7 +17,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { loadSettings } from "../../dist/config/settings.js";
-import { openBackend } from "../../dist/storage/backend.js";
+import { openBackend } from "../../dist/app/backend.js";
 import { W1_FIELDS, checkW1, text } from "../w1.js";
 import { clientRounds, median } from "../client-rounds.js";
 import { reporter } from "../report.js";

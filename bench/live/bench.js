@@ -9,8 +9,8 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../../dist/storage/database.js";
-import { SqliteApiKeyStore } from "../../dist/auth/api-keys-sqlite.js";
+import { openDatabase } from "../../dist/sqlite/database.js";
+import { SqliteApiKeyStore } from "../../dist/sqlite/api-key-store.js";
 import { median } from "../client-rounds.js";
 import { reporter } from "../report.js";
 import { startMeridian } from "../server.js";

@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { openDatabase } from "../../dist/storage/database.js";
-import { SqliteApiKeyStore } from "../../dist/auth/api-keys-sqlite.js";
-import { SqliteMessageStore } from "../../dist/featurestatus/message-store-sqlite.js";
+import { openDatabase } from "../../dist/sqlite/database.js";
+import { SqliteApiKeyStore } from "../../dist/sqlite/api-key-store.js";
+import { SqliteMessageStore } from "../../dist/sqlite/message-store.js";
 import { reporter } from "../report.js";
 import { startMeridian } from "../server.js";
 

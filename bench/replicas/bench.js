@@ -14,11 +14,11 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
-import { openDatabase } from "../../dist/storage/database.js";
-import { SqliteApiKeyStore } from "../../dist/auth/api-keys-sqlite.js";
+import { openDatabase } from "../../dist/sqlite/database.js";
+import { SqliteApiKeyStore } from "../../dist/sqlite/api-key-store.js";
 import { newKey } from "../../dist/auth/api-keys.js";
-import { SqliteMessageStore } from "../../dist/featurestatus/message-store-sqlite.js";
-import { migratePostgres } from "../../dist/storage/postgres/schema.js";
+import { SqliteMessageStore } from "../../dist/sqlite/message-store.js";
+import { migratePostgres } from "../../dist/postgres/schema.js";
 import { reporter } from "../report.js";
 import { startMeridian } from "../server.js";
 

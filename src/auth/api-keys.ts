@@ -1,8 +1,8 @@
 // API keys (D11): "mrd_<id>_<secret>", shown once, stored as SHA-256 of the
 // secret. The secret is 32 random bytes, so a fast hash is enough: there is
 // nothing to brute-force that a slow KDF would protect. This module holds the
-// key format and what a store must do; api-keys-sqlite.ts and
-// api-keys-postgres.ts keep them.
+// key format and what a store must do; sqlite/api-key-store.ts and
+// postgres/api-key-store.ts keep them.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Principal } from "./principal.js";
 

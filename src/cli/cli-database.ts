@@ -6,9 +6,9 @@
 import { existsSync } from "node:fs";
 import { OperatorError, underSetting } from "../config/operator-error.js";
 import { loadSettings } from "../config/settings.js";
-import { openBackend, type Backend } from "../storage/backend.js";
-import type { Db } from "../storage/database.js";
-import { isPostgresUrl } from "../storage/postgres/connect.js";
+import { openBackend, type Backend } from "../app/backend.js";
+import type { Db } from "../sqlite/database.js";
+import { isPostgresUrl } from "../postgres/database.js";
 
 /** Opens MERIDIAN_DB; `create` (meridian init) makes the database where there is none, every other command refuses. */
 export async function openCliBackend(command: string, mode: "create" | "existing"): Promise<Backend> {

@@ -4,7 +4,7 @@
 // that creates a database, so that none is ever made by mistake.
 import { existsSync } from "node:fs";
 import { loadSettings } from "../config/settings.js";
-import { isPostgresUrl } from "../storage/postgres/connect.js";
+import { isPostgresUrl } from "../postgres/database.js";
 import { parseCommand } from "./args.js";
 import { openCliBackend } from "./cli-database.js";
 

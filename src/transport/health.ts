@@ -9,7 +9,7 @@ import { failure } from "../core/errors.js";
 
 export type ServingState = "starting" | "serving" | "draining";
 
-/** Asks the database: undefined when it answered in time, else why not (storage/availability.ts). */
+/** Asks the database: undefined when it answered in time, else why not (app/availability.ts). */
 export interface DatabaseCheck {
   check(): Promise<string | undefined>;
 }

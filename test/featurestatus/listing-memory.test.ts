@@ -11,8 +11,8 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/storage/database.js";
-import { SqliteMessageStore } from "../../src/featurestatus/message-store-sqlite.js";
+import { openDatabase } from "../../src/sqlite/database.js";
+import { SqliteMessageStore } from "../../src/sqlite/message-store.js";
 import { exited, meridian, serve } from "../helpers/cli.js";
 
 const MB = 1024 * 1024;

@@ -6,12 +6,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { MessageData, MessageStore } from "../../src/featurestatus/message-store.js";
-import { SqliteMessageStore } from "../../src/featurestatus/message-store-sqlite.js";
-import { PostgresMessageStore } from "../../src/featurestatus/message-store-postgres.js";
-import { openDatabase } from "../../src/storage/database.js";
-import { connectPostgres } from "../../src/storage/postgres/connect.js";
-import { ChangeFeed } from "../../src/storage/postgres/changes.js";
-import { migratePostgres } from "../../src/storage/postgres/schema.js";
+import { SqliteMessageStore } from "../../src/sqlite/message-store.js";
+import { PostgresMessageStore } from "../../src/postgres/message-store.js";
+import { openDatabase } from "../../src/sqlite/database.js";
+import { connectPostgres } from "../../src/postgres/database.js";
+import { ChangeFeed } from "../../src/postgres/changes.js";
+import { migratePostgres } from "../../src/postgres/schema.js";
 import { PG_SKIP_REASON, PG_URL, freshPgDatabase } from "../helpers/postgres.js";
 
 interface Pair {

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import Database from "better-sqlite3";
-import { neverWaitForLocks, openDatabase } from "../../src/storage/database.js";
-import { SqliteMessageStore } from "../../src/featurestatus/message-store-sqlite.js";
+import { neverWaitForLocks, openDatabase } from "../../src/sqlite/database.js";
+import { SqliteMessageStore } from "../../src/sqlite/message-store.js";
 import { startCleanup } from "../../src/featurestatus/cleanup.js";
 import { startTestServer } from "../helpers/server.js";
 

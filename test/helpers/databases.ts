@@ -5,8 +5,8 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import postgres from "postgres";
 import { loadSettings } from "../../src/config/settings.js";
-import { openBackend, type Backend } from "../../src/storage/backend.js";
-import { displayUrl, isPostgresUrl } from "../../src/storage/postgres/connect.js";
+import { openBackend, type Backend } from "../../src/app/backend.js";
+import { displayUrl, isPostgresUrl } from "../../src/postgres/database.js";
 import { freshPgDatabase } from "./postgres.js";
 import { TEST_BACKEND } from "./server.js";
 

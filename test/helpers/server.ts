@@ -11,8 +11,8 @@ import { SignJWT } from "jose";
 import { startMeridian, type Meridian } from "../../src/app.js";
 import type { ApiKeyGrant } from "../../src/auth/api-keys.js";
 import { loadSettings } from "../../src/config/settings.js";
-import { openDatabase, type Db } from "../../src/storage/database.js";
-import { isPostgresUrl, type Sql } from "../../src/storage/postgres/connect.js";
+import { openDatabase, type Db } from "../../src/sqlite/database.js";
+import { isPostgresUrl, type Sql } from "../../src/postgres/database.js";
 import postgres from "postgres";
 import { freshPgDatabase } from "./postgres.js";
 

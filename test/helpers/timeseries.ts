@@ -1,7 +1,7 @@
 // REST helpers for the time series routes: D14 headers and a key that may write.
 import { MAX_TIMESTAMP, MIN_TIMESTAMP, decodeBlock } from "../../src/timeseries/blocks/block-codec.js";
 import { blocksOf } from "../../src/timeseries/blocks/block-store.js";
-import type { Backend } from "../../src/storage/backend.js";
+import type { Backend } from "../../src/app/backend.js";
 import { checkAnswer } from "./openapi.js";
 import type { TestServer } from "./server.js";
 

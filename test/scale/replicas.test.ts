@@ -9,7 +9,7 @@ import { pino } from "pino";
 import { Writable } from "node:stream";
 import { startMeridian, type Meridian } from "../../src/app.js";
 import { loadSettings } from "../../src/config/settings.js";
-import { displayUrl } from "../../src/storage/postgres/connect.js";
+import { displayUrl } from "../../src/postgres/database.js";
 import { draft } from "../helpers/messages.js";
 import { nextEvent, openSse } from "../helpers/sse.js";
 import { meridian } from "../helpers/cli.js";

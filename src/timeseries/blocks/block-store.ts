@@ -1,6 +1,6 @@
 // Value blocks of a series, whichever database holds them (D40): one row per
 // block of up to 16,536 rows of one series, never overlapping. The rules are
-// written once here; block-store-sqlite.ts and block-store-postgres.ts only
+// written once here; sqlite/block-store.ts and postgres/block-store.ts only
 // fetch and store rows. A write decodes only the blocks it touches (those it
 // overlaps, and the last one before it while that has room, so appends fill
 // it), merges, re-encodes and replaces them in one transaction (D30).

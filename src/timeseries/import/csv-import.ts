@@ -1,7 +1,7 @@
 // D30 `meridian import`: a CSV file (timestamp yyyy-MM-ddTHH:mm:ss[Z], then one
 // column per data field, empty for missing) streamed into a time series, all
 // or nothing: staged batch by batch in short transactions, then published in
-// one (import/staging-sqlite.ts), so a failed or killed import leaves nothing behind
+// one (sqlite/import-staging.ts), so a failed or killed import leaves nothing behind
 // and a server on the same file is never locked out for long (D51).
 // D58: the first line is a header only when it names the fields (isHeader);
 // any other line that is not a row is an error naming it, so no row is ever

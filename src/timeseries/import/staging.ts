@@ -1,6 +1,6 @@
 // An import's blocks, staged where no reader looks and then published at once
 // (D30 all or nothing, D51 never holding a write lock for long), whichever
-// database holds them: staging-sqlite.ts, staging-postgres.ts.
+// database holds them: sqlite/import-staging.ts, postgres/import-staging.ts.
 import type { FieldKind } from "../blocks/block-codec.js";
 import type { Maybe } from "../blocks/block-store.js";
 import type { RowSet } from "../blocks/row-set.js";

@@ -10,11 +10,11 @@
 // process died, on whatever host), and the next start or import removes it.
 import { hostname } from "node:os";
 import type { ReservedSql, Sql } from "postgres";
-import type { FieldKind } from "../blocks/block-codec.js";
-import { PG_IMPORT_BLOCKS, PG_SERIES_BLOCKS, PostgresBlockStore } from "../blocks/block-store-postgres.js";
-import { decodeBlock } from "../blocks/block-codec.js";
-import { normalizeRows, type RowSet } from "../blocks/row-set.js";
-import type { Imports, Published, Staging } from "./staging.js";
+import type { FieldKind } from "../timeseries/blocks/block-codec.js";
+import { PG_IMPORT_BLOCKS, PG_SERIES_BLOCKS, PostgresBlockStore } from "./block-store.js";
+import { decodeBlock } from "../timeseries/blocks/block-codec.js";
+import { normalizeRows, type RowSet } from "../timeseries/blocks/row-set.js";
+import type { Imports, Published, Staging } from "../timeseries/import/staging.js";
 
 /** The advisory lock class of running imports (the lock's second key is the import's id). */
 const IMPORT_LOCKS = 0x4d524449; // "MRDI"

@@ -4,8 +4,8 @@
 // query once its key was seen, and a key revoked anywhere is refused by
 // every replica as soon as the notification arrives. While the change feed
 // is down a revocation could go unheard, so every lookup reads the row.
-import type { ChangeFeed } from "../storage/postgres/changes.js";
-import type { Sql } from "../storage/postgres/connect.js";
+import type { ChangeFeed } from "./changes.js";
+import type { Sql } from "./database.js";
 import {
   infoOf,
   newKey,
@@ -15,8 +15,8 @@ import {
   type ApiKeyInfo,
   type ApiKeyRow,
   type ApiKeyStore,
-} from "./api-keys.js";
-import type { Principal } from "./principal.js";
+} from "../auth/api-keys.js";
+import type { Principal } from "../auth/principal.js";
 
 const TABLE = "api_keys";
 /** Rows kept per replica; past it the oldest go (ids of random keys must not grow it without bound, D51). */

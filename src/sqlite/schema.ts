@@ -2,11 +2,7 @@
 // module owns it: no other file creates or alters a table. A migration is
 // never edited once released; a change is a new migration at the end.
 
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+import type { Migration } from "../core/migration.js";
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -158,7 +154,7 @@ export const MIGRATIONS: readonly Migration[] = [
 ];
 
 /**
- * An import's staging file (D58, import/staging-sqlite.ts), attached as
+ * An import's staging file (D58, sqlite/import-staging.ts), attached as
  * `staging` to the importer's connection: its blocks, keyed by the import as
  * in the imports table, where no reader looks. Made new for each import and
  * deleted after it, so it needs no migrations.

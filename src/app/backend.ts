@@ -2,31 +2,31 @@
 // or a PostgreSQL database shared by replicas, chosen by MERIDIAN_DB. The
 // rest of the code sees the stores and these few operations, not which.
 import type { ApiKeyStore } from "../auth/api-keys.js";
-import { SqliteApiKeyStore } from "../auth/api-keys-sqlite.js";
-import { PostgresApiKeyStore } from "../auth/api-keys-postgres.js";
+import { SqliteApiKeyStore } from "../sqlite/api-key-store.js";
+import { PostgresApiKeyStore } from "../postgres/api-key-store.js";
 import type { Settings } from "../config/settings.js";
 import type { MessageStore } from "../featurestatus/message-store.js";
-import { SqliteMessageStore } from "../featurestatus/message-store-sqlite.js";
-import { PostgresMessageStore } from "../featurestatus/message-store-postgres.js";
+import { SqliteMessageStore } from "../sqlite/message-store.js";
+import { PostgresMessageStore } from "../postgres/message-store.js";
 import type { Logger } from "../log/logger.js";
 import type { BlockStore } from "../timeseries/blocks/block-store.js";
-import { SqliteBlockStore } from "../timeseries/blocks/block-store-sqlite.js";
-import { PostgresBlockStore } from "../timeseries/blocks/block-store-postgres.js";
+import { SqliteBlockStore } from "../sqlite/block-store.js";
+import { PostgresBlockStore } from "../postgres/block-store.js";
 import type { MetadataStore } from "../timeseries/metadata-store.js";
-import { SqliteMetadataStore } from "../timeseries/metadata-store-sqlite.js";
-import { PostgresMetadataStore } from "../timeseries/metadata-store-postgres.js";
+import { SqliteMetadataStore } from "../sqlite/metadata-store.js";
+import { PostgresMetadataStore } from "../postgres/metadata-store.js";
 import type { Imports } from "../timeseries/import/staging.js";
-import { SqliteImports } from "../timeseries/import/staging-sqlite.js";
-import { PostgresImports, discardAbandonedPgImports } from "../timeseries/import/staging-postgres.js";
-import { startCheckpoints } from "./checkpoint.js";
-import { neverWaitForLocks, openDatabase, type Db } from "./database.js";
-import { ChangeFeed } from "./postgres/changes.js";
-import { connectPostgres, displayUrl, isPostgresUrl, type Sql } from "./postgres/connect.js";
-import { isTransientPgError } from "./postgres/errors.js";
-import { oncePerInterval } from "./postgres/jobs.js";
-import { migratePostgres } from "./postgres/schema.js";
-import { pgServerSecret } from "./postgres/server-secrets.js";
-import { serverSecret } from "./server-secrets.js";
+import { SqliteImports } from "../sqlite/import-staging.js";
+import { PostgresImports, discardAbandonedPgImports } from "../postgres/import-staging.js";
+import { startCheckpoints } from "../sqlite/checkpoint.js";
+import { neverWaitForLocks, openDatabase, type Db } from "../sqlite/database.js";
+import { ChangeFeed } from "../postgres/changes.js";
+import { connectPostgres, displayUrl, isPostgresUrl, type Sql } from "../postgres/database.js";
+import { isTransientPgError } from "../postgres/errors.js";
+import { oncePerInterval } from "../postgres/jobs.js";
+import { migratePostgres } from "../postgres/schema.js";
+import { pgServerSecret } from "../postgres/server-secrets.js";
+import { serverSecret } from "../sqlite/server-secrets.js";
 
 export interface Backend {
   kind: "sqlite" | "postgres";

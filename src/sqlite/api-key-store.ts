@@ -11,8 +11,8 @@ import {
   type ApiKeyInfo,
   type ApiKeyRow,
   type ApiKeyStore,
-} from "./api-keys.js";
-import type { Principal } from "./principal.js";
+} from "../auth/api-keys.js";
+import type { Principal } from "../auth/principal.js";
 
 export class SqliteApiKeyStore implements ApiKeyStore {
   private readonly byId;

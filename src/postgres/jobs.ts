@@ -3,7 +3,7 @@
 // transaction-scoped advisory lock, checks when the job last ran, and runs it
 // only if a whole interval has passed; the others skip. The run time is
 // recorded in the same transaction, so a failed run is retried next time.
-import type { Sql } from "./connect.js";
+import type { Sql } from "./database.js";
 
 /** Runs `fn` unless another replica ran job `name` less than `intervalS` ago (or is running it); undefined when skipped. */
 export async function oncePerInterval<T>(sql: Sql, name: string, intervalS: number, fn: () => Promise<T>): Promise<T | undefined> {

@@ -8,9 +8,9 @@ import { FeatureStatusService } from "../gen/meridian/featurestatus/v1/feature_s
 import type { OperationExamples, RestDocs, Schema } from "../transport/rest/openapi.js";
 import { OPAQUE_ID, OPAQUE_ID_RULE } from "../core/ids.js";
 import type { ServiceRegistry } from "../transport/service-registry.js";
-import { DEFAULT_LIMIT, MAX_LIMIT } from "./feature-status-service.js";
-import { BODY_MAX, MESSAGE_TYPES, TITLE_MAX } from "./message-fields.js";
-import { EXPIRIES, SORT_BYS, SORT_ORDERS } from "./message-store.js";
+import { DEFAULT_LIMIT, MAX_LIMIT } from "../featurestatus/feature-status-service.js";
+import { BODY_MAX, MESSAGE_TYPES, TITLE_MAX } from "../featurestatus/message-fields.js";
+import { EXPIRIES, SORT_BYS, SORT_ORDERS } from "../featurestatus/message-store.js";
 
 const SSE =
   'Server-Sent Events: `event: messages` with `data: {"data": [message...]}`, the active messages the caller may see, at once and again whenever that set changes (by a write on any replica, or by the clock); each event\'s id names its set; a `: heartbeat` comment when quiet. Beyond MERIDIAN_MAX_WATCHERS streams, 503.';

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { migrate, openDatabase, schemaVersion } from "../../src/storage/database.js";
-import { MIGRATIONS } from "../../src/storage/schema.js";
+import { migrate, openDatabase, schemaVersion } from "../../src/sqlite/database.js";
+import { MIGRATIONS } from "../../src/sqlite/schema.js";
 import { crc32c } from "../../src/timeseries/blocks/native.js";
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-db-"));

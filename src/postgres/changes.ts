@@ -10,7 +10,7 @@
 // back, every mark moves and watchers are told "*" (anything may have
 // changed). It is opened again at once, not after the pool's backoff.
 import { setTimeout as sleep } from "node:timers/promises";
-import { connectListener, type PgOptions, type Sql } from "./connect.js";
+import { connectListener, type PgOptions, type Sql } from "./database.js";
 
 export const CHANGES_CHANNEL = "meridian_changes";
 

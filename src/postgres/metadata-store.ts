@@ -1,5 +1,5 @@
 // Datasets and time series in PostgreSQL, shared by every replica (D40).
-import type { Sql } from "../storage/postgres/connect.js";
+import type { Sql } from "./database.js";
 import {
   datasetOf,
   datasetRow,
@@ -10,7 +10,7 @@ import {
   type MetadataStore,
   type SeriesRecord,
   type SeriesRow,
-} from "./metadata-store.js";
+} from "../timeseries/metadata-store.js";
 
 export class PostgresMetadataStore implements MetadataStore {
   constructor(private readonly sql: Sql) {}

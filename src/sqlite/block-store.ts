@@ -2,12 +2,12 @@
 // write reads, merges and replaces its blocks inside one IMMEDIATE
 // transaction. The same store over the import_blocks table of an import's
 // staging file holds its staged blocks, keyed by import instead of series
-// (import/staging-sqlite.ts).
+// (sqlite/import-staging.ts).
 import type { Statement } from "better-sqlite3";
-import type { Db } from "../../storage/database.js";
-import type { FieldKind } from "./block-codec.js";
-import { mayAppend, planDelete, planUpsert, type BlockStore, type BlockWrite, type StoredBlock } from "./block-store.js";
-import { normalizeRows, type RowSet } from "./row-set.js";
+import type { Db } from "./database.js";
+import type { FieldKind } from "../timeseries/blocks/block-codec.js";
+import { mayAppend, planDelete, planUpsert, type BlockStore, type BlockWrite, type StoredBlock } from "../timeseries/blocks/block-store.js";
+import { normalizeRows, type RowSet } from "../timeseries/blocks/row-set.js";
 
 type Range = { sid: number; from: number; to: number };
 

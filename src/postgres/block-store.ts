@@ -5,9 +5,9 @@
 // of a read is one statement on its own snapshot, as on SQLite. An import's
 // staged blocks go in by COPY.
 import type { Sql, TransactionSql } from "postgres";
-import type { FieldKind } from "./block-codec.js";
-import { mayAppend, planDelete, planUpsert, type BlockStore, type BlockWrite, type StoredBlock } from "./block-store.js";
-import { normalizeRows, type RowSet } from "./row-set.js";
+import type { FieldKind } from "../timeseries/blocks/block-codec.js";
+import { mayAppend, planDelete, planUpsert, type BlockStore, type BlockWrite, type StoredBlock } from "../timeseries/blocks/block-store.js";
+import { normalizeRows, type RowSet } from "../timeseries/blocks/row-set.js";
 
 /** Where blocks live: the table, and the column that keys a run of blocks (a series, or an import). */
 export interface PgBlockTable {

@@ -1,4 +1,4 @@
-// Which imports are under way (import/staging-sqlite.ts), and the removal of those
+// Which imports are under way (sqlite/import-staging.ts), and the removal of those
 // that never will be published: a dead process's, or a published one's
 // staging file that outlived a crash. Apart from the staging itself so that
 // opening the database can tidy up without loading the block codec.

@@ -1,8 +1,8 @@
 // Messages in PostgreSQL, shared by every replica (D40). The listing cache's
 // change mark comes from the change feed (no query per read); this process's
 // own writes move it at once, before their notification comes back.
-import type { Sql } from "../storage/postgres/connect.js";
-import type { ChangeFeed } from "../storage/postgres/changes.js";
+import type { Sql } from "./database.js";
+import type { ChangeFeed } from "./changes.js";
 import {
   MAX_MESSAGE_ID,
   messageIdsExhausted,
@@ -10,9 +10,9 @@ import {
   type MessageData,
   type MessageRow,
   type MessageStore,
-} from "./message-store.js";
-import { listingParams, listingShape, listingSql, type ListParam } from "./listing-sql.js";
-import { AUDIT_COLUMNS, auditListingSql, auditRecord, type Actor, type AuditQuery, type AuditRow } from "./audit.js";
+} from "../featurestatus/message-store.js";
+import { listingParams, listingShape, listingSql, type ListParam } from "../featurestatus/listing-sql.js";
+import { AUDIT_COLUMNS, auditListingSql, auditRecord, type Actor, type AuditQuery, type AuditRow } from "../featurestatus/audit.js";
 
 // Typed, so that PostgreSQL knows every parameter's type, used or not.
 const PG_TYPES: Record<ListParam, string> = { now: "bigint", limit: "bigint", feature: "text", afterKey: "bigint", afterId: "integer" };

@@ -2,8 +2,8 @@
 // ../schema.ts for SQLite: same tables, same meaning, PostgreSQL's types).
 // A migration is never edited once released; a change is a new one at the end.
 // Replicas starting together migrate once: under an advisory lock.
-import type { Migration } from "../schema.js";
-import type { Sql } from "./connect.js";
+import type { Migration } from "../core/migration.js";
+import type { Sql } from "./database.js";
 import { CHANGES_CHANNEL } from "./changes.js";
 
 export const PG_MIGRATIONS: readonly Migration[] = [

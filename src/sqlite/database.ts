@@ -7,7 +7,8 @@ import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { discardAbandonedImports } from "./import-registry.js";
-import { MIGRATIONS, type Migration } from "./schema.js";
+import { MIGRATIONS } from "./schema.js";
+import type { Migration } from "../core/migration.js";
 import { inSingleExecutable, loadAddon } from "../runtime/addons.js";
 
 export type Db = Database.Database;

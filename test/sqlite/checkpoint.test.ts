@@ -1,6 +1,6 @@
 // D51 the server's own writes never checkpoint the WAL (an importer's pages
 // would be copied inside a small write, on the event loop); a PASSIVE
-// checkpoint on a timer does it between requests (src/storage/checkpoint.ts).
+// checkpoint on a timer does it between requests (src/sqlite/checkpoint.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
 import { statSync } from "node:fs";

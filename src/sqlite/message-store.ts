@@ -1,7 +1,7 @@
 // Messages in SQLite. Each call is one statement or one transaction, run
-// synchronously: a busy database fails it whole (storage/busy-retry.ts).
+// synchronously: a busy database fails it whole (busy-retry.ts).
 import type { Statement } from "better-sqlite3";
-import type { Db } from "../storage/database.js";
+import type { Db } from "./database.js";
 import {
   MAX_MESSAGE_ID,
   messageIdsExhausted,
@@ -9,9 +9,9 @@ import {
   type MessageData,
   type MessageRow,
   type MessageStore,
-} from "./message-store.js";
-import { listingParams, listingShape, listingSql } from "./listing-sql.js";
-import { AUDIT_COLUMNS, auditListingSql, auditRecord, type Actor, type AuditQuery, type AuditRow } from "./audit.js";
+} from "../featurestatus/message-store.js";
+import { listingParams, listingShape, listingSql } from "../featurestatus/listing-sql.js";
+import { AUDIT_COLUMNS, auditListingSql, auditRecord, type Actor, type AuditQuery, type AuditRow } from "../featurestatus/audit.js";
 
 export class SqliteMessageStore implements MessageStore {
   private readonly listStatements = new Map<string, Statement>();

@@ -6,17 +6,17 @@
 // Publishing is one short transaction that copies the staged blocks into the
 // series; then the staging file is deleted. A killed import leaves only its
 // registration and its staging file, which nothing reads and the next start
-// or import removes (storage/import-registry.ts).
+// or import removes (import-registry.ts).
 import { rmSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Statement } from "better-sqlite3";
-import { decodeBlock, type FieldKind } from "../blocks/block-codec.js";
-import { SqliteBlockStore } from "../blocks/block-store-sqlite.js";
-import type { Db } from "../../storage/database.js";
-import { discardAbandonedImports, running, stagingFileOf } from "../../storage/import-registry.js";
-import { IMPORT_STAGING } from "../../storage/schema.js";
-import type { RowSet } from "../blocks/row-set.js";
-import type { Imports, Published, Staging } from "./staging.js";
+import { decodeBlock, type FieldKind } from "../timeseries/blocks/block-codec.js";
+import { SqliteBlockStore } from "./block-store.js";
+import type { Db } from "./database.js";
+import { discardAbandonedImports, running, stagingFileOf } from "./import-registry.js";
+import { IMPORT_STAGING } from "./schema.js";
+import type { RowSet } from "../timeseries/blocks/row-set.js";
+import type { Imports, Published, Staging } from "../timeseries/import/staging.js";
 
 export class SqliteImports implements Imports {
   constructor(private readonly db: Db) {}

@@ -1,5 +1,5 @@
 // Datasets and time series in SQLite (the record shapes are in metadata-store.ts).
-import type { Db } from "../storage/database.js";
+import type { Db } from "./database.js";
 import {
   datasetOf,
   datasetRow,
@@ -10,7 +10,7 @@ import {
   type MetadataStore,
   type SeriesRecord,
   type SeriesRow,
-} from "./metadata-store.js";
+} from "../timeseries/metadata-store.js";
 
 export class SqliteMetadataStore implements MetadataStore {
   private readonly stmts;
