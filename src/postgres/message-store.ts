@@ -12,7 +12,8 @@ import {
   type MessageStore,
 } from "../featurestatus/message-store.js";
 import { listingParams, listingShape, listingSql, type ListParam } from "../featurestatus/listing-sql.js";
-import { AUDIT_COLUMNS, auditListingSql, auditRecord, type Actor, type AuditQuery, type AuditRow } from "../featurestatus/audit.js";
+import type { Actor, AuditQuery, AuditRow } from "../featurestatus/audit.js";
+import { AUDIT_COLUMNS, auditListingSql, auditRecord } from "../featurestatus/audit-record.js";
 
 // Typed, so that PostgreSQL knows every parameter's type, used or not.
 const PG_TYPES: Record<ListParam, string> = { now: "bigint", limit: "bigint", feature: "text", afterKey: "bigint", afterId: "integer" };

@@ -4,7 +4,9 @@
 // opening the database can tidy up without loading the block codec.
 import { rmSync } from "node:fs";
 import { hostname } from "node:os";
-import type { Db } from "./database.js";
+// The connection's type from the driver, not database.ts: opening the database tidies up here, so
+// database.ts imports this module and a type import back would close a cycle.
+import type { Database as Db } from "better-sqlite3";
 
 /** Imports this process is running: a row with this pid but not listed here was left by an earlier process with the same pid (a container's pid 1). */
 export const running = new Set<number>();

@@ -11,7 +11,8 @@ import {
   type MessageStore,
 } from "../featurestatus/message-store.js";
 import { listingParams, listingShape, listingSql } from "../featurestatus/listing-sql.js";
-import { AUDIT_COLUMNS, auditListingSql, auditRecord, type Actor, type AuditQuery, type AuditRow } from "../featurestatus/audit.js";
+import type { Actor, AuditQuery, AuditRow } from "../featurestatus/audit.js";
+import { AUDIT_COLUMNS, auditListingSql, auditRecord } from "../featurestatus/audit-record.js";
 
 export class SqliteMessageStore implements MessageStore {
   private readonly listStatements = new Map<string, Statement>();
