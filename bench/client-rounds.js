@@ -4,10 +4,11 @@
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { spread } from "./report.js";
 
 const CLIENT = join(dirname(fileURLToPath(import.meta.url)), "values", "client.js");
 
-export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+export const median = (xs) => spread(xs).median;
 
 /**
  * Runs the client process on `reads` for `reps` rounds (after a warm-up), without

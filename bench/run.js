@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // npm run bench: runs every bench/<name>/bench.js in its own process, one
 // after another (two cores: benchmarks must not overlap), and prints one
-// table. Each benchmark prints JSON lines {bench, case, metric, value, unit,
+// table. Each benchmark prints JSON lines {bench, case, metric, value, min?, max?, unit,
 // baseline?, ratio?} on stdout; anything else it prints goes to stderr.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
@@ -34,8 +34,18 @@ for (const name of benches) {
 
 const fmt = (v) => (typeof v === "number" ? (Math.abs(v) >= 100 ? v.toFixed(0) : v.toPrecision(3)) : (v ?? ""));
 const table = [
-  ["bench", "case", "metric", "value", "unit", "baseline", "ratio"],
-  ...rows.map((r) => [r.bench, r.case, r.metric, fmt(r.value), r.unit, fmt(r.baseline), r.ratio === undefined ? "" : `${fmt(r.ratio)}x`]),
+  ["bench", "case", "metric", "value", "min", "max", "unit", "baseline", "ratio"],
+  ...rows.map((r) => [
+    r.bench,
+    r.case,
+    r.metric,
+    fmt(r.value),
+    fmt(r.min),
+    fmt(r.max),
+    r.unit,
+    fmt(r.baseline),
+    r.ratio === undefined ? "" : `${fmt(r.ratio)}x`,
+  ]),
 ];
 const widths = table[0].map((_, i) => Math.max(...table.map((row) => String(row[i]).length)));
 process.stdout.write("\n" + table.map((row) => row.map((c, i) => String(c).padEnd(widths[i])).join("  ")).join("\n") + "\n");

@@ -20,7 +20,7 @@ import { loadSettings } from "../../dist/config/settings.js";
 import { openBackend } from "../../dist/app/backend.js";
 import { W1_FIELDS, checkW1, text } from "../w1.js";
 import { clientRounds, median } from "../client-rounds.js";
-import { reporter } from "../report.js";
+import { reporter, spread } from "../report.js";
 import { startMeridian } from "../server.js";
 
 const PG = process.env.BENCH_PG || process.env.MERIDIAN_TEST_PG;
@@ -99,7 +99,7 @@ try {
     ROWS / a.seconds / 1e6,
     median(a.rounds.map((s, i) => s / b.rounds[i])),
   );
-  emit(`${label}, PostgreSQL`, "time", b.seconds * 1000, "ms", a.seconds * 1000);
+  emit(`${label}, PostgreSQL`, "time", spread(b.rounds, 1000), "ms", a.seconds * 1000);
 } finally {
   for (const p of servers) p.kill();
   await new Promise((r) => setTimeout(r, 300)); // the servers' connections close before the drop

@@ -6,7 +6,7 @@
 // with each encoding the client may offer, and as columns over gRPC.
 // Baselines, same run: the whole-range JSON read of the same series (what a
 // chart costs today: every row), and a client that reads it whole, parses it
-// and runs M4 in plain TypeScript (src/timeseries/m4.ts). Also the server's own
+// and runs M4 in plain TypeScript (test/helpers/m4.ts). Also the server's own
 // time for the chart reads, from its request log. Target: the 10M chart under
 // 30 ms end to end, under 200 KB sent.
 import { create, toBinary } from "@bufbuild/protobuf";
@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { ReadChartRequestSchema } from "../../dist/gen/meridian/timeseries/v1/time_series_pb.js";
 import { checkW1 } from "../w1.js";
 import { PROJECT, seedW1 } from "../seed-w1.js";
-import { reporter } from "../report.js";
+import { reporter, spread } from "../report.js";
 import { clientRounds, median, roundRatio } from "../client-rounds.js";
 import { startMeridian } from "../server.js";
 
@@ -61,22 +61,29 @@ try {
     );
     const grpc = charts.pop();
     const plain = charts[0];
-    emit(`${label} whole-range JSON read (baseline)`, "time", whole.seconds * 1000, "ms");
+    emit(`${label} whole-range JSON read (baseline)`, "time", spread(whole.rounds, 1000), "ms");
     codings.forEach((c, i) => {
       const r = charts[i];
-      emit(`${label} chart width ${WIDTH}, JSON ${c}`, "time", r.seconds * 1000, "ms", whole.seconds * 1000, roundRatio(r, whole));
+      emit(`${label} chart width ${WIDTH}, JSON ${c}`, "time", spread(r.rounds, 1000), "ms", whole.seconds * 1000, roundRatio(r, whole));
       emit(`${label} chart width ${WIDTH}, JSON ${c}`, "bytes sent", r.bytes / 1e3, "KB", i === 0 ? whole.bytes / 1e3 : plain.bytes / 1e3);
     });
     emit(`${label} chart width ${WIDTH}, JSON identity`, "rows/s equivalent", n / plain.seconds / 1e6, "M rows/s", n / whole.seconds / 1e6);
-    emit(`${label} chart width ${WIDTH}, gRPC columns`, "time", grpc.seconds * 1000, "ms", whole.seconds * 1000, roundRatio(grpc, whole));
+    emit(
+      `${label} chart width ${WIDTH}, gRPC columns`,
+      "time",
+      spread(grpc.rounds, 1000),
+      "ms",
+      whole.seconds * 1000,
+      roundRatio(grpc, whole),
+    );
     emit(`${label} chart width ${WIDTH}, gRPC columns`, "bytes sent", grpc.bytes / 1e3, "KB");
-    emit(`${label} chart width ${WIDTH}, JSON, every coding`, "server time (request log: in to close)", median(serverMs), "ms");
+    emit(`${label} chart width ${WIDTH}, JSON, every coding`, "server time (request log: in to close)", spread(serverMs), "ms");
     // The client without a chart read: every row over the wire, parsed, M4 in TypeScript (a large heap for 10M parsed rows).
     const [ts] = await clientRounds([{ kind: "m4", url, path: values, headers, width: WIDTH, numeric: [true, false] }], Math.min(REPS, 3), [
       "--max-old-space-size=16384",
     ]);
-    emit(`${label} whole-range JSON + M4 in TypeScript (client)`, "time", ts.seconds * 1000, "ms");
-    emit(`${label} chart width ${WIDTH}, JSON identity vs TypeScript M4`, "time", plain.seconds * 1000, "ms", ts.seconds * 1000);
+    emit(`${label} whole-range JSON + M4 in TypeScript (client)`, "time", spread(ts.rounds, 1000), "ms");
+    emit(`${label} chart width ${WIDTH}, JSON identity vs TypeScript M4`, "time", spread(plain.rounds, 1000), "ms", ts.seconds * 1000);
     if (ts.bytes !== (await rowCount(chart)))
       throw new Error(`the TypeScript M4 keeps ${ts.bytes} rows, the chart read answers ${await rowCount(chart)}`);
   }

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { openDatabase } from "../../dist/sqlite/database.js";
 import { SqliteApiKeyStore } from "../../dist/sqlite/api-key-store.js";
 import { median } from "../client-rounds.js";
-import { reporter } from "../report.js";
+import { reporter, spread } from "../report.js";
 import { startMeridian } from "../server.js";
 
 const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 1000);
@@ -124,9 +124,9 @@ try {
   await new Promise((r) => setTimeout(r, 500));
   const many = await measure(WATCHERS, "many");
   const base99 = pct(one.deliveries, 99);
-  emit(`1 watcher, ${WRITES} writes`, "delivery p50", median(one.deliveries), "ms");
+  emit(`1 watcher, ${WRITES} writes`, "delivery p50", spread(one.deliveries), "ms");
   emit(`1 watcher, ${WRITES} writes`, "delivery p99", base99, "ms");
-  emit(`${WATCHERS} watchers, ${WRITES} writes`, "delivery p50", median(many.deliveries), "ms", median(one.deliveries));
+  emit(`${WATCHERS} watchers, ${WRITES} writes`, "delivery p50", spread(many.deliveries), "ms", median(one.deliveries));
   emit(`${WATCHERS} watchers, ${WRITES} writes`, "delivery p99", pct(many.deliveries, 99), "ms", base99);
   emit(`${WATCHERS} watchers, ${WRITES} writes`, "delivery max", Math.max(...many.deliveries), "ms");
   emit(`${WATCHERS} watchers`, "server RSS per watcher", ((many.rss - idle) * 1024) / WATCHERS, "KiB");

@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url";
 import { ReadValuesRequestSchema } from "../../dist/gen/meridian/timeseries/v1/time_series_pb.js";
 import { checkW1, rows } from "../w1.js";
 import { PROJECT, seedW1 } from "../seed-w1.js";
-import { reporter } from "../report.js";
+import { reporter, spread } from "../report.js";
 import { clientRounds as clientRoundsOf, roundRatio } from "../client-rounds.js";
 import { startMeridian, startProcess } from "../server.js";
 
@@ -71,7 +71,7 @@ function rssKiB(pid) {
 
 try {
   const base = await client({ kind: "http", url: naiveUrl, path: "/values", headers: {} }, Math.min(REPS, 3));
-  emit("naive baseline 1M JSON (SQLite + JSON.stringify)", "time", base.seconds * 1000, "ms");
+  emit("naive baseline 1M JSON (SQLite + JSON.stringify)", "time", spread(base.rounds, 1000), "ms");
   for (const n of sizes) {
     const path = valuesPath(n);
     const label = `${n / 1e6}M`;
@@ -85,7 +85,7 @@ try {
       { kind: "http", url, path, headers: headers(false) },
       ...walks.map(([limit, keepAlive]) => ({ kind: "http", url, path, headers: headers(true), paged: true, limit, keepAlive })),
     ]);
-    emit(`${label} JSON whole range`, "time", whole.seconds * 1000, "ms");
+    emit(`${label} JSON whole range`, "time", spread(whole.rounds, 1000), "ms");
     emit(
       `${label} JSON whole range`,
       "rows/s",
@@ -113,7 +113,7 @@ try {
       ["grpc", "gRPC columns (grpc-js client)"],
     ]) {
       const g = await client({ kind, url, path: "/meridian.timeseries.v1.TimeSeriesService/ReadValues", headers: headers(false), request });
-      emit(`${label} ${name}`, "time", g.seconds * 1000, "ms");
+      emit(`${label} ${name}`, "time", spread(g.rounds, 1000), "ms");
       emit(`${label} ${name}`, "rows/s", n / g.seconds / 1e6, "M rows/s");
       emit(`${label} ${name}`, "message bytes", g.bytes / 1e6, "MB");
     }

@@ -13,11 +13,11 @@
 // it measures the server rather than the client library. "m4" is what a
 // client without the chart read does (bench/chart's baseline): the
 // whole-range JSON read, parsed, then M4 at `width` in plain TypeScript
-// (src/timeseries/m4.ts); its "bytes" are the rows it keeps.
+// (test/helpers/m4.ts); its "bytes" are the rows it keeps.
 import * as grpc from "@grpc/grpc-js";
 import { Agent, request } from "node:http";
 import * as http2 from "node:http2";
-import { m4 } from "../../dist/timeseries/m4.js";
+import { m4 } from "../../test/helpers/m4.ts"; // Node strips its types: a test helper, not in dist/
 
 const { reps, reads } = JSON.parse(process.argv[2]);
 

@@ -15,6 +15,7 @@ import { failure } from "../core/errors.js";
 import { requestInfoKey } from "../core/request-info.js";
 import { WaitLimitError, within } from "../core/wait-limit.js";
 import { isBusy } from "../core/database-busy.js";
+import { mapStreamErrors } from "../core/stream-errors.js";
 
 export interface BusyRetryOptions {
   /** Errors that mean the database is away (PostgreSQL restarting, D40): a 503 at once, not retried. */
@@ -76,18 +77,7 @@ export function busyRetryInterceptor(options: Partial<BusyRetryOptions> = {}): I
   return (next) => async (req) => {
     if (req.stream) {
       const res = await next(req).catch((e: unknown) => Promise.reject(answer(e)));
-      if (!res.stream) return res;
-      const inner = res.message;
-      return {
-        ...res,
-        message: (async function* () {
-          try {
-            yield* inner;
-          } catch (e) {
-            throw answer(e);
-          }
-        })(),
-      };
+      return res.stream ? mapStreamErrors(res, answer) : res;
     }
     if (waitLimitMs === undefined) return retrying(() => next(req), req.signal);
     // The time the call's credentials took to check counts against its limit.

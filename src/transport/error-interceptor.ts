@@ -8,6 +8,7 @@ import { isCancellation } from "./cancellation.js";
 import { codeName } from "../core/reasons.js";
 import { requestInfoKey, type RequestInfo } from "../core/request-info.js";
 import { failure, withReason } from "../core/errors.js";
+import { mapStreamErrors } from "../core/stream-errors.js";
 
 export function errorInterceptor(logger: Logger): Interceptor {
   const hide = (e: unknown, rpc: string, signal: AbortSignal, info: RequestInfo | undefined): unknown => {
@@ -34,18 +35,13 @@ export function errorInterceptor(logger: Logger): Interceptor {
         if (info) info.code = "ok";
         return res;
       }
-      const inner = res.message;
-      return {
-        ...res,
-        message: (async function* () {
-          try {
-            yield* inner;
-            if (info) info.code = "ok";
-          } catch (e) {
-            throw hide(e, rpc, req.signal, req.contextValues.get(requestInfoKey));
-          }
-        })(),
-      };
+      return mapStreamErrors(
+        res,
+        (e) => hide(e, rpc, req.signal, req.contextValues.get(requestInfoKey)),
+        () => {
+          if (info) info.code = "ok";
+        },
+      );
     } catch (e) {
       throw hide(e, rpc, req.signal, req.contextValues.get(requestInfoKey));
     }

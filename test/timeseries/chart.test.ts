@@ -1,13 +1,13 @@
 // The chart reads (D50) through a real server: REST (checked against the
 // OpenAPI document by tsApi), gRPC through grpc-js and Connect; the answer
-// is compared with M4 in plain TypeScript (src/timeseries/m4.ts) over the
+// is compared with M4 in plain TypeScript (test/helpers/m4.ts) over the
 // whole-range read of the same series.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import * as grpc from "@grpc/grpc-js";
 import { TimeSeriesService, type ValuesChunk } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
 import { FieldKind, valuesArray } from "../../src/timeseries/blocks/block-codec.js";
-import { m4, type M4Row } from "../../src/timeseries/m4.js";
+import { m4, type M4Row } from "../helpers/m4.js";
 import { connectClient, grpcStream, hostPort } from "../helpers/clients.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { TS_RW, iso, makeRows, tsApi, tsHeaders } from "../helpers/timeseries.js";

@@ -1,12 +1,12 @@
 // The native chart (D50, native/src/chart.cc) against M4 in plain TypeScript
-// (src/timeseries/m4.ts) over the same rows, for any series cut into any
+// (test/helpers/m4.ts) over the same rows, for any series cut into any
 // blocks, fed in any batches (a batch of four or more is split between two
 // threads), any range and width; and what it refuses.
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { FieldKind, decodeBlock, encodeBlock, valuesArray, type Block } from "../../../src/timeseries/blocks/block-codec.js";
 import { Chart, crc32c } from "../../../src/timeseries/blocks/native.js";
-import { m4, type M4Row } from "../../../src/timeseries/m4.js";
+import { m4, type M4Row } from "../../helpers/m4.js";
 import { withChecksum } from "../../helpers/blocks.js";
 
 interface Series {
