@@ -82,11 +82,11 @@ function openSqlite(path: string): Backend {
     cursorKey: serverSecret(db, "cursor-key"),
     sqlite: db,
     oncePerInterval: (_name, _intervalS, fn) => fn(),
-    isUnavailable: () => false, // busy-retry.ts handles SQLITE_BUSY
+    isUnavailable: () => false, // sqlite/busy-retry.ts handles SQLITE_BUSY
     ping: async () => void db.prepare("SELECT 1").get(),
     onLink: () => () => {}, // every write is seen: the file is read
     serving(logger) {
-      neverWaitForLocks(db); // start-up may wait for an import's lock; serving never does (D51, busy-retry.ts)
+      neverWaitForLocks(db); // start-up may wait for an import's lock; serving never does (D51, sqlite/busy-retry.ts)
       stopCheckpoints = startCheckpoints(db, { intervalMs: CHECKPOINT_MS, logger }).stop;
     },
     async close() {

@@ -1,5 +1,5 @@
 // The PostgreSQL schema, as an ordered list of migrations (the twin of
-// ../schema.ts for SQLite: same tables, same meaning, PostgreSQL's types).
+// ../sqlite/schema.ts for SQLite: same tables, same meaning, PostgreSQL's types).
 // A migration is never edited once released; a change is a new one at the end.
 // Replicas starting together migrate once: under an advisory lock.
 import type { Migration } from "../core/migration.js";

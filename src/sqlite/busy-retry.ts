@@ -8,7 +8,7 @@
 // metadata writes are single statements, key lookups only read.
 // Streamed reads only read (WAL readers never wait for writers); should one
 // still meet a busy database, it is a 503 too, never a 500. On PostgreSQL a
-// unary call waits for the database at most its wait limit (wait-limit.ts).
+// unary call waits for the database at most its wait limit (core/wait-limit.ts).
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import { setTimeout as sleep } from "node:timers/promises";
 import { failure } from "../core/errors.js";
