@@ -2,8 +2,9 @@
 // field, but the spec's JSON has `featureId: null`, `cursor: null`. A service
 // area may add a rule of its own for a message type (D52: `flags` only on Flag
 // fields), applied wherever that type appears. The plan of what to do is
-// computed once per message type.
-import type { DescField, DescMessage, JsonObject, JsonValue } from "@bufbuild/protobuf";
+// computed once per message type. One writer serves the server (the service
+// registry's): the transcoder's answers and the SSE events are written alike.
+import { toJson, type DescField, type DescMessage, type JsonObject, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 
 const EXPLICIT = 1; // FeatureSet.FieldPresence.EXPLICIT
 
@@ -19,7 +20,13 @@ interface Plan {
 export class JsonShaper {
   private readonly plans = new WeakMap<DescMessage, Plan>();
 
+  /** `rules` is read when a type is first written: every rule is added before the server serves. */
   constructor(private readonly rules: ReadonlyMap<DescMessage, ShapeRule> = new Map()) {}
+
+  /** A message as REST writes it: its proto3 JSON with implicit fields emitted, shaped. */
+  json<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): JsonValue {
+    return this.shape(schema, toJson(schema, message, { alwaysEmitImplicit: true }));
+  }
 
   /** The spec's JSON of a message from its proto3 JSON (with implicit fields emitted), in place. */
   shape(schema: DescMessage, json: JsonValue): JsonValue {

@@ -66,7 +66,7 @@ export function createNodeHandler({
   const transcoder = new Transcoder(services.methods, {
     interceptors: services.interceptors,
     shutdownSignal,
-    jsonShapes: services.jsonShapes,
+    json: services.json,
   });
   const docs = new PublicFiles(openApiDocument(transcoder.routes, services.restDocs, apiInfo), apiInfo);
 

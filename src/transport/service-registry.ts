@@ -5,14 +5,16 @@
 import type { DescMessage, DescService } from "@bufbuild/protobuf";
 import { createServiceImplSpec, type ConnectRouter, type Interceptor, type MethodImplSpec, type ServiceImpl } from "@connectrpc/connect";
 import { checkedJsonDecoder } from "./json-input.js";
-import type { ShapeRule } from "../core/json-shape.js";
+import { JsonShaper, type ShapeRule } from "../core/json-shape.js";
 import type { RestDocs } from "./rest/openapi.js";
 import { maxBodyBytes } from "./rest/rest-routes.js";
 
 export class ServiceRegistry {
   readonly methods: MethodImplSpec[] = [];
   /** Rules the REST JSON of a message type follows beyond proto3 JSON (D52), by message type. */
-  readonly jsonShapes = new Map<DescMessage, ShapeRule>();
+  private readonly jsonShapes = new Map<DescMessage, ShapeRule>();
+  /** The one REST JSON writer, with those rules: the transcoder's answers and Server-Sent Events use it. */
+  readonly json = new JsonShaper(this.jsonShapes);
   /** What the OpenAPI document says of a service's routes beyond its descriptors (D41), by service type name. */
   readonly restDocs = new Map<string, RestDocs>();
 

@@ -5,16 +5,7 @@
 // Connect) and turn its answer into the spec's JSON, or its error into
 // problem+json (D8). The call stays in-process as message objects: no
 // protobuf binary round trip on the REST path.
-import {
-  fromJson,
-  ScalarType,
-  toJson,
-  type DescField,
-  type DescMessage,
-  type JsonObject,
-  type JsonValue,
-  type Message,
-} from "@bufbuild/protobuf";
+import { fromJson, ScalarType, type DescField, type JsonObject, type JsonValue, type Message } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -35,7 +26,7 @@ import { JSON_CONTENT_TYPE, isJsonMediaType } from "../../core/media-types.js";
 import { jsonInputError, rejectUnknownFields } from "../json-input.js";
 import { buildRestRoutes, type RestRoute } from "./rest-routes.js";
 import { pathKey, setAtPath, textToJson } from "./field-path.js";
-import { JsonShaper, type ShapeRule } from "../../core/json-shape.js";
+import type { JsonShaper } from "../../core/json-shape.js";
 import type { MatchResult, RouteTrie } from "./route-trie.js";
 import { capturedSegments } from "./path-template.js";
 import { requestInfoKey } from "../../core/request-info.js";
@@ -55,8 +46,8 @@ export interface TranscoderOptions {
   interceptors: readonly Interceptor[];
   /** Aborts calls in flight when the server stops. */
   shutdownSignal?: AbortSignal;
-  /** Rules of the REST JSON of some message types (D52). */
-  jsonShapes?: ReadonlyMap<DescMessage, ShapeRule>;
+  /** The REST JSON writer (the service registry's, with its D52 rules). */
+  json: JsonShaper;
 }
 
 /** A request's URL and the route it matched (or why none did). */
@@ -88,7 +79,6 @@ const hopHeaders = new Set([
 
 export class Transcoder {
   private readonly trie: RouteTrie<RestRoute>;
-  private readonly shaper: JsonShaper;
   /** JSON text of answers a service hands out more than once (from its own cache): serialised once. */
   private readonly jsonOf = new WeakMap<Message, string>();
   /** Connect's invoke functions take a mutable array; one copy made here serves every call. */
@@ -100,7 +90,6 @@ export class Transcoder {
   ) {
     this.trie = buildRestRoutes(methods);
     this.interceptors = [...options.interceptors];
-    this.shaper = new JsonShaper(options.jsonShapes);
   }
 
   /** Every REST route served (the OpenAPI document describes them). */
@@ -274,7 +263,7 @@ export class Transcoder {
   private toJsonText(route: RestRoute, output: Message): string {
     let text = this.jsonOf.get(output);
     if (text === undefined) {
-      let json = this.shaper.shape(route.method.output, toJson(route.method.output, output, { alwaysEmitImplicit: true }));
+      let json = this.options.json.json(route.method.output, output);
       if (route.responseBody) json = (json as JsonObject)[route.responseBody.jsonName] ?? null;
       text = JSON.stringify(json);
       this.jsonOf.set(output, text);
