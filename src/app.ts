@@ -20,6 +20,7 @@ import { CursorSeal } from "./core/cursor-seal.js";
 import { startCleanup } from "./featurestatus/cleanup.js";
 import { featureStatusService } from "./featurestatus/feature-status-service.js";
 import { Sanitizer } from "./featurestatus/sanitize.js";
+import { ACTIVE_SET_EVENTS } from "./featurestatus/watch-stream.js";
 import { Cors } from "./transport/cors.js";
 import { CONNECT_COMPRESSIONS } from "./transport/compression.js";
 import { apiVersionInterceptor } from "./core/api-version.js";
@@ -28,6 +29,7 @@ import { HealthState, healthService } from "./transport/health.js";
 import { listen, type Listener } from "./transport/listener.js";
 import { createNodeHandler } from "./transport/node-handler.js";
 import { ServiceRegistry } from "./transport/service-registry.js";
+import { sseDelivery } from "./transport/sse-delivery.js";
 import { ClientAddress } from "./core/client-address.js";
 import { addReflection } from "./transport/reflection.js";
 import { Metrics } from "./metrics/metrics.js";
@@ -148,6 +150,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
       listingCacheBytes: settings.listingCacheMb * 1024 * 1024,
       onCacheEvent: metrics && ((event) => metrics.cache.inc({ event })),
       cursors,
+      sse: sseDelivery(registry.json, ACTIVE_SET_EVENTS),
       maxWatchers: settings.maxWatchers,
       maxWatchersPerClient: settings.maxWatchersPerClient,
       maxWatcherQueuedBytes: settings.watcherQueueKb * 1024,

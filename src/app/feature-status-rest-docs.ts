@@ -8,7 +8,7 @@ import { FeatureStatusService } from "../gen/meridian/featurestatus/v1/feature_s
 import type { OperationExamples, RestDocs, Schema } from "../transport/rest/openapi.js";
 import { OPAQUE_ID, OPAQUE_ID_RULE } from "../core/ids.js";
 import type { ServiceRegistry } from "../transport/service-registry.js";
-import { DEFAULT_LIMIT, MAX_LIMIT } from "../featurestatus/feature-status-service.js";
+import { DEFAULT_LIMIT, MAX_LIMIT } from "../featurestatus/listing-params.js";
 import { BODY_MAX, MESSAGE_TYPES, TITLE_MAX } from "../featurestatus/message-fields.js";
 import { EXPIRIES, SORT_BYS, SORT_ORDERS } from "../featurestatus/message-store.js";
 

@@ -1,0 +1,86 @@
+// One message at a time: found in its scope (a message of another feature, or
+// of the other kind, is a 404), created, updated by merging (D16) and deleted,
+// conditionally on the caller's ETag when one is sent (D47).
+import type { HandlerContext } from "@connectrpc/connect";
+import type { Message, MessageFields } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { failure, notFound } from "../core/errors.js";
+import { authorizeRead, authorizeWrite, checkScope, type Scope } from "./access.js";
+import { ifMatch, messageEtag, stale } from "./etags.js";
+import { merged, newMessage } from "./message-input.js";
+import { toMessage } from "./message-protos.js";
+import type { MessageRow, MessageStore } from "./message-store.js";
+import type { Sanitizer } from "./sanitize.js";
+
+const MERGE_ATTEMPTS = 5; // an unconditional update merged again when others keep writing the message
+
+export class MessageEdits {
+  constructor(
+    private readonly store: MessageStore,
+    private readonly sanitizer: Sanitizer,
+  ) {}
+
+  /** One message, for whoever may list its scope (D13), with its ETag. */
+  async get(ctx: HandlerContext, scope: Scope, messageId: number): Promise<Message> {
+    authorizeRead(ctx, scope);
+    return answer(ctx, await this.find(scope, messageId));
+  }
+
+  async create(ctx: HandlerContext, scope: Scope, fields: MessageFields | undefined): Promise<Message> {
+    const actor = authorizeWrite(ctx);
+    checkScope(scope);
+    return answer(ctx, await this.store.insert(newMessage(scope, fields, this.sanitizer), actor));
+  }
+
+  async update(
+    ctx: HandlerContext,
+    scope: Scope,
+    messageId: number,
+    fields: MessageFields | undefined,
+    etag: string | undefined,
+  ): Promise<Message> {
+    const actor = authorizeWrite(ctx);
+    const condition = ifMatch(etag ?? ctx.requestHeader.get("if-match"));
+    // The write applies to the version it was merged from (D47): when another writer came
+    // between, an unconditional update merges again from the new version; a conditional one is a 412.
+    for (let attempt = 0; attempt < MERGE_ATTEMPTS; attempt++) {
+      const existing = await this.find(scope, messageId);
+      if (condition && !condition(existing)) throw stale(existing);
+      const written = await this.store.update(existing, merged(existing, fields, this.sanitizer), actor);
+      if (written) return answer(ctx, written);
+    }
+    throw failure("WRITE_CONFLICT", `message ${messageId} kept changing while it was being updated; retry`);
+  }
+
+  async delete(ctx: HandlerContext, scope: Scope, messageId: number, etag: string | undefined): Promise<object> {
+    const actor = authorizeWrite(ctx);
+    const condition = ifMatch(etag ?? ctx.requestHeader.get("if-match"));
+    const existing = await this.find(scope, messageId);
+    if (!condition) {
+      await this.store.delete(messageId, undefined, actor);
+      return {};
+    }
+    if (!condition(existing)) throw stale(existing);
+    // Deleted only at the version just checked; if it moved on meanwhile, say how it is now.
+    if (!(await this.store.delete(messageId, existing.version, actor))) throw stale(await this.find(scope, messageId));
+    return {};
+  }
+
+  /** The message, if it belongs to this scope. */
+  private async find(scope: Scope, messageId: number): Promise<MessageRow> {
+    checkScope(scope);
+    const row = messageId > 0 ? await this.store.get(messageId) : undefined;
+    if (!row || row.feature_id !== scope) {
+      throw notFound(
+        scope === null ? `no global message ${messageId}` : `no message ${messageId} for feature ${scope}`,
+        "MESSAGE_NOT_FOUND",
+      );
+    }
+    return row;
+  }
+}
+
+/** A message as answered, with its ETag (D47). */
+function answer(ctx: HandlerContext, row: MessageRow): Message {
+  ctx.responseHeader.set("etag", messageEtag(row));
+  return toMessage(row);
+}

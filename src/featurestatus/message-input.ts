@@ -1,0 +1,87 @@
+// A message as written: the fields sent over what is there, each validated
+// (D15-D17, D20) and its text sanitised; a write is refused whole, naming
+// every field at fault, or stored as cleaned.
+import { create } from "@bufbuild/protobuf";
+import { MessageFieldsSchema, type MessageFields } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { ViolationList } from "../core/errors.js";
+import type { Scope } from "./access.js";
+import { BODY_MAX, TITLE_MAX, formatDate, parseMessageType, parseZonedDate, withinLength } from "./message-fields.js";
+import type { MessageData } from "./message-store.js";
+import type { Sanitizer } from "./sanitize.js";
+
+/** A new message of `scope`: every field but the body is required. */
+export function newMessage(scope: Scope, fields: MessageFields | undefined, sanitizer: Sanitizer): MessageData {
+  const f = fields ?? ({} as MessageFields);
+  const v = new ViolationList();
+  for (const name of ["type", "title", "startDate", "expiringDate"] as const) if (f[name] === undefined) v.add(name, "is required");
+  return validated({ feature_id: scope, type: "", title: "", body: "", start_date: 0, expiring_date: 0 }, f, sanitizer, v);
+}
+
+/** D16: absent fields keep their value; the merge is validated as on create. featureId never changes. */
+export function merged(existing: MessageData, fields: MessageFields | undefined, sanitizer: Sanitizer): MessageData {
+  return validated(existing, fields ?? ({} as MessageFields), sanitizer);
+}
+
+/**
+ * What a write of these fields would store, the fields not sent left out: the
+ * write's own validation over a neutral message. Its dates are the ends of
+ * time, so that a date sent alone meets no order it was not sent with.
+ */
+export function previewed(fields: MessageFields, sanitizer: Sanitizer): MessageFields {
+  const neutral = {
+    feature_id: null,
+    type: "Informational",
+    title: "-",
+    body: "",
+    start_date: -Infinity,
+    expiring_date: Infinity,
+  } as const;
+  const out = validated(neutral, fields, sanitizer);
+  return create(MessageFieldsSchema, {
+    type: fields.type === undefined ? undefined : out.type,
+    title: fields.title === undefined ? undefined : out.title,
+    body: fields.body === undefined ? undefined : out.body,
+    startDate: fields.startDate === undefined ? undefined : formatDate(out.start_date),
+    expiringDate: fields.expiringDate === undefined ? undefined : formatDate(out.expiring_date),
+  });
+}
+
+/** Applies the given fields over `base`, validating and sanitising the result (D15-D17, D20). */
+function validated(base: MessageData, f: MessageFields, sanitizer: Sanitizer, v = new ViolationList()): MessageData {
+  const out: MessageData = { ...base };
+  if (f.type !== undefined) out.type = parseMessageType(f.type, "type", v) ?? out.type;
+  if (f.title !== undefined) {
+    const title = cleaned("title", f.title, TITLE_MAX, (t) => sanitizer.title(t), "holds encoded markup that cannot be made plain", v);
+    if (title === "") v.add("title", "is empty once markup is removed");
+    else if (title !== undefined) out.title = title;
+  }
+  if (f.body !== undefined) {
+    out.body = cleaned("body", f.body, BODY_MAX, (b) => sanitizer.body(b), "holds markup outside the allowed HTML subset", v) ?? out.body;
+  }
+  if (f.startDate !== undefined) out.start_date = parseZonedDate(f.startDate, "startDate", v) ?? out.start_date;
+  if (f.expiringDate !== undefined) out.expiring_date = parseZonedDate(f.expiringDate, "expiringDate", v) ?? out.expiring_date;
+  if (v.empty && out.expiring_date <= out.start_date) v.add("expiringDate", "must be after startDate");
+  v.throwIfAny();
+  return out;
+}
+
+/**
+ * A text field sanitised, or undefined with a violation. Its length (D17, D52)
+ * is checked as sent and as it would be stored, so that what is read back and
+ * sent unchanged is accepted again (sanitising may add closing tags).
+ */
+function cleaned(
+  field: string,
+  text: string,
+  max: number,
+  clean: (text: string) => string | undefined,
+  refusal: string,
+  v: ViolationList,
+): string | undefined {
+  const tooLong = `must be at most ${max} characters`;
+  if (!withinLength(text, max)) return void v.add(field, tooLong);
+  const out = clean(text);
+  if (out === undefined) return void v.add(field, refusal);
+  if (!withinLength(out, max)) return void v.add(field, tooLong);
+  return out;
+}

@@ -1,0 +1,37 @@
+// Stored rows as the API's messages: dates as written (D15), an unset
+// feature as no field (REST writes it as null).
+import { create } from "@bufbuild/protobuf";
+import { AuditEntrySchema, MessageSchema, type AuditEntry, type Message } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
+import type { AuditRow } from "./audit.js";
+import { formatDate } from "./message-fields.js";
+import type { MessageRow } from "./message-store.js";
+
+export function toMessage(row: MessageRow): Message {
+  return create(MessageSchema, {
+    id: row.id,
+    featureId: row.feature_id ?? undefined,
+    type: row.type,
+    title: row.title,
+    body: row.body,
+    startDate: formatDate(row.start_date),
+    expiringDate: formatDate(row.expiring_date),
+  });
+}
+
+/** An audit entry, with the message before and after the write as it was answered then (D48). */
+export function toAuditEntry(r: AuditRow): AuditEntry {
+  const message = (json: string | null) => (json === null ? undefined : toMessage(JSON.parse(json) as MessageRow));
+  return create(AuditEntrySchema, {
+    id: BigInt(r.id),
+    at: new Date(r.at).toISOString(),
+    action: r.action,
+    messageId: r.message_id,
+    featureId: r.feature_id ?? undefined,
+    clientId: r.client_id ?? undefined,
+    keyId: r.key_id ?? undefined,
+    issuer: r.issuer ?? undefined,
+    subject: r.subject ?? undefined,
+    before: message(r.before),
+    after: message(r.after),
+  });
+}
