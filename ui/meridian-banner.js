@@ -6,7 +6,26 @@
 // style, and Trusted Types ready: a message's body (sanitised by the server
 // already) is parsed once through a <template> and checked again against the
 // allowlist here before it is shown; nothing is ever concatenated into HTML.
-const ALLOWED = new Set(["B", "STRONG", "I", "EM", "U", "BR", "P", "UL", "OL", "LI", "A"]);
+/**
+ * The server's allowlist (BODY_ALLOWLIST of src/featurestatus/sanitize.ts):
+ * each element with the attributes it may keep. A copy, as this file is served
+ * as it is and depends on nothing; test/ui/allowlist.test.ts pins it equal.
+ */
+export const BODY_ALLOWLIST = {
+  b: [],
+  strong: [],
+  i: [],
+  em: [],
+  u: [],
+  br: [],
+  p: [],
+  ul: [],
+  ol: [],
+  li: [],
+  a: ["href"],
+};
+/** By tagName as an HTML document spells it (upper case): an SVG or MathML element of the same name is not one of them. */
+const ALLOWED = new Map(Object.entries(BODY_ALLOWLIST).map(([tag, attributes]) => [tag.toUpperCase(), attributes]));
 const SEVERITY = { Critical: 0, Warning: 1, Informational: 2 };
 
 const CSS = `
@@ -47,7 +66,8 @@ export function bodyFragment(html) {
         continue;
       }
       for (const attr of [...node.attributes]) {
-        const keep = node.tagName === "A" && attr.name === "href" && /^(https:|mailto:)/i.test(attr.value.trim());
+        const keep =
+          ALLOWED.get(node.tagName).includes(attr.name) && (attr.name !== "href" || /^(https:|mailto:)/i.test(attr.value.trim()));
         if (!keep) node.removeAttribute(attr.name);
       }
       if (node.tagName === "A") node.setAttribute("rel", "noopener noreferrer");

@@ -6,7 +6,30 @@ import sanitizeHtml from "sanitize-html";
 import { decodeHTML } from "entities";
 import { parseFragment } from "parse5";
 
-export const BODY_TAGS = ["b", "strong", "i", "em", "u", "br", "p", "ul", "ol", "li", "a"];
+/**
+ * D20: the body's HTML subset, each element with the attributes it may keep
+ * (an href only with an allowed scheme). The one list: the banner
+ * (ui/meridian-banner.js) keeps a copy, pinned equal to it by a test
+ * (test/ui/allowlist.test.ts), and the tests read it from here.
+ */
+export const BODY_ALLOWLIST: Readonly<Record<string, readonly string[]>> = {
+  b: [],
+  strong: [],
+  i: [],
+  em: [],
+  u: [],
+  br: [],
+  p: [],
+  ul: [],
+  ol: [],
+  li: [],
+  a: ["href"],
+};
+
+/** The attributes an element may keep, or undefined when the element is not allowed. */
+export function allowedAttributes(tag: string): readonly string[] | undefined {
+  return Object.hasOwn(BODY_ALLOWLIST, tag) ? BODY_ALLOWLIST[tag] : undefined;
+}
 
 // Elements whose content is dropped with them rather than kept as text.
 const DROP_WITH_CONTENT = [
@@ -42,8 +65,11 @@ export class Sanitizer {
   constructor(opts: SanitizeOptions) {
     this.schemes = new Set(opts.allowHttpLinks ? ["https:", "mailto:", "http:"] : ["https:", "mailto:"]);
     this.bodyOptions = {
-      allowedTags: BODY_TAGS,
-      allowedAttributes: { a: ["href"] },
+      allowedTags: Object.keys(BODY_ALLOWLIST),
+      allowedAttributes: Object.fromEntries(Object.entries(BODY_ALLOWLIST).filter(([, attributes]) => attributes.length > 0)) as Record<
+        string,
+        string[]
+      >,
       allowedSchemes: [...this.schemes].map((s) => s.slice(0, -1)),
       allowedSchemesAppliedToAttributes: ["href"],
       allowProtocolRelative: false,
@@ -115,9 +141,10 @@ export class Sanitizer {
       };
       if (node.nodeName === "#comment" || node.nodeName === "#documentType") return false;
       if (node.tagName !== undefined) {
-        if (!BODY_TAGS.includes(node.tagName) || node.namespaceURI !== "http://www.w3.org/1999/xhtml") return false;
+        const attributes = allowedAttributes(node.tagName);
+        if (attributes === undefined || node.namespaceURI !== "http://www.w3.org/1999/xhtml") return false;
         for (const a of node.attrs ?? []) {
-          if (node.tagName !== "a" || a.name !== "href" || !this.hrefAllowed(a.value)) return false;
+          if (!attributes.includes(a.name) || (a.name === "href" && !this.hrefAllowed(a.value))) return false;
         }
       }
       if (node.content) stack.push(node.content);

@@ -6,8 +6,7 @@ import { parseFragment } from "parse5";
 import { decodeHTML } from "entities";
 import { startTestServer } from "../helpers/server.js";
 import { api, draft, RW, useMessageServer, xssPayloads } from "../helpers/messages.js";
-
-const ALLOWED = new Set(["b", "strong", "i", "em", "u", "br", "p", "ul", "ol", "li", "a"]);
+import { allowedAttributes } from "../../src/featurestatus/sanitize.js";
 
 /** The test's own reading of a stored body, as a browser would parse it. */
 function bodyViolations(html: string, schemes = ["https:", "mailto:"]): string[] {
@@ -15,10 +14,11 @@ function bodyViolations(html: string, schemes = ["https:", "mailto:"]): string[]
   const walk = (node: any) => {
     if (node.nodeName === "#comment") out.push("comment");
     if (node.tagName) {
-      if (!ALLOWED.has(node.tagName) || node.namespaceURI !== "http://www.w3.org/1999/xhtml") out.push(`tag ${node.tagName}`);
+      const attributes = allowedAttributes(node.tagName);
+      if (attributes === undefined || node.namespaceURI !== "http://www.w3.org/1999/xhtml") out.push(`tag ${node.tagName}`);
       for (const at of node.attrs ?? []) {
-        if (node.tagName !== "a" || at.name !== "href") out.push(`attribute ${at.name}`);
-        else {
+        if (!attributes?.includes(at.name)) out.push(`attribute ${at.name}`);
+        else if (at.name === "href") {
           let ok = false;
           try {
             ok = schemes.includes(new URL(at.value).protocol);
