@@ -99,10 +99,22 @@ export class Sanitizer {
     }
   }
 
-  /** The cleaned body, or undefined when the cleaned text still fails the independent check. */
+  /**
+   * The cleaned body, or undefined when the cleaned text still fails the
+   * independent check. Cleaning repeats until it changes nothing, so what is
+   * stored, read and sent back is stored again as it was (D52): one pass can
+   * leave markup that the next parse nests differently (<li> inside <li>).
+   * Each pass only drops or normalises, so the fixed point comes in a pass or
+   * two; a body that has not settled within the cap is refused.
+   */
   body(html: string): string | undefined {
-    const clean = sanitizeHtml(stripControls(html), this.bodyOptions);
-    return this.bodyAllowed(clean) ? clean : undefined;
+    let clean = sanitizeHtml(stripControls(html), this.bodyOptions);
+    for (let round = 1; ; round++) {
+      const again = sanitizeHtml(clean, this.bodyOptions);
+      if (again === clean) return this.bodyAllowed(clean) ? clean : undefined;
+      if (round === BODY_ROUNDS) return undefined;
+      clean = again;
+    }
   }
 
   /**
@@ -153,6 +165,9 @@ export class Sanitizer {
     return true;
   }
 }
+
+/** Passes of Sanitizer.body after the first before a body that still changes is refused. */
+const BODY_ROUNDS = 4;
 
 /** Rounds of Sanitizer.title: a depth of encoding takes at least 3 characters (&amp; to &), and a title is at most 255 characters as read (D17). */
 const TITLE_ROUNDS = 256;
