@@ -14,6 +14,10 @@
 #include "value-columns.h"
 #include "value-json.h"
 
+namespace meridian {
+void RegisterAnswerWriters(Napi::Env env, Napi::Object exports);  // addon-answers.cc
+}
+
 namespace {
 
 using meridian::ColumnIn;
@@ -316,6 +320,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("decodeBlock", Napi::Function::New(env, DecodeBlock, "decodeBlock"));
   exports.Set("blockJson", Napi::Function::New(env, BlockJson, "blockJson"));
   exports.Set("blockColumns", Napi::Function::New(env, BlockColumns, "blockColumns"));
+  meridian::RegisterAnswerWriters(env, exports);
   return exports;
 }
 

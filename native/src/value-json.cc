@@ -222,21 +222,25 @@ char* TextBuffer::Reserve(size_t n) {
   return data_.get() + size_;
 }
 
-Taken WriteBlockJson(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows,
-                     bool first, TextBuffer& out) {
-  const BlockView block(data, size);
-  const BlockHeader& h = block.header();
-  const double* ts = block.timestamps();
-  const auto [begin, stop, taken] = block.Select(from, to, maxRows);
-  if (stop == begin) return taken;
+JsonRowsWriter::JsonRowsWriter(const uint8_t* data, size_t size, int64_t from, int64_t to,
+                               uint32_t maxRows, bool first)
+    : block_(data, size), range_(block_.Select(from, to, maxRows)), first_(first) {}
 
-  char* p =
-      out.Reserve(static_cast<size_t>(stop - begin) * (kRowFrame + h.columns * (kMaxCell + 1)));
+size_t JsonRowsWriter::bound() const {
+  return static_cast<size_t>(range_.stop - range_.begin) *
+         (kRowFrame + block_.header().columns * (kMaxCell + 1));
+}
+
+size_t JsonRowsWriter::Write(char* out) const {
+  const BlockHeader& h = block_.header();
+  const double* ts = block_.timestamps();
+  const uint32_t begin = range_.begin, stop = range_.stop;
+  char* p = out;
   TimestampWriter clock;
   int hints[kMaxColumns];
   std::fill(hints, hints + h.columns, 3);
   for (uint32_t i = begin; i < stop; i++) {
-    if (!first || i != begin) *p++ = ',';
+    if (!first_ || i != begin) *p++ = ',';
     p[0] = '[';
     p[1] = '"';
     clock.Write(static_cast<int64_t>(ts[i]), p + 2);
@@ -244,27 +248,35 @@ Taken WriteBlockJson(const uint8_t* data, size_t size, int64_t from, int64_t to,
     p += 22;
     for (uint8_t c = 0; c < h.columns; c++) {
       *p++ = ',';
-      if (block.Missing(c, i)) {
+      if (block_.Missing(c, i)) {
         std::memcpy(p, "null", 4);
         p += 4;
         continue;
       }
       switch (h.kinds[c]) {
         case FieldKind::kSingle:
-          p = WriteFloat(static_cast<const float*>(block.column(c).values)[i], &hints[c], p);
+          p = WriteFloat(static_cast<const float*>(block_.column(c).values)[i], &hints[c], p);
           break;
         case FieldKind::kDouble:
-          p = WriteFloat(static_cast<const double*>(block.column(c).values)[i], &hints[c], p);
+          p = WriteFloat(static_cast<const double*>(block_.column(c).values)[i], &hints[c], p);
           break;
         case FieldKind::kFlag:
-          p = WriteInt(static_cast<const int32_t*>(block.column(c).values)[i], p);
+          p = WriteInt(static_cast<const int32_t*>(block_.column(c).values)[i], p);
           break;
       }
     }
     *p++ = ']';
   }
-  out.Commit(p);
-  return taken;
+  return static_cast<size_t>(p - out);
+}
+
+Taken WriteBlockJson(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows,
+                     bool first, TextBuffer& out) {
+  const JsonRowsWriter writer(data, size, from, to, maxRows, first);
+  if (writer.taken().rows == 0) return writer.taken();
+  char* p = out.Reserve(writer.bound());
+  out.Commit(p + writer.Write(p));
+  return writer.taken();
 }
 
 }  // namespace meridian

@@ -30,6 +30,29 @@ class TextBuffer {
 };
 
 /**
+ * The rows of a block whose timestamps lie in [from, to], at most maxRows of
+ * them, each preceded by a comma unless `first` and it is the first. The
+ * block is decoded and the rows chosen first, so a caller can hand in a
+ * buffer of bound() bytes (a pooled one, D28) rather than grow one.
+ */
+class JsonRowsWriter {
+ public:
+  /** Throws CorruptBlock for a bad block. */
+  JsonRowsWriter(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows,
+                 bool first);
+  const Taken& taken() const { return range_.taken; }
+  /** The most bytes Write may take. */
+  size_t bound() const;
+  /** Writes the rows into out (at least bound() bytes); returns the bytes written. */
+  size_t Write(char* out) const;
+
+ private:
+  BlockView block_;
+  BlockView::Range range_;
+  bool first_;
+};
+
+/**
  * Appends to `out` the rows of the block whose timestamps lie in [from, to],
  * at most maxRows of them, each preceded by a comma unless `first` and it is
  * the first. Throws CorruptBlock for a bad block.

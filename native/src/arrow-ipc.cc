@@ -1,0 +1,312 @@
+#include "arrow-ipc.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <initializer_list>
+
+namespace meridian {
+namespace {
+
+// Format/Schema.fbs and Message.fbs numbers.
+constexpr int16_t kMetadataV5 = 4;
+constexpr uint8_t kHeaderSchema = 1;
+constexpr uint8_t kHeaderRecordBatch = 3;
+constexpr uint8_t kTypeInt = 2;
+constexpr uint8_t kTypeFloatingPoint = 3;
+constexpr uint8_t kTypeTimestamp = 10;
+constexpr int16_t kPrecisionSingle = 1;
+constexpr int16_t kPrecisionDouble = 2;
+constexpr int16_t kMillisecond = 1;
+
+inline size_t Pad8(size_t n) { return (n + 7) & ~size_t{7}; }
+
+/**
+ * A flatbuffer written front to back: a table is written before what its
+ * offset fields point to, and those offsets are set once the target is
+ * written (flatbuffer offsets point forward, so this order needs no
+ * reversal). Scalars sit at positions aligned to their size, counted from the
+ * buffer's start, which the stream keeps 8-aligned.
+ */
+class Flat {
+ public:
+  struct Field {
+    uint16_t id;
+    uint8_t size;  // 1, 2, 4 or 8; an offset field is 4 with value 0, set later by Point
+    uint64_t value;
+  };
+  struct Table {
+    size_t at;
+    size_t fields[8];  // absolute position of each field, in the order given
+  };
+
+  Flat() { Add<uint32_t>(0); }  // the root offset, set by Root
+
+  template <typename T>
+  size_t Add(T v) {
+    const size_t p = b_.size();
+    b_.resize(p + sizeof v);
+    std::memcpy(b_.data() + p, &v, sizeof v);
+    return p;
+  }
+  void Align(size_t a) { b_.resize((b_.size() + a - 1) / a * a, 0); }
+  /** Sets the offset field at `slot` to point at `target`, written after it. */
+  void Point(size_t slot, size_t target) {
+    const uint32_t v = static_cast<uint32_t>(target - slot);
+    std::memcpy(b_.data() + slot, &v, 4);
+  }
+  void Root(size_t table) { Point(0, table); }
+
+  /** A table: its vtable, then its fields, largest first (so none needs padding but the first).
+   */
+  Table Add(std::initializer_list<Field> fields) {
+    uint16_t ids = 0;
+    uint8_t align = 4;
+    for (const Field& f : fields) {
+      ids = std::max<uint16_t>(ids, f.id + 1);
+      align = std::max(align, f.size);
+    }
+    std::vector<const Field*> order;
+    for (const Field& f : fields) order.push_back(&f);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const Field* a, const Field* b) { return a->size > b->size; });
+    uint16_t offsets[16] = {};
+    uint16_t inline_size = 4;  // the vtable offset
+    for (const Field* f : order) {
+      inline_size = static_cast<uint16_t>((inline_size + f->size - 1) / f->size * f->size);
+      offsets[f->id] = inline_size;
+      inline_size = static_cast<uint16_t>(inline_size + f->size);
+    }
+    Align(2);
+    const size_t vtable = b_.size();
+    Add<uint16_t>(static_cast<uint16_t>(4 + 2 * ids));
+    Add<uint16_t>(inline_size);
+    for (uint16_t i = 0; i < ids; i++) Add<uint16_t>(offsets[i]);
+    Align(align);
+    Table t{b_.size(), {}};
+    b_.resize(t.at + inline_size, 0);
+    const int32_t back = static_cast<int32_t>(t.at - vtable);
+    std::memcpy(b_.data() + t.at, &back, 4);
+    size_t k = 0;
+    for (const Field& f : fields) {
+      t.fields[k] = t.at + offsets[f.id];
+      std::memcpy(b_.data() + t.fields[k++], &f.value, f.size);  // little endian: the low bytes
+    }
+    return t;
+  }
+
+  size_t String(const std::string& s) {
+    Align(4);
+    const size_t at = Add<uint32_t>(static_cast<uint32_t>(s.size()));
+    b_.insert(b_.end(), s.begin(), s.end());
+    b_.push_back(0);
+    return at;
+  }
+
+  /** A vector of `count` offsets, each to be set by Point(at + 4 + 4 * i, ...). */
+  size_t Offsets(size_t count) {
+    Align(4);
+    const size_t at = Add<uint32_t>(static_cast<uint32_t>(count));
+    b_.resize(b_.size() + 4 * count, 0);
+    return at;
+  }
+
+  /** A vector of 16-byte structs of two int64 (FieldNode, Buffer), 8-aligned. */
+  size_t Pairs(const std::vector<std::pair<int64_t, int64_t>>& pairs) {
+    Align(4);
+    if ((b_.size() + 4) % 8 != 0) Add<uint32_t>(0);
+    const size_t at = Add<uint32_t>(static_cast<uint32_t>(pairs.size()));
+    for (const auto& [a, b] : pairs) {
+      Add<int64_t>(a);
+      Add<int64_t>(b);
+    }
+    return at;
+  }
+
+  /** KeyValue tables for custom_metadata, pointed to from `slot`. */
+  void Metadata(size_t slot, const KeyValues& kv) {
+    const size_t vec = Offsets(kv.size());
+    Point(slot, vec);
+    for (size_t i = 0; i < kv.size(); i++) {
+      const Table t = Add({{0, 4, 0}, {1, 4, 0}});
+      Point(vec + 4 + 4 * i, t.at);
+      Point(t.fields[0], String(kv[i].first));
+      Point(t.fields[1], String(kv[i].second));
+    }
+  }
+
+  /** The metadata, padded to a multiple of 8. */
+  std::vector<uint8_t> Finish() {
+    Align(8);
+    return std::move(b_);
+  }
+
+ private:
+  std::vector<uint8_t> b_;
+};
+
+/** Continuation marker and metadata length, then the metadata; the body follows. */
+uint8_t* PutPrefix(const std::vector<uint8_t>& metadata, uint8_t* out) {
+  const uint32_t continuation = 0xffffffff;
+  const int32_t length = static_cast<int32_t>(metadata.size());
+  std::memcpy(out, &continuation, 4);
+  std::memcpy(out + 4, &length, 4);
+  std::memcpy(out + 8, metadata.data(), metadata.size());
+  return out + 8 + metadata.size();
+}
+
+std::vector<uint8_t> Framed(const std::vector<uint8_t>& metadata) {
+  std::vector<uint8_t> out(8 + metadata.size());
+  PutPrefix(metadata, out.data());
+  return out;
+}
+
+/** A RecordBatch message's metadata: `columns` data fields after the timestamp. */
+std::vector<uint8_t> BatchMetadata(int64_t rows,
+                                   const std::vector<std::pair<int64_t, int64_t>>& nodes,
+                                   const std::vector<std::pair<int64_t, int64_t>>& buffers,
+                                   size_t body, const KeyValues* metadata) {
+  Flat f;
+  const Flat::Table m = metadata ? f.Add({{0, 2, static_cast<uint16_t>(kMetadataV5)},
+                                          {1, 1, kHeaderRecordBatch},
+                                          {2, 4, 0},
+                                          {3, 8, body},
+                                          {4, 4, 0}})
+                                 : f.Add({{0, 2, static_cast<uint16_t>(kMetadataV5)},
+                                          {1, 1, kHeaderRecordBatch},
+                                          {2, 4, 0},
+                                          {3, 8, body}});
+  f.Root(m.at);
+  const Flat::Table rb = f.Add({{0, 8, static_cast<uint64_t>(rows)}, {1, 4, 0}, {2, 4, 0}});
+  f.Point(m.fields[2], rb.at);
+  f.Point(rb.fields[1], f.Pairs(nodes));
+  f.Point(rb.fields[2], f.Pairs(buffers));
+  if (metadata) f.Metadata(m.fields[4], *metadata);
+  return f.Finish();
+}
+
+size_t ValueWidth(FieldKind kind) { return kind == FieldKind::kDouble ? 8 : 4; }
+
+/** Whether row i of column c is null: missing, or not a finite number (JSON's null, D25). */
+bool IsNull(const BlockView& b, uint8_t c, uint32_t i) {
+  if (b.Missing(c, i)) return true;
+  switch (b.header().kinds[c]) {
+    case FieldKind::kSingle:
+      return !std::isfinite(static_cast<const float*>(b.column(c).values)[i]);
+    case FieldKind::kDouble:
+      return !std::isfinite(static_cast<const double*>(b.column(c).values)[i]);
+    case FieldKind::kFlag:
+      return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<uint8_t> ArrowSchemaMessage(const std::vector<ArrowField>& fields,
+                                        const KeyValues& metadata) {
+  Flat f;
+  const Flat::Table m = f.Add(
+      {{0, 2, static_cast<uint16_t>(kMetadataV5)}, {1, 1, kHeaderSchema}, {2, 4, 0}, {3, 8, 0}});
+  f.Root(m.at);
+  const Flat::Table schema = f.Add({{0, 2, 0}, {1, 4, 0}, {2, 4, 0}});  // little endian
+  f.Point(m.fields[2], schema.at);
+  const size_t list = f.Offsets(1 + fields.size());
+  f.Point(schema.fields[1], list);
+  for (size_t i = 0; i <= fields.size(); i++) {
+    const bool timestamp = i == 0;
+    const FieldKind kind = timestamp ? FieldKind::kDouble : fields[i - 1].kind;
+    const uint8_t type = timestamp                  ? kTypeTimestamp
+                         : kind == FieldKind::kFlag ? kTypeInt
+                                                    : kTypeFloatingPoint;
+    const Flat::Table field = f.Add({{0, 4, 0},
+                                     {1, 1, timestamp ? 0u : 1u},
+                                     {2, 1, type},
+                                     {3, 4, 0},
+                                     {5, 4, 0}});  // name, nullable, type, children
+    f.Point(list + 4 + 4 * i, field.at);
+    f.Point(field.fields[0], f.String(timestamp ? "timestamp" : fields[i - 1].name));
+    if (timestamp) {
+      const Flat::Table t = f.Add({{0, 2, static_cast<uint16_t>(kMillisecond)}, {1, 4, 0}});
+      f.Point(field.fields[3], t.at);
+      f.Point(t.fields[1], f.String("UTC"));
+    } else if (kind == FieldKind::kFlag) {
+      f.Point(field.fields[3], f.Add({{0, 4, 32}, {1, 1, 1}}).at);  // int32, signed
+    } else {
+      const int16_t precision = kind == FieldKind::kSingle ? kPrecisionSingle : kPrecisionDouble;
+      f.Point(field.fields[3], f.Add({{0, 2, static_cast<uint16_t>(precision)}}).at);
+    }
+    f.Point(field.fields[4], f.Offsets(0));  // no children (readers require the vector)
+  }
+  f.Metadata(schema.fields[2], metadata);
+  return Framed(f.Finish());
+}
+
+std::vector<uint8_t> ArrowEmptyBatch(uint8_t columns, const KeyValues& metadata) {
+  const std::vector<std::pair<int64_t, int64_t>> nodes(1 + columns, {0, 0});
+  const std::vector<std::pair<int64_t, int64_t>> buffers(2 * (1 + columns), {0, 0});
+  return Framed(BatchMetadata(0, nodes, buffers, 0, &metadata));
+}
+
+ArrowBatchWriter::ArrowBatchWriter(const uint8_t* data, size_t size, int64_t from, int64_t to,
+                                   uint32_t maxRows)
+    : block_(data, size), range_(block_.Select(from, to, maxRows)) {
+  const BlockHeader& h = block_.header();
+  const uint32_t begin = range_.begin, stop = range_.stop, rows = stop - begin;
+  nulls_.assign(1 + h.columns, 0);
+  std::vector<std::pair<int64_t, int64_t>> nodes(1 + h.columns);
+  std::vector<std::pair<int64_t, int64_t>> buffers(2 * (1 + h.columns));
+  const size_t bitmap = (rows + 7) / 8;
+  size_t at = 0;
+  for (uint32_t c = 0; c <= h.columns; c++) {
+    uint32_t nulls = 0;
+    if (c > 0)
+      for (uint32_t i = begin; i < stop; i++) nulls += IsNull(block_, c - 1, i);
+    nulls_[c] = nulls;
+    nodes[c] = {rows, nulls};
+    const size_t validity = nulls > 0 ? bitmap : 0;
+    buffers[2 * c] = {static_cast<int64_t>(at), static_cast<int64_t>(validity)};
+    at += Pad8(validity);
+    const size_t values = size_t{rows} * (c == 0 ? 8 : ValueWidth(h.kinds[c - 1]));
+    buffers[2 * c + 1] = {static_cast<int64_t>(at), static_cast<int64_t>(values)};
+    at += Pad8(values);
+  }
+  body_ = at;
+  metadata_ = BatchMetadata(rows, nodes, buffers, body_, nullptr);
+}
+
+void ArrowBatchWriter::Write(uint8_t* out) const {
+  const BlockHeader& h = block_.header();
+  const uint32_t begin = range_.begin, stop = range_.stop, rows = stop - begin;
+  uint8_t* p = PutPrefix(metadata_, out);
+  const size_t bitmap = (rows + 7) / 8;
+  auto pad = [&p](size_t n) {  // zeros after a buffer up to the next multiple of 8
+    std::memset(p, 0, Pad8(n) - n);
+    p += Pad8(n) - n;
+  };
+  // Timestamps: whole seconds as int64 milliseconds (exact: D24's range times 1000 fits).
+  const double* ts = block_.timestamps();
+  int64_t* ms = reinterpret_cast<int64_t*>(p);
+  for (uint32_t i = begin; i < stop; i++) {
+    const int64_t v = static_cast<int64_t>(ts[i]) * 1000;
+    std::memcpy(ms + (i - begin), &v, 8);
+  }
+  p += size_t{rows} * 8;
+  for (uint8_t c = 0; c < h.columns; c++) {
+    if (nulls_[1 + c] > 0) {
+      std::memset(p, 0, Pad8(bitmap));
+      for (uint32_t i = begin; i < stop; i++)
+        if (!IsNull(block_, c, i))
+          p[(i - begin) >> 3] |= static_cast<uint8_t>(1u << ((i - begin) & 7));
+      p += Pad8(bitmap);
+    }
+    const size_t width = ValueWidth(h.kinds[c]);
+    const size_t bytes = size_t{rows} * width;
+    std::memcpy(p, static_cast<const uint8_t*>(block_.column(c).values) + size_t{begin} * width,
+                bytes);
+    p += bytes;
+    pad(bytes);
+  }
+}
+
+}  // namespace meridian
