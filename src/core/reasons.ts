@@ -31,6 +31,11 @@ export const REASONS = {
     httpStatus: 415,
     description: "the body's content type or content coding is not accepted",
   },
+  NOT_ACCEPTABLE: {
+    code: Code.InvalidArgument,
+    httpStatus: 406,
+    description: "the Accept header allows none of the media types the answer comes in; the detail lists them",
+  },
   BODY_TOO_LARGE: {
     code: Code.ResourceExhausted,
     httpStatus: 413,

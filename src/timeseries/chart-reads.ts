@@ -1,17 +1,15 @@
 // The chart reads (D50): of each series, the rows a line chart of `width`
 // pixel columns needs (M4), chosen by the addon from the series' blocks in one
 // pass (blocks/native.ts Chart), then written by the value reads' own
-// encoders and framing, as JSON rows for REST and as columns for gRPC and
-// Connect. What a chart holds grows with its width, not with the rows read.
+// encoders and framing, for REST in the format the caller accepts (JSON rows,
+// Arrow, D64) and as columns for gRPC and Connect. What a chart holds grows
+// with its width, not with the rows read.
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { create } from "@bufbuild/protobuf";
-import { HttpBodySchema } from "../gen/google/api/httpbody_pb.js";
 import type { ReadChartRequest, ReadManyChartRequest, TimeSeriesService } from "../gen/meridian/timeseries/v1/time_series_pb.js";
-import { JSON_CONTENT_TYPE } from "../core/media-types.js";
 import { blockBatchesOf, type BlockStore } from "./blocks/block-store.js";
 import { Chart, MAX_CHART_WIDTH } from "./blocks/native.js";
 import { columnChunks, columnEncoderFor } from "./value-columns.js";
-import { jsonRows, jsonText } from "./value-json.js";
+import { formattedAnswer } from "./columnar/answer.js";
 import { rangeOf, sent } from "./value-range.js";
 import { listedSeries, observed, type ValueReadDeps } from "./value-reads.js";
 import type { BlockEncoder, WalkSeries, WalkStep } from "./value-walk.js";
@@ -91,12 +89,13 @@ export function chartReads(
   const steps = <T>(plan: ChartPlan, encode: BlockEncoder<T>, ctx: HandlerContext) =>
     observed(chartWalk(deps.blocks, plan, encode, ctx.signal), ctx, deps.onRows);
 
-  async function* json(planning: () => Promise<ChartPlan>, ctx: HandlerContext) {
-    const plan = await planning();
-    for await (const data of jsonText(steps(plan, jsonRows, ctx), { multi: plan.multi, paged: false }, noCursor)) {
-      yield create(HttpBodySchema, { contentType: JSON_CONTENT_TYPE, data });
-    }
-  }
+  const rest = (planning: () => Promise<ChartPlan>, ctx: HandlerContext) =>
+    formattedAnswer(
+      ctx,
+      planning,
+      (plan, encode) => steps(plan, encode, ctx),
+      (plan) => ({ multi: plan.multi, paged: false, cursorFor: noCursor }),
+    );
 
   async function* columns(planning: () => Promise<ChartPlan>, ctx: HandlerContext) {
     yield* columnChunks(steps(await planning(), columnEncoderFor(ctx), ctx), noCursor);
@@ -105,7 +104,7 @@ export function chartReads(
   return {
     readChart: (req, ctx) => columns(() => single(req, ctx), ctx),
     readManyChart: (req, ctx) => columns(() => multi(req, ctx), ctx),
-    readChartJson: (req, ctx) => json(() => single(req, ctx), ctx),
-    readManyChartJson: (req, ctx) => json(() => multi(req, ctx), ctx),
+    readChartJson: (req, ctx) => rest(() => single(req, ctx), ctx),
+    readManyChartJson: (req, ctx) => rest(() => multi(req, ctx), ctx),
   };
 }

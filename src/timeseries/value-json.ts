@@ -1,16 +1,10 @@
 // The JSON text of value reads (spec, Part B; D25, D26): rows written by the
-// addon straight from the encoded blocks (native/src/value-json.*), framed
-// here in the four shapes of the two endpoints, paged or not.
-import { blockJson } from "./blocks/native.js";
-import type { BlockEncoder, WalkStep } from "./value-walk.js";
+// addon straight from the encoded blocks (native/src/value-json.*, into pooled
+// buffers: columnar/json-rows.ts), framed here in the four shapes of the two
+// endpoints, paged or not.
+import type { WalkStep } from "./value-walk.js";
 import type { ResumePoint } from "./value-cursor.js";
 import { QUERY_FORM } from "../core/timestamps.js";
-
-/** Rows of a block as JSON text: `["yyyy-MM-ddTHH:mm:ss",v...]`, comma separated (a leading comma unless first). */
-export const jsonRows: BlockEncoder<Buffer> = (payload, from, to, maxRows, first) => {
-  const r = blockJson(payload, from, to, maxRows, first);
-  return { out: r.text, rows: r.rows, last: r.last, more: r.more };
-};
 
 /**
  * JSON Schema of a row: the timestamp, then one value per data field (null:
@@ -84,7 +78,7 @@ export interface JsonShape {
  * Framing text is gathered and sent with the next rows, not on its own.
  */
 export async function* jsonText(
-  steps: AsyncGenerator<WalkStep<Buffer>, ResumePoint | undefined>,
+  steps: AsyncGenerator<WalkStep<Uint8Array>, ResumePoint | undefined>,
   shape: JsonShape,
   cursorFor: (at: ResumePoint) => string,
 ): AsyncGenerator<Uint8Array> {

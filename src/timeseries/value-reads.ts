@@ -1,20 +1,18 @@
-// The four value reads: one series or many (D26), as JSON text for REST
-// (D25) or as columns for gRPC and Connect, whole range (D28: streamed block
+// The four value reads: one series or many (D26), for REST as JSON text (D25)
+// or the columnar format the caller accepts (D64), or as columns for gRPC and
+// Connect, whole range (D28: streamed block
 // by block) or, with api-version 3, in pages with cursors (D26, D27, D35).
 // Requests become a walk plan here; value-walk does the walking.
-import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { HttpBodySchema } from "../gen/google/api/httpbody_pb.js";
 import type { ReadManyValuesRequest, ReadValuesRequest, TimeSeriesService } from "../gen/meridian/timeseries/v1/time_series_pb.js";
 import type { BlockStore } from "./blocks/block-store.js";
 import type { CursorSeal } from "../core/cursor-seal.js";
 import { apiVersionOf } from "../core/api-version.js";
 import { invalidField } from "../core/errors.js";
-import { JSON_CONTENT_TYPE } from "../core/media-types.js";
 import type { DatasetRecord, SeriesRecord } from "./metadata-store.js";
 import { columnChunks, columnEncoderFor } from "./value-columns.js";
 import { issueCursor, openCursor, type CursorScope, type ResumePoint } from "./value-cursor.js";
-import { jsonRows, jsonText } from "./value-json.js";
+import { formattedAnswer } from "./columnar/answer.js";
 import { walkValues, type BlockEncoder, type WalkPlan, type WalkStep } from "./value-walk.js";
 import { rangeOf, sent } from "./value-range.js";
 
@@ -131,13 +129,13 @@ export function valueReads(
 
   const cursorFor = (read: Read) => (at: ResumePoint) => issueCursor(cursors, read.scope, at);
 
-  async function* json(reading: () => Promise<Read>, ctx: HandlerContext) {
-    const read = await reading();
-    const shape = { multi: read.scope.endpoint === "multi", paged: read.paged };
-    for await (const data of jsonText(steps(read, jsonRows, ctx), shape, cursorFor(read))) {
-      yield create(HttpBodySchema, { contentType: JSON_CONTENT_TYPE, data });
-    }
-  }
+  const rest = (reading: () => Promise<Read>, ctx: HandlerContext) =>
+    formattedAnswer(
+      ctx,
+      reading,
+      (read, encode) => steps(read, encode, ctx),
+      (read) => ({ multi: read.scope.endpoint === "multi", paged: read.paged, cursorFor: cursorFor(read) }),
+    );
 
   async function* columns(reading: () => Promise<Read>, ctx: HandlerContext) {
     const read = await reading();
@@ -147,7 +145,7 @@ export function valueReads(
   return {
     readValues: (req, ctx) => columns(() => single(req, ctx), ctx),
     readManyValues: (req, ctx) => columns(() => multi(req, ctx), ctx),
-    readValuesJson: (req, ctx) => json(() => single(req, ctx), ctx),
-    readManyValuesJson: (req, ctx) => json(() => multi(req, ctx), ctx),
+    readValuesJson: (req, ctx) => rest(() => single(req, ctx), ctx),
+    readManyValuesJson: (req, ctx) => rest(() => multi(req, ctx), ctx),
   };
 }

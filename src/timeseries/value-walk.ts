@@ -16,6 +16,8 @@ export type BlockEncoder<T> = (payload: Uint8Array, from: number, to: number, ma
 export interface WalkSeries {
   id: string;
   sid: number;
+  /** Its data fields, in order: what an answer's columns are (D64). */
+  dataFields: readonly { name: string; dataType: string }[];
 }
 
 export interface WalkPlan {

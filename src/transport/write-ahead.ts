@@ -26,13 +26,17 @@ export class WriteAhead {
     private readonly ahead: number,
   ) {}
 
-  /** Writes `chunk`; resolves once no more than `ahead` bytes are queued, or the reader is gone. */
-  async write(chunk: Uint8Array): Promise<void> {
+  /**
+   * Writes `chunk`; resolves once no more than `ahead` bytes are queued, or the reader is gone.
+   * `taken` is called once `out` has taken the chunk (its buffer may then be reused).
+   */
+  async write(chunk: Uint8Array, taken?: () => void): Promise<void> {
     const n = chunk.length;
     this.#queued += n;
     // Callbacks come in write order, also with an error once `out` is destroyed.
-    this.out.write(chunk, () => {
+    this.out.write(chunk, (err) => {
       this.#queued -= n;
+      if (!err) taken?.();
       this.wake();
     });
     await this.#queuedAtMost(this.ahead);

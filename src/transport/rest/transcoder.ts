@@ -31,6 +31,7 @@ import type { MatchResult, RouteTrie } from "./route-trie.js";
 import { capturedSegments } from "./path-template.js";
 import { requestInfoKey } from "../../core/request-info.js";
 import { WriteAhead } from "../write-ahead.js";
+import { releaseChunk } from "../../runtime/buffer-pool.js";
 
 /** Bytes of a streamed answer that may wait in its compressor while the next chunk is made (D28, D44). */
 const COMPRESSOR_AHEAD = 1 << 20;
@@ -294,18 +295,22 @@ export class Transcoder {
       // Server-Sent Events are sent as they come: a compressor would hold them back (D46).
       if (contentType.startsWith("text/event-stream")) coding = undefined;
       const encoding: Record<string, string> = coding ? { "content-encoding": coding } : {};
+      // A handler that chose its answer's format by Accept says so in Vary (D64).
+      const handlerVary = ctx.responseHeader.get("vary");
       writeHead(res, route.successStatus, {
         ...passHeaders(ctx.responseHeader),
-        vary: varyAlso(res, "accept-encoding"),
+        vary: varyAlso(res, handlerVary ? `accept-encoding, ${handlerVary}` : "accept-encoding"),
         ...encoding,
         "content-type": contentType || JSON_CONTENT_TYPE,
       });
       if (!coding) {
-        // The socket's own pace: after a refused write, wait for 'drain' (an HTTP response calls
-        // a write's callback before the socket has taken its bytes, so only 'drain' tells).
+        // The socket's own pace: after a refused write, wait for 'drain', which comes once the
+        // response's queue is empty. A pooled chunk (D28) goes back to its pool by its write's
+        // callback, which the response calls once its socket has written the chunk (HTTP/1: with
+        // the chunk's closing CRLF, node's _http_outgoing), never before.
         return {
           write: async (chunk) => {
-            if (!socket.write(chunk) && !res.destroyed) await drainOrClose(res);
+            if (!socket.write(chunk, (err) => err || releaseChunk(chunk)) && !res.destroyed) await drainOrClose(res);
           },
           end: () => {
             socket.end();
@@ -321,7 +326,7 @@ export class Transcoder {
         writer.wake();
       });
       return {
-        write: (chunk) => writer.write(chunk),
+        write: (chunk) => writer.write(chunk, () => releaseChunk(chunk)),
         end: async () => {
           await writer.settled(); // one frame: see WriteAhead.settled
           z.end();

@@ -1,0 +1,27 @@
+// A REST values or chart read's answer in the format its Accept header asks
+// for (D64): negotiated before any work (a 406 costs nothing), then the
+// read's walk with that format's encoder, framed by the format, as the
+// HttpBody chunks the REST transport streams (D28).
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import { HttpBodySchema, type HttpBody } from "../../gen/google/api/httpbody_pb.js";
+import type { ResumePoint } from "../value-cursor.js";
+import type { BlockEncoder, WalkStep } from "../value-walk.js";
+import { answerFormatFor, type AnswerShape } from "./formats.js";
+
+/** The steps of a planned read with a given encoder. */
+export type StepsOf<P> = <T>(plan: P, encode: BlockEncoder<T>) => AsyncGenerator<WalkStep<T>, ResumePoint | undefined>;
+
+export async function* formattedAnswer<P>(
+  ctx: HandlerContext,
+  planning: () => Promise<P>,
+  steps: StepsOf<P>,
+  shapeOf: (plan: P) => AnswerShape,
+): AsyncGenerator<HttpBody> {
+  const format = answerFormatFor(ctx.requestHeader.get("accept"));
+  ctx.responseHeader.set("vary", "accept"); // caches keep one answer per format
+  const plan = await planning();
+  for await (const data of format.frame(steps(plan, format.encoder()), shapeOf(plan))) {
+    yield create(HttpBodySchema, { contentType: format.contentType, data });
+  }
+}

@@ -1,0 +1,66 @@
+// The Apache Arrow IPC stream answer (D64). Each series is one stream: its
+// schema message (the `timestamp` column, then one per data field; metadata
+// naming the series and its fields), one record batch per block as the walk
+// decodes them (written by the addon, native/src/arrow-ipc.*), then the
+// end-of-stream marker. A many-series read sends one such stream per series,
+// in the order asked, back to back: series of one read may differ in their
+// fields' names, types and number, which one schema could hold only by
+// widening or renaming them; each stream says which series it is. A page
+// (api-version 3) that is not the last ends its last stream with a record
+// batch of no rows whose message metadata holds `meridian:cursor`.
+import { DATA_TYPES } from "../value-rows.js";
+import type { WalkSeries } from "../value-walk.js";
+import type { AnswerFormat } from "./formats.js";
+import { ARROW_END_OF_STREAM, arrowBatchPooled, arrowEmptyBatch, arrowSchema, PooledWriter } from "./native-answers.js";
+
+export const ARROW_MEDIA_TYPE = "application/vnd.apache.arrow.stream";
+
+/** Schema metadata keys. */
+export const ARROW_METADATA = {
+  series: "meridian:time_series_id",
+  fields: "meridian:data_fields",
+  cursor: "meridian:cursor",
+} as const;
+
+function schemaOf(series: WalkSeries): Buffer {
+  const fields = series.dataFields.map((f) => ({ name: f.name, dataType: f.dataType }));
+  return arrowSchema(
+    fields.map((f) => ({ name: f.name, kind: DATA_TYPES[f.dataType] })),
+    [
+      [ARROW_METADATA.series, series.id],
+      [ARROW_METADATA.fields, JSON.stringify(fields)],
+    ],
+  );
+}
+
+export const arrowFormat: AnswerFormat<Uint8Array> = {
+  mediaType: ARROW_MEDIA_TYPE,
+  contentType: ARROW_MEDIA_TYPE,
+  encoder() {
+    const pool = new PooledWriter();
+    return (payload, from, to, maxRows) => {
+      const r = arrowBatchPooled(pool, payload, from, to, maxRows);
+      return { out: r.chunk, rows: r.rows, last: r.last, more: r.more };
+    };
+  },
+  async *frame(steps, shape) {
+    // The open stream's end waits for the next series or the end of the walk, which may bring the cursor.
+    let open: WalkSeries | undefined;
+    for (;;) {
+      const step = await steps.next();
+      if (step.done) {
+        if (open && step.value && shape.paged) {
+          yield arrowEmptyBatch(open.dataFields.length, [[ARROW_METADATA.cursor, shape.cursorFor(step.value)]]);
+        }
+        if (open) yield ARROW_END_OF_STREAM;
+        return;
+      }
+      const s = step.value;
+      if (s.kind === "begin") {
+        if (open) yield ARROW_END_OF_STREAM;
+        open = s.series;
+        yield schemaOf(s.series);
+      } else if (s.kind === "rows") yield s.out;
+    }
+  },
+};

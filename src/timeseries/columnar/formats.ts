@@ -1,0 +1,63 @@
+// What a values or chart read answers in on REST (D64): JSON rows (D25), an
+// Apache Arrow IPC stream, or (helper module parquet.ts) a Parquet file,
+// chosen by the request's Accept header as negotiator ranks it; JSON when the
+// client says nothing or accepts anything. An Accept that allows none of them
+// is a 406 (NOT_ACCEPTABLE), before any work is done.
+//
+// Every format is the same two parts: an encoder, called by the value walk
+// (value-walk.ts) for each block's rows of the read, and a framing that turns
+// the walk's steps (a series begins, rows, a series ends, the page's cursor)
+// into the bytes of the answer. A new format is one more entry in FORMATS.
+import Negotiator from "negotiator";
+import { failure } from "../../core/errors.js";
+import { JSON_CONTENT_TYPE } from "../../core/media-types.js";
+import type { ResumePoint } from "../value-cursor.js";
+import { jsonText } from "../value-json.js";
+import type { BlockEncoder, WalkStep } from "../value-walk.js";
+import { arrowFormat } from "./arrow.js";
+import { jsonPooledRows } from "./json-rows.js";
+
+/** What the framing of an answer needs to know besides the steps. */
+export interface AnswerShape {
+  /** The multi-series endpoint. */
+  multi: boolean;
+  /** api-version 3: a page, which may end with a cursor. */
+  paged: boolean;
+  /** The cursor of the page that starts at `at`. */
+  cursorFor(at: ResumePoint): string;
+}
+
+export interface AnswerFormat<T = unknown> {
+  /** The media type an Accept header names it by. */
+  mediaType: string;
+  /** The Content-Type of the answer. */
+  contentType: string;
+  /** A fresh encoder for one read (it may keep state across that read's blocks, such as the size of its pooled buffers). */
+  encoder(): BlockEncoder<T>;
+  /** The answer's bytes, in pieces as the walk produces them. */
+  frame(steps: AsyncGenerator<WalkStep<T>, ResumePoint | undefined>, shape: AnswerShape): AsyncGenerator<Uint8Array>;
+}
+
+export const JSON_FORMAT: AnswerFormat<Uint8Array> = {
+  mediaType: "application/json",
+  contentType: JSON_CONTENT_TYPE,
+  encoder: jsonPooledRows,
+  frame: (steps, shape) => jsonText(steps, shape, shape.cursorFor),
+};
+
+/** In order of preference when the client ranks several alike: the first is the default. */
+export const FORMATS: readonly AnswerFormat<never>[] = [JSON_FORMAT, arrowFormat] as AnswerFormat<never>[];
+
+const OFFERED = FORMATS.map((f) => f.mediaType);
+
+/** The format an Accept header asks for; a 406 when it allows none. */
+export function answerFormatFor(accept: string | null): AnswerFormat<unknown> {
+  // negotiator reads only headers.accept; undefined means "anything" (RFC 9110, 12.5.1).
+  const negotiator = new Negotiator({ headers: { accept: accept ?? undefined } } as never);
+  const chosen = negotiator.mediaType(OFFERED);
+  const format = FORMATS.find((f) => f.mediaType === chosen);
+  if (!format) {
+    throw failure("NOT_ACCEPTABLE", `Accept allows none of the media types this read answers in: ${OFFERED.join(", ")}`);
+  }
+  return format as AnswerFormat<unknown>;
+}

@@ -1,0 +1,95 @@
+// The addon's answer writers (native/src/addon-answers.cc): a block's rows
+// written into a buffer from the pool (D28) as JSON rows or as an Arrow record
+// batch (D64), and the Arrow stream's other messages. Arguments are checked
+// here, as blocks/native.ts does for the rest of the addon.
+import { addon, type Taken } from "../blocks/native.js";
+import { acquire, pooledChunk, release } from "../../runtime/buffer-pool.js";
+import { FieldKind } from "../blocks/block-codec.js";
+
+type Into = Taken & { written: number };
+type IntoResult = Into | { need: number };
+
+interface AnswerAddon {
+  blockJsonInto(bytes: Uint8Array, from: number, to: number, maxRows: number, first: boolean, out: Uint8Array): IntoResult;
+  arrowBatchInto(bytes: Uint8Array, from: number, to: number, maxRows: number, out: Uint8Array): IntoResult;
+  arrowSchema(names: string[], kinds: Uint8Array, metadata: [string, string][]): Buffer;
+  arrowEmptyBatch(columns: number, metadata: [string, string][]): Buffer;
+  arrowEndOfStream: Buffer;
+}
+
+const native = addon as unknown as AnswerAddon;
+
+/** A block's rows as a chunk of a pooled buffer, and what they took. */
+export type PooledRows = Taken & { chunk: Uint8Array };
+
+/**
+ * Runs a writer into a pooled buffer: the size asked last time first (blocks of
+ * one read are alike), a larger one when the writer says it needs it.
+ */
+export class PooledWriter {
+  private size = 0;
+
+  write(into: (out: Uint8Array) => IntoResult): PooledRows {
+    let buffer = acquire(this.size);
+    for (;;) {
+      const r = into(buffer);
+      if ("written" in r) {
+        return { chunk: pooledChunk(buffer, r.written), rows: r.rows, last: r.last, more: r.more };
+      }
+      release(buffer);
+      this.size = r.need;
+      buffer = acquire(r.need);
+    }
+  }
+}
+
+function checkRange(name: string, bytes: Uint8Array, from: number, to: number, maxRows: number): number {
+  if (!(bytes instanceof Uint8Array)) throw new TypeError(`${name}: expected a Uint8Array`);
+  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) throw new RangeError(`${name}: from and to must be whole seconds`);
+  if (!(maxRows >= 0 && (Number.isInteger(maxRows) || maxRows === Infinity)))
+    throw new RangeError(`${name}: maxRows must be a whole number >= 0 or Infinity`);
+  return Math.min(maxRows, 0xffff_ffff);
+}
+
+/** The block's rows of [from, to], at most maxRows, as JSON rows (a leading comma unless first), into a pooled buffer. */
+export function blockJsonPooled(
+  pool: PooledWriter,
+  bytes: Uint8Array,
+  from: number,
+  to: number,
+  maxRows: number,
+  first: boolean,
+): PooledRows {
+  const max = checkRange("blockJsonPooled", bytes, from, to, maxRows);
+  return pool.write((out) => native.blockJsonInto(bytes, from, to, max, first === true, out));
+}
+
+/** The same rows as one Arrow record batch message, into a pooled buffer. */
+export function arrowBatchPooled(pool: PooledWriter, bytes: Uint8Array, from: number, to: number, maxRows: number): PooledRows {
+  const max = checkRange("arrowBatchPooled", bytes, from, to, maxRows);
+  return pool.write((out) => native.arrowBatchInto(bytes, from, to, max, out));
+}
+
+/** A data field as the Arrow schema names and types it. */
+export interface ArrowColumn {
+  name: string;
+  kind: FieldKind;
+}
+
+/** The schema message of a stream: `timestamp`, then the columns; `metadata` as its custom metadata. */
+export function arrowSchema(columns: readonly ArrowColumn[], metadata: [string, string][]): Buffer {
+  if (columns.length > 255) throw new RangeError("arrowSchema: at most 255 columns");
+  return native.arrowSchema(
+    columns.map((c) => c.name),
+    Uint8Array.from(columns, (c) => c.kind),
+    metadata,
+  );
+}
+
+/** A record batch of no rows whose message carries `metadata` (a page's cursor). */
+export function arrowEmptyBatch(columns: number, metadata: [string, string][]): Buffer {
+  return native.arrowEmptyBatch(columns, metadata);
+}
+
+/** The stream's end: a continuation marker and a zero length. */
+export const ARROW_END_OF_STREAM: Uint8Array = native.arrowEndOfStream;
