@@ -16,6 +16,8 @@ const IDLE_PER_CLASS = 8;
 
 /** Free buffers by size class (log2 of their length). */
 const idle = new Map<number, Uint8Array[]>();
+/** Bytes of the buffers handed out and not given back (a chunk never sent is counted for ever). */
+let held = 0;
 /** The buffer behind each chunk handed out (a view of its start), to be given back. */
 const owners = new WeakMap<Uint8Array, Uint8Array>();
 
@@ -27,6 +29,7 @@ function classOf(bytes: number): number {
 export function acquire(bytes: number): Uint8Array {
   const k = classOf(bytes);
   const free = idle.get(k);
+  held += 2 ** k;
   // allocUnsafeSlow: a buffer of its own, never a slice of Node's shared pool (which must not be reused).
   return free?.pop() ?? new Uint8Array(Buffer.allocUnsafeSlow(2 ** k).buffer);
 }
@@ -35,6 +38,7 @@ export function acquire(bytes: number): Uint8Array {
 export function release(buffer: Uint8Array): void {
   const k = Math.log2(buffer.length);
   if (!Number.isInteger(k)) return;
+  held -= buffer.length;
   let free = idle.get(k);
   if (!free) idle.set(k, (free = []));
   if (free.length < IDLE_PER_CLASS) free.push(buffer);
@@ -60,13 +64,13 @@ export function releaseChunk(chunk: Uint8Array): void {
   release(buffer);
 }
 
-/** Buffers idle in the pool and their bytes (tests, benchmarks). */
-export function poolStats(): { buffers: number; bytes: number } {
+/** Buffers idle in the pool and their bytes, and the bytes handed out and not given back (tests, benchmarks). */
+export function poolStats(): { buffers: number; bytes: number; held: number } {
   let buffers = 0;
   let bytes = 0;
   for (const [k, free] of idle) {
     buffers += free.length;
     bytes += free.length * 2 ** k;
   }
-  return { buffers, bytes };
+  return { buffers, bytes, held };
 }

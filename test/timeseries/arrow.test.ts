@@ -1,0 +1,338 @@
+// Arrow IPC stream answers (D64) through a real server: read with the Arrow
+// project's own JS reader (apache-arrow) and compared cell by cell with the
+// JSON read of the same request; the 406 of an Accept that allows no format;
+// and what a client that stops reading costs (D28).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { connect } from "node:net";
+import { request } from "node:http";
+import { zstdDecompressSync } from "node:zlib";
+import { Message, RecordBatchReader, type RecordBatch, type Schema } from "apache-arrow";
+import { FieldKind, valuesArray } from "../../src/timeseries/blocks/block-codec.js";
+import { poolStats } from "../../src/runtime/buffer-pool.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+import { TS_RW, iso, makeRows, tsApi, tsHeaders } from "../helpers/timeseries.js";
+
+const ARROW = "application/vnd.apache.arrow.stream";
+type Cell = number | null;
+type Row = [string, ...Cell[]];
+
+interface Stream {
+  schema: Schema;
+  batches: RecordBatch[];
+}
+
+/**
+ * Every stream of an answer, in order (a many-series read sends one per
+ * series), each read on its own: apache-arrow's readAll does not stop a
+ * stream at its end-of-stream marker when the stream has no batches. The
+ * ends are found by walking the messages (continuation, metadata length,
+ * metadata, body; a zero length ends the stream), as the format defines them.
+ */
+function streamsOf(bytes: Uint8Array): Stream[] {
+  const out: Stream[] = [];
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let start = 0;
+  for (let at = 0; at < bytes.length;) {
+    expect(view.getUint32(at, true)).toBe(0xffffffff);
+    const length = view.getInt32(at + 4, true);
+    if (length === 0) {
+      at += 8;
+      const reader = RecordBatchReader.from(bytes.subarray(start, at)).open();
+      const schema = reader.schema; // read before the batches: the reader forgets it at the end
+      // A stream without batches reads as one empty placeholder batch; only ours carry metadata (a cursor).
+      const batches = [...reader].filter((b) => b.numRows > 0 || b.metadata.size > 0);
+      out.push({ schema, batches });
+      start = at;
+      continue;
+    }
+    const message = Message.decode(bytes.subarray(at + 8, at + 8 + length));
+    at += 8 + length + Number(message.bodyLength);
+  }
+  expect(start).toBe(bytes.length); // every stream ended
+  return out;
+}
+
+/** A stream's rows as the JSON read writes them: the timestamp, then the cells (null: missing). */
+function rowsOf(stream: Stream): Row[] {
+  const rows: Row[] = [];
+  for (const b of stream.batches) {
+    const columns = stream.schema.fields.map((f) => b.getChild(f.name)!);
+    for (let i = 0; i < b.numRows; i++) {
+      const [t, ...cells] = columns.map((c) => c.get(i) as number | null);
+      rows.push([iso(Number(t) / 1000), ...cells]);
+    }
+  }
+  return rows;
+}
+
+/** JSON rows with Single cells as the float32 they denote (Arrow holds the float itself). */
+function asStored(rows: Row[], kinds: FieldKind[]): Row[] {
+  return rows.map(([t, ...cells]) => [t, ...cells.map((c, i) => (c !== null && kinds[i] === FieldKind.Single ? Math.fround(c) : c))]);
+}
+
+const cursorOf = (streams: Stream[]): string | undefined => streams.at(-1)?.batches.at(-1)?.metadata.get("meridian:cursor");
+
+describe("D64 Arrow answers", () => {
+  let server: TestServer;
+  let key: string;
+  let api: ReturnType<typeof tsApi>;
+  let d: string, w: string, empty: string;
+  const W_KINDS = [FieldKind.Single, FieldKind.Flag];
+
+  /** An answer's status, headers and bytes (identity, or zstd inflated). */
+  const fetchBytes = async (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) => {
+    const r = await fetch(server.url + path, {
+      method,
+      headers: { ...tsHeaders(key, d), "content-type": "application/json", ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: r.status, headers: r.headers, bytes: new Uint8Array(await r.arrayBuffer()) };
+  };
+  const arrowOf = async (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) => {
+    const r = await fetchBytes(method, path, { accept: ARROW, ...headers }, body);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe(ARROW);
+    expect(r.headers.get("vary")).toMatch(/accept(?!-)/);
+    return streamsOf(r.bytes);
+  };
+  const jsonOf = async (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) => {
+    const r = await fetchBytes(method, path, headers, body);
+    expect(r.status).toBe(200);
+    return JSON.parse(Buffer.from(r.bytes).toString());
+  };
+  const values = (series: string, query = "") => `/api/ts/dataset/${d}/timeseries/${series}/values${query ? "?" + query : ""}`;
+  const many = (query = "") => `/api/ts/dataset/${d}/timeseries/values${query ? "?" + query : ""}`;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    key = await server.key(TS_RW);
+    api = tsApi(server, key);
+    d = await api.dataset();
+    w = await api.series(d);
+    empty = await api.series(d);
+    await api.upload(d, w, makeRows(70_000)); // five blocks
+  }, 60_000);
+  afterAll(() => server.close());
+
+  it("D64 the schema: timestamp as timestamp[ms, UTC], one column per data field named as the field (Single float32, Double float64, Flag int32), metadata naming the series and fields", async () => {
+    const s = await api.series(d, {
+      dataFields: [
+        { name: "level", dataType: "Single" },
+        { name: "flow", dataType: "Double" },
+        { name: "quality", dataType: "Flag" },
+      ],
+    });
+    const [stream, ...more] = await arrowOf("GET", values(s));
+    expect(more).toEqual([]);
+    expect(stream.schema.fields.map((f) => [f.name, String(f.type), f.nullable])).toEqual([
+      ["timestamp", "Timestamp<MILLISECOND, UTC>", false],
+      ["level", "Float32", true],
+      ["flow", "Float64", true],
+      ["quality", "Int32", true],
+    ]);
+    expect(stream.schema.metadata.get("meridian:time_series_id")).toBe(s);
+    expect(JSON.parse(stream.schema.metadata.get("meridian:data_fields")!)).toEqual([
+      { name: "level", dataType: "Single" },
+      { name: "flow", dataType: "Double" },
+      { name: "quality", dataType: "Flag" },
+    ]);
+    // No rows: the schema and the end of the stream.
+    expect(stream.batches).toEqual([]);
+  });
+
+  it("D64 Arrow answer equals the JSON read cell by cell: W1-like rows, one record batch per block", async () => {
+    const [stream] = await arrowOf("GET", values(w));
+    expect(stream.batches.length).toBe(5);
+    const json = await jsonOf("GET", values(w));
+    expect(rowsOf(stream)).toEqual(asStored(json.data, W_KINDS));
+  });
+
+  it("D64 Arrow answer equals the JSON read cell by cell for random series (missing values, NaN, all three types, empty ranges)", async () => {
+    const kinds = [FieldKind.Single, FieldKind.Double, FieldKind.Flag];
+    const id = await api.series(d, {
+      dataFields: [
+        { name: "a", dataType: "Single" },
+        { name: "b", dataType: "Double" },
+        { name: "f", dataType: "Flag" },
+      ],
+    });
+    const sid = (await server.app.backend.metadata.getSeries(d, id))!.sid;
+    const cell = fc.oneof(
+      fc.constant(null),
+      fc.constant(NaN),
+      fc.constantFrom(-1, 0, 2, 3.4e38, -1e-30),
+      fc.integer({ min: -99999, max: 99999 }).map((n) => n / 1000),
+    );
+    const seriesArb = fc.integer({ min: 0, max: 40_000 }).chain((n) =>
+      fc.record({
+        start: fc.integer({ min: -62_135_596_800, max: 253_402_300_799 - 40_000 * 100 }),
+        gaps: fc.array(fc.integer({ min: 1, max: 100 }), { minLength: n, maxLength: n }),
+        cells: fc.array(fc.tuple(cell, cell, fc.oneof(fc.constant(null), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }))), {
+          minLength: n,
+          maxLength: n,
+        }),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(seriesArb, fc.nat(), fc.nat(), async (s, i, j) => {
+        // Stored through the block store: NaN cannot come through an upload (D25), but may be in a block.
+        const n = s.cells.length;
+        const timestamps = new Float64Array(n);
+        let t = s.start;
+        s.gaps.forEach((g, k) => (timestamps[k] = t += g));
+        const columns = kinds.map((kind, c) => {
+          const values = valuesArray(kind, n);
+          const missing = new Uint8Array(n);
+          s.cells.forEach((row, k) => (row[c] === null ? (missing[k] = 1) : (values[k] = row[c] as number)));
+          return { kind, values, missing };
+        });
+        await server.app.backend.blocks.deleteRange(sid, kinds, -1e12, 1e12);
+        if (n > 0) await server.app.backend.blocks.upsert(sid, kinds, { timestamps, columns });
+        // A range inside the rows, one before them (empty) or the whole series.
+        const pick = (k: number) => (n === 0 ? s.start : timestamps[k % n]);
+        let [from, to] = [pick(i), pick(j)];
+        if (from > to) [from, to] = [to, from];
+        const query = (i + j) % 3 === 0 ? "" : (i + j) % 3 === 1 ? `from=${iso(from)}&to=${iso(to)}` : `to=${iso(s.start)}`;
+        const [stream] = await arrowOf("GET", values(id, query));
+        expect(rowsOf(stream)).toEqual(asStored((await jsonOf("GET", values(id, query))).data, kinds));
+      }),
+      { numRuns: 25 },
+    );
+  }, 120_000);
+
+  it("D64 pages (api-version 3): the rows of each page equal the JSON page's, and a page that is not the last ends with its cursor", async () => {
+    const paged = { "api-version": "3" };
+    let cursor: string | undefined;
+    const rows: Row[] = [];
+    let pages = 0;
+    do {
+      const query = `limit=16536${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+      const streams = await arrowOf("GET", values(w, query), paged);
+      const json = await jsonOf("GET", values(w, query), paged);
+      expect(streams.length).toBe(1);
+      expect(rowsOf(streams[0])).toEqual(asStored(json.data, W_KINDS));
+      rows.push(...rowsOf(streams[0]));
+      cursor = cursorOf(streams);
+      expect(cursor === undefined).toBe(json.cursor === undefined);
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(5); // 70,000 rows in pages of 16,536
+    expect(rows).toEqual(asStored((await jsonOf("GET", values(w))).data, W_KINDS));
+  });
+
+  it("D64 many series: one stream per series, in the order asked (an empty series is a stream without batches), whole range and paged", async () => {
+    const ids = [empty, w, empty === w ? w : await api.series(d)];
+    await api.upload(d, ids[2], makeRows(100, Date.UTC(2030, 0, 1) / 1000));
+    const streams = await arrowOf("POST", many(), {}, ids);
+    const json = await jsonOf("POST", many(), {}, ids);
+    expect(streams.map((s) => s.schema.metadata.get("meridian:time_series_id"))).toEqual(ids);
+    expect(streams.map(rowsOf)).toEqual(json.data.map((rows: Row[]) => asStored(rows, W_KINDS)));
+    // Paged: each page's streams are the JSON page's entries; together, the whole read.
+    const paged = { "api-version": "3" };
+    let cursor: string | undefined;
+    const got = new Map<string, Row[]>();
+    do {
+      const query = `limit=20000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+      const page = await arrowOf("POST", many(query), paged, ids);
+      const jsonPage = await jsonOf("POST", many(query), paged, ids);
+      expect(page.map((s) => [s.schema.metadata.get("meridian:time_series_id"), rowsOf(s)])).toEqual(
+        jsonPage.data.map((e: { timeSeriesId: string; values: Row[] }) => [e.timeSeriesId, asStored(e.values, W_KINDS)]),
+      );
+      for (const s of page) {
+        const id = s.schema.metadata.get("meridian:time_series_id")!;
+        got.set(id, [...(got.get(id) ?? []), ...rowsOf(s)]);
+      }
+      cursor = cursorOf(page);
+    } while (cursor);
+    expect(ids.map((id) => got.get(id))).toEqual(json.data.map((rows: Row[]) => asStored(rows, W_KINDS)));
+  });
+
+  it("D64 chart reads answer Arrow too: the rows of the JSON chart, one series and many", async () => {
+    const [stream] = await arrowOf("GET", `${values(w)}/chart?width=300`);
+    const json = await jsonOf("GET", `${values(w)}/chart?width=300`);
+    expect(json.data.length).toBeGreaterThan(300);
+    expect(rowsOf(stream)).toEqual(asStored(json.data, W_KINDS));
+    const path = `/api/ts/dataset/${d}/timeseries/values/chart?width=50`;
+    const streams = await arrowOf("POST", path, {}, [w, empty]);
+    expect(streams.map(rowsOf)).toEqual((await jsonOf("POST", path, {}, [w, empty])).data.map((rows: Row[]) => asStored(rows, W_KINDS)));
+  });
+
+  it("D64 compressed by Content-Encoding like every answer (zstd: one frame)", async () => {
+    const { status, headers, body } = await new Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }>(
+      (resolve, reject) => {
+        const req = request(
+          server.url + values(w),
+          { headers: { ...tsHeaders(key, d), accept: ARROW, "accept-encoding": "zstd" } },
+          (res) => {
+            const parts: Buffer[] = [];
+            res.on("data", (c: Buffer) => parts.push(c));
+            res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(parts) }));
+          },
+        );
+        req.on("error", reject);
+        req.end();
+      },
+    );
+    expect(status).toBe(200);
+    expect(headers["content-encoding"]).toBe("zstd");
+    const plain = zstdDecompressSync(body);
+    expect(body.length).toBeLessThan(plain.length / 3);
+    expect(rowsOf(streamsOf(plain)[0])).toEqual(asStored((await jsonOf("GET", values(w))).data, W_KINDS));
+  });
+
+  it("D64 an Accept that allows none of JSON, Arrow or Parquet (and no */*) is 406 problem+json NOT_ACCEPTABLE; none sent, */* and JSON's own are JSON; q-values rank", async () => {
+    for (const accept of ["text/csv", "application/xml, text/html", "application/json;q=0", "image/*"]) {
+      for (const path of [values(w), `${values(w)}/chart`]) {
+        const r = await fetchBytes("GET", path, { accept });
+        expect(r.status, accept).toBe(406);
+        expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+        const problem = JSON.parse(Buffer.from(r.bytes).toString());
+        expect(problem).toMatchObject({ status: 406, reason: "NOT_ACCEPTABLE" });
+        expect(problem.detail).toContain(ARROW);
+      }
+    }
+    const r406 = await fetchBytes("POST", many(), { accept: "text/plain" }, [w]);
+    expect(r406.status).toBe(406);
+    for (const accept of [undefined, "*/*", "application/json", "application/*", `${ARROW};q=0.5, application/json`]) {
+      const r = await fetchBytes("GET", `${values(w)}/chart?width=10`, accept ? { accept } : {});
+      expect(r.headers.get("content-type"), accept).toMatch(/^application\/json/);
+    }
+    const r = await fetchBytes("GET", `${values(w)}/chart?width=10`, { accept: `application/json;q=0.5, ${ARROW}` });
+    expect(r.headers.get("content-type")).toBe(ARROW);
+  });
+
+  it("D64 D28 a client that stops reading an Arrow answer holds no more of the server's memory than one that stops reading JSON", async () => {
+    const big = await api.series(d);
+    await api.upload(d, big, makeRows(400_000)); // 25 blocks: far more than the socket's buffers take
+    /** Pooled bytes a read holds while its client reads nothing, once the server has stopped writing. */
+    const heldByStalledRead = async (accept: string, encoding: string): Promise<number> => {
+      const before = poolStats().held;
+      const socket = connect(Number(new URL(server.url).port), "127.0.0.1");
+      socket.pause(); // read nothing
+      const headers = { ...tsHeaders(key, d), accept, "accept-encoding": encoding, host: "x" };
+      socket.write(
+        `GET ${values(big)} HTTP/1.1\r\n${Object.entries(headers)
+          .map(([k, v]) => `${k}: ${v}\r\n`)
+          .join("")}\r\n`,
+      );
+      // Wait until the server stops producing: what it holds then is what a stalled read costs.
+      let last = -1;
+      for (let stable = 0; stable < 5;) {
+        await new Promise((r) => setTimeout(r, 100));
+        const now = poolStats().held;
+        stable = now === last ? stable + 1 : 0;
+        last = now;
+      }
+      socket.destroy();
+      return last - before;
+    };
+    for (const encoding of ["identity", "zstd"]) {
+      const json = await heldByStalledRead("application/json", encoding);
+      const arrow = await heldByStalledRead(ARROW, encoding);
+      // A few pooled buffers at most, whatever the range: a JSON block's buffer is 2 MiB, an Arrow one 512 KiB.
+      expect(json, `JSON ${encoding}`).toBeLessThanOrEqual(8 * 2 ** 20);
+      expect(arrow, `Arrow ${encoding}`).toBeLessThanOrEqual(json);
+    }
+  }, 60_000);
+});
