@@ -2,8 +2,8 @@
 # The native addon under AddressSanitizer and UBSan (issue 13 item 7):
 #  1. the addon built a second time with clang and both sanitizers
 #     (native/build-asan), and the tests that reach it run against that build;
-#  2. a libFuzzer target over the block reader and both writers
-#     (native/fuzz/block_fuzz.cc), for a bounded time, from real blocks.
+#  2. a libFuzzer target over the block reader and the JSON, columns and Arrow
+#     writers (native/fuzz/block_fuzz.cc), for a bounded time, from real blocks.
 # Any finding fails the script. Needs clang and its runtimes (Debian 12:
 # clang libclang-rt-14-dev), which .ci/run installs, and `npm install` done.
 # Usage: native/check.sh [fuzz seconds, default 60]   (npm run check:native)
@@ -20,21 +20,22 @@ ADDON="$PWD/native/build-asan/Release/meridian_native.node"
 grep -q __asan_report <(nm -D "$ADDON") || { echo "native/build-asan: addon is not instrumented" >&2; exit 1; }
 ASAN_RUNTIME=$(clang -print-file-name=libclang_rt.asan-x86_64.so)
 [ -f "$ASAN_RUNTIME" ] || { echo "no ASan runtime at $ASAN_RUNTIME (apt-get install libclang-rt-14-dev)" >&2; exit 1; }
-# The codec's own tests, and the ones that read blocks through both writers over a real server.
+# The codec's own tests, and the ones that read blocks through every writer over a real server.
 LD_PRELOAD="$ASAN_RUNTIME" ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 MERIDIAN_NATIVE_ADDON="$ADDON" \
-  npx vitest run test/timeseries/blocks test/timeseries/read.test.ts test/timeseries/grpc-read.test.ts test/timeseries/chart.test.ts
+  npx vitest run test/timeseries/blocks test/timeseries/read.test.ts test/timeseries/grpc-read.test.ts test/timeseries/chart.test.ts \
+  test/timeseries/arrow.test.ts
 
 # The paths taken where the CPU lacks SSE4.2 (CRC-32C by tables, plain scans), by the release build.
 echo "== portable paths (MERIDIAN_NATIVE_PORTABLE=1)"
 MERIDIAN_NATIVE_PORTABLE=1 npx vitest run test/timeseries/blocks test/timeseries/chart.test.ts
 
 # 2. libFuzzer, over the same sources (not addon.cc: Node-API needs node).
-echo "== libFuzzer: block reader, JSON writer, columns writer, chart (${FUZZ_SECONDS} s)"
+echo "== libFuzzer: block reader, JSON writer, columns writer, Arrow writer, chart (${FUZZ_SECONDS} s)"
 FUZZ=native/build-fuzz
 rm -rf "$FUZZ" && mkdir -p "$FUZZ/corpus"
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
   native/fuzz/block_fuzz.cc native/src/block-codec.cc native/src/block-view.cc native/src/crc32c.cc \
-  native/src/int-sequence.cc native/src/value-columns.cc native/src/value-json.cc native/src/chart.cc native/src/extremes.cc native/src/helper-thread.cc -o "$FUZZ/block_fuzz"
+  native/src/int-sequence.cc native/src/value-columns.cc native/src/value-json.cc native/src/arrow-ipc.cc native/src/chart.cc native/src/extremes.cc native/src/helper-thread.cc -o "$FUZZ/block_fuzz"
 node native/fuzz/seeds.mjs "$FUZZ/seeds"
 # Findings land in native/build-fuzz/ (crash-*, with the input); libFuzzer exits non-zero.
 "$FUZZ/block_fuzz" -max_total_time="$FUZZ_SECONDS" -max_len=4096 -print_final_stats=1 -artifact_prefix="$FUZZ/" \

@@ -7,9 +7,12 @@
 // run in rounds, and a walk's ratio is the median of its ratios to the whole
 // read of the same round). Baseline, same run: the
 // naive server (naive-server.js: SQLite rows and JSON.stringify) reading the
-// same 1,000,000 rows. Also the server's resident memory growth during the
-// 10,000,000-row whole-range read. BENCH_ROWS=1000000 limits the sizes.
+// same 1,000,000 rows. Also the Arrow answer against JSON by curl (D64), and
+// the server's peak resident memory growth during one whole-range read of
+// each size, identity and zstd, JSON and Arrow (D28), each on a fresh server.
+// BENCH_ROWS=1000000 limits the sizes; BENCH_ONLY=columnar runs only those two parts.
 import Database from "better-sqlite3";
+import { execFileSync } from "node:child_process";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,7 +22,7 @@ import { ReadValuesRequestSchema } from "../../dist/gen/meridian/timeseries/v1/t
 import { checkW1, rows } from "../w1.js";
 import { PROJECT, seedW1 } from "../seed-w1.js";
 import { reporter, spread } from "../report.js";
-import { clientRounds as clientRoundsOf, roundRatio } from "../client-rounds.js";
+import { clientRounds as clientRoundsOf, median, roundRatio } from "../client-rounds.js";
 import { startMeridian, startProcess } from "../server.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -64,83 +67,141 @@ const valuesPath = (n) => `/api/ts/dataset/${datasetId}/timeseries/${series.get(
 const clientRounds = (reads, reps = REPS) => clientRoundsOf(reads, reps);
 const client = async (spec, reps) => (await clientRounds([spec], reps))[0];
 
+/** One GET by curl into /dev/null: its total time and the bytes it took. */
+function curl(target, hdrs) {
+  const args = ["-s", "-o", "/dev/null", "-w", "%{http_code} %{time_total} %{size_download}"];
+  for (const [k, v] of Object.entries(hdrs)) args.push("-H", `${k}: ${v}`);
+  const out = execFileSync("curl", [...args, target], { encoding: "utf8" });
+  const [status, seconds, bytes] = out.trim().split(" ");
+  if (status !== "200") throw new Error(`curl: HTTP ${status} for ${target}`);
+  return { seconds: Number(seconds), bytes: Number(bytes) };
+}
+
 function rssKiB(pid) {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return Number(m[1]);
 }
 
 try {
-  const base = await client({ kind: "http", url: naiveUrl, path: "/values", headers: {} }, Math.min(REPS, 3));
-  emit("naive baseline 1M JSON (SQLite + JSON.stringify)", "time", spread(base.rounds, 1000), "ms");
-  for (const n of sizes) {
-    const path = valuesPath(n);
-    const label = `${n / 1e6}M`;
-    // The whole-range read and the paged walks in rounds: a paged walk's ratio is taken against the whole read of its round.
-    const walks = [
-      [100_000, false],
-      [100_000, true],
-      [5_000_000, false],
-    ];
-    const [whole, ...paged] = await clientRounds([
-      { kind: "http", url, path, headers: headers(false) },
-      ...walks.map(([limit, keepAlive]) => ({ kind: "http", url, path, headers: headers(true), paged: true, limit, keepAlive })),
-    ]);
-    emit(`${label} JSON whole range`, "time", spread(whole.rounds, 1000), "ms");
-    emit(
-      `${label} JSON whole range`,
-      "rows/s",
-      n / whole.seconds / 1e6,
-      "M rows/s",
-      n === 1_000_000 ? 1e6 / base.seconds / 1e6 : undefined,
-    );
-    emit(`${label} JSON whole range`, "body", whole.bytes / 1e6, "MB");
-    walks.forEach(([limit, keepAlive], i) => {
-      const p = paged[i];
+  if (process.env.BENCH_ONLY !== "columnar") {
+    const base = await client({ kind: "http", url: naiveUrl, path: "/values", headers: {} }, Math.min(REPS, 3));
+    emit("naive baseline 1M JSON (SQLite + JSON.stringify)", "time", spread(base.rounds, 1000), "ms");
+    for (const n of sizes) {
+      const path = valuesPath(n);
+      const label = `${n / 1e6}M`;
+      // The whole-range read and the paged walks in rounds: a paged walk's ratio is taken against the whole read of its round.
+      const walks = [
+        [100_000, false],
+        [100_000, true],
+        [5_000_000, false],
+      ];
+      const [whole, ...paged] = await clientRounds([
+        { kind: "http", url, path, headers: headers(false) },
+        ...walks.map(([limit, keepAlive]) => ({ kind: "http", url, path, headers: headers(true), paged: true, limit, keepAlive })),
+      ]);
+      emit(`${label} JSON whole range`, "time", spread(whole.rounds, 1000), "ms");
       emit(
-        `${label} JSON paged limit=${limit} (${p.pages} pages${keepAlive ? ", one kept-alive connection" : ""})`,
-        "time",
-        p.seconds * 1000,
-        "ms",
-        whole.seconds * 1000,
-        roundRatio(p, whole),
+        `${label} JSON whole range`,
+        "rows/s",
+        n / whole.seconds / 1e6,
+        "M rows/s",
+        n === 1_000_000 ? 1e6 / base.seconds / 1e6 : undefined,
       );
-    });
-    const request = Buffer.from(
-      toBinary(ReadValuesRequestSchema, create(ReadValuesRequestSchema, { datasetId, timeSeriesId: series.get(n) })),
-    ).toString("base64");
-    for (const [kind, name] of [
-      ["h2grpc", "gRPC columns (HTTP/2 client)"],
-      ["grpc", "gRPC columns (grpc-js client)"],
-    ]) {
-      const g = await client({ kind, url, path: "/meridian.timeseries.v1.TimeSeriesService/ReadValues", headers: headers(false), request });
-      emit(`${label} ${name}`, "time", spread(g.rounds, 1000), "ms");
-      emit(`${label} ${name}`, "rows/s", n / g.seconds / 1e6, "M rows/s");
-      emit(`${label} ${name}`, "message bytes", g.bytes / 1e6, "MB");
+      emit(`${label} JSON whole range`, "body", whole.bytes / 1e6, "MB");
+      walks.forEach(([limit, keepAlive], i) => {
+        const p = paged[i];
+        emit(
+          `${label} JSON paged limit=${limit} (${p.pages} pages${keepAlive ? ", one kept-alive connection" : ""})`,
+          "time",
+          p.seconds * 1000,
+          "ms",
+          whole.seconds * 1000,
+          roundRatio(p, whole),
+        );
+      });
+      const request = Buffer.from(
+        toBinary(ReadValuesRequestSchema, create(ReadValuesRequestSchema, { datasetId, timeSeriesId: series.get(n) })),
+      ).toString("base64");
+      for (const [kind, name] of [
+        ["h2grpc", "gRPC columns (HTTP/2 client)"],
+        ["grpc", "gRPC columns (grpc-js client)"],
+      ]) {
+        const g = await client({
+          kind,
+          url,
+          path: "/meridian.timeseries.v1.TimeSeriesService/ReadValues",
+          headers: headers(false),
+          request,
+        });
+        emit(`${label} ${name}`, "time", spread(g.rounds, 1000), "ms");
+        emit(`${label} ${name}`, "rows/s", n / g.seconds / 1e6, "M rows/s");
+        emit(`${label} ${name}`, "message bytes", g.bytes / 1e6, "MB");
+      }
+    }
+    // D44: the 1M whole-range read in each coding, beside identity in the same rounds (bytes as sent; the client does not decode).
+    {
+      const codings = ["identity", "zstd", "br", "gzip"];
+      const reads = await clientRounds(
+        codings.map((c) => ({ kind: "http", url, path: valuesPath(1_000_000), headers: { ...headers(false), "accept-encoding": c } })),
+      );
+      const [plain] = reads;
+      codings.forEach((c, i) => {
+        const r = reads[i];
+        emit(`1M JSON whole range, ${c}`, "rows/s", 1 / r.seconds, "M rows/s", i === 0 ? undefined : 1 / plain.seconds);
+        emit(`1M JSON whole range, ${c}`, "bytes", r.bytes / 1e6, "MB", i === 0 ? undefined : plain.bytes / 1e6);
+      });
     }
   }
-  // D44: the 1M whole-range read in each coding, beside identity in the same rounds (bytes as sent; the client does not decode).
+  // D64: Arrow against JSON, the largest series' whole range, read by curl into /dev/null as a
+  // user would, alternating in rounds (the first a warm-up).
   {
-    const codings = ["identity", "zstd", "br", "gzip"];
-    const reads = await clientRounds(
-      codings.map((c) => ({ kind: "http", url, path: valuesPath(1_000_000), headers: { ...headers(false), "accept-encoding": c } })),
-    );
-    const [plain] = reads;
-    codings.forEach((c, i) => {
-      const r = reads[i];
-      emit(`1M JSON whole range, ${c}`, "rows/s", 1 / r.seconds, "M rows/s", i === 0 ? undefined : 1 / plain.seconds);
-      emit(`1M JSON whole range, ${c}`, "bytes", r.bytes / 1e6, "MB", i === 0 ? undefined : plain.bytes / 1e6);
-    });
+    const n = Math.max(...sizes);
+    const label = `${n / 1e6}M`;
+    const formats = [
+      ["JSON", "application/json"],
+      ["Arrow", "application/vnd.apache.arrow.stream"],
+    ];
+    const times = formats.map(() => []);
+    const bytes = [];
+    for (let round = 0; round <= REPS; round++) {
+      formats.forEach(([, accept], i) => {
+        const r = curl(url + valuesPath(n), { ...headers(false), accept });
+        if (round > 0) times[i].push(r.seconds);
+        bytes[i] = r.bytes;
+      });
+    }
+    const [json, arrow] = times.map(median);
+    emit(`${label} JSON whole range (curl)`, "rows/s", n / json / 1e6, "M rows/s");
+    emit(`${label} Arrow whole range (curl)`, "rows/s", n / arrow / 1e6, "M rows/s", n / json / 1e6);
+    emit(`${label} Arrow whole range (curl)`, "body", bytes[1] / 1e6, "MB", bytes[0] / 1e6);
   }
-  // Resident memory of the server while it streams the largest read.
-  const n = Math.max(...sizes);
-  const pid = server.process.pid;
-  const before = rssKiB(pid);
-  let peak = before;
-  const poll = setInterval(() => (peak = Math.max(peak, rssKiB(pid))), 5);
-  await client({ kind: "http", url, path: valuesPath(n), headers: headers(false) }, 1);
-  clearInterval(poll);
-  emit(`${n / 1e6}M JSON whole range`, "server RSS growth", (peak - before) / 1024, "MB");
-  emit(`${n / 1e6}M JSON whole range`, "server RSS before", before / 1024, "MB");
+  // D28: the server's peak resident memory growth during one whole-range read, 1M and 10M rows,
+  // identity and zstd, JSON and Arrow; each on a server of its own, warmed up by a short read of
+  // the same kind, so that one read's growth is not hidden by an earlier one's.
+  for (const [format, accept] of [
+    ["JSON", "application/json"],
+    ["Arrow", "application/vnd.apache.arrow.stream"],
+  ]) {
+    for (const coding of ["identity", "zstd"]) {
+      for (const n of sizes) {
+        const fresh = await startMeridian(dbPath);
+        try {
+          const h = { ...headers(false), accept, "accept-encoding": coding };
+          await client({ kind: "http", url: fresh.address, path: valuesPath(n) + "?to=2000-01-02T00:00:00", headers: h }, 1);
+          const pid = fresh.process.pid;
+          const before = rssKiB(pid);
+          let peak = before;
+          const poll = setInterval(() => (peak = Math.max(peak, rssKiB(pid))), 5);
+          await client({ kind: "http", url: fresh.address, path: valuesPath(n), headers: h }, 1);
+          clearInterval(poll);
+          peak = Math.max(peak, rssKiB(pid));
+          emit(`${n / 1e6}M ${format} whole range, ${coding}`, "server RSS growth", (peak - before) / 1024, "MiB");
+        } finally {
+          fresh.process.kill();
+        }
+      }
+    }
+  }
 } finally {
   server.process.kill();
   naive.process.kill();

@@ -1,11 +1,13 @@
 // libFuzzer target over everything a stored block reaches in the addon: the
-// header reader and decoder, the JSON row writer and the columns writer, and
-// the encoder on what decoded. Run by native/check.sh under ASan and UBSan.
+// header reader and decoder, the JSON row writer, the columns writer and the
+// Arrow record batch writer (D64), and the encoder on what decoded. Run by native/check.sh under
+// ASan and UBSan.
 //
 // The input is a block without its checksum: the target appends the CRC-32C,
 // since a fuzzer would almost never guess one and would only ever test the
 // checksum. Every output buffer is allocated at its exact size, so a write or
 // read one byte past what the code sized is an ASan finding.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +15,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "../src/arrow-ipc.h"
 #include "../src/block-codec.h"
 #include "../src/bytes.h"
 #include "../src/chart.h"
@@ -125,6 +128,36 @@ void CheckWriters(const std::vector<uint8_t>& block, bool decodes, int64_t from,
   } catch (const CorruptBlock&) {
     Require(!decodes);
   }
+
+  try {
+    const ArrowBatchWriter writer(block.data(), block.size(), from, to, maxRows);
+    Require(decodes);
+    Require(writer.taken().rows == jsonTaken.rows && writer.taken().more == jsonTaken.more);
+    std::vector<uint8_t> out(writer.size());  // exactly: a byte written past it is an ASan finding
+    writer.Write(out.data());
+    // A message: continuation, metadata length (8-aligned), metadata and body filling the rest.
+    uint32_t continuation;
+    int32_t metadata;
+    std::memcpy(&continuation, out.data(), 4);
+    std::memcpy(&metadata, out.data() + 4, 4);
+    Require(continuation == 0xffffffff && metadata > 0 && metadata % 8 == 0 &&
+            out.size() % 8 == 0 && static_cast<size_t>(metadata) + 8 <= out.size());
+  } catch (const CorruptBlock&) {
+    Require(!decodes);
+  }
+}
+
+/** The Arrow schema of a decoded block's columns, named by bytes of the input (any bytes, even
+ * NULs), and an empty batch carrying them as metadata. */
+void CheckArrowSchema(const Decoded& d, const uint8_t* data, size_t size) {
+  std::vector<ArrowField> fields;
+  for (uint8_t c = 0; c < d.h.columns; c++)
+    fields.push_back({std::string(reinterpret_cast<const char*>(data), std::min<size_t>(size, c)),
+                      d.h.kinds[c]});
+  const KeyValues metadata = {{"k", std::string(reinterpret_cast<const char*>(data), size)}};
+  const std::vector<uint8_t> schema = ArrowSchemaMessage(fields, metadata);
+  Require(schema.size() % 8 == 0);
+  Require(ArrowEmptyBatch(d.h.columns, metadata).size() % 8 == 0);
 }
 
 /** The chart (D50) refuses exactly what the decoder refuses; what it chooses decodes, ascends and
@@ -164,6 +197,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!decodes) return 0;
   CheckTimestamps(d);
   CheckRoundTrip(d);
+  CheckArrowSchema(d, data, size);
   // A read from the middle of the block, cut short: the paths that select rows.
   const uint32_t rows = d.h.rows;
   CheckWriters(block, true, static_cast<int64_t>(d.ts[rows / 3]),
