@@ -281,8 +281,14 @@ describe("D64 Arrow answers", () => {
     expect(rowsOf(streamsOf(plain)[0])).toEqual(asStored((await jsonOf("GET", values(w))).data, W_KINDS));
   });
 
-  it("D64 an Accept that allows none of JSON, Arrow or Parquet (and no */*) is 406 problem+json NOT_ACCEPTABLE; none sent, */* and JSON's own are JSON; q-values rank", async () => {
-    for (const accept of ["text/csv", "application/xml, text/html", "application/json;q=0", "image/*"]) {
+  it("D64 an Accept that allows none of JSON, Arrow or Parquet (and no */*) is 406 problem+json NOT_ACCEPTABLE; none sent, */*, JSON's own and D7's text/plain are JSON; q-values rank", async () => {
+    for (const accept of [
+      "text/csv",
+      "application/xml, text/html",
+      "application/json;q=0",
+      "image/*",
+      "text/plain;q=0, application/json;q=0",
+    ]) {
       for (const path of [values(w), `${values(w)}/chart`]) {
         const r = await fetchBytes("GET", path, { accept });
         expect(r.status, accept).toBe(406);
@@ -292,9 +298,10 @@ describe("D64 Arrow answers", () => {
         expect(problem.detail).toContain(ARROW);
       }
     }
-    const r406 = await fetchBytes("POST", many(), { accept: "text/plain" }, [w]);
+    const r406 = await fetchBytes("POST", many(), { accept: "text/csv" }, [w]);
     expect(r406.status).toBe(406);
-    for (const accept of [undefined, "*/*", "application/json", "application/*", `${ARROW};q=0.5, application/json`]) {
+    // D7: the platform's SDK sends text/plain and parses JSON.
+    for (const accept of [undefined, "*/*", "application/json", "text/plain", "application/*", `${ARROW};q=0.5, application/json`]) {
       const r = await fetchBytes("GET", `${values(w)}/chart?width=10`, accept ? { accept } : {});
       expect(r.headers.get("content-type"), accept).toMatch(/^application\/json/);
     }

@@ -1,8 +1,9 @@
 // What a values or chart read answers in on REST (D64): JSON rows (D25), an
 // Apache Arrow IPC stream, or (helper module parquet.ts) a Parquet file,
 // chosen by the request's Accept header as negotiator ranks it; JSON when the
-// client says nothing or accepts anything. An Accept that allows none of them
-// is a 406 (NOT_ACCEPTABLE), before any work is done.
+// client says nothing or accepts anything, and for `text/plain`, which the
+// platform's SDK sends while it parses JSON (D7). An Accept that allows none
+// of them is a 406 (NOT_ACCEPTABLE), before any work is done.
 //
 // Every format is the same two parts: an encoder, called by the value walk
 // (value-walk.ts) for each block's rows of the read, and a framing that turns
@@ -30,6 +31,8 @@ export interface AnswerShape {
 export interface AnswerFormat<T = unknown> {
   /** The media type an Accept header names it by. */
   mediaType: string;
+  /** Other media types that choose it. */
+  aliases?: readonly string[];
   /** The Content-Type of the answer. */
   contentType: string;
   /** A fresh encoder for one read (it may keep state across that read's blocks, such as the size of its pooled buffers). */
@@ -40,6 +43,7 @@ export interface AnswerFormat<T = unknown> {
 
 export const JSON_FORMAT: AnswerFormat<Uint8Array> = {
   mediaType: "application/json",
+  aliases: ["text/plain"], // D7
   contentType: JSON_CONTENT_TYPE,
   encoder: jsonPooledRows,
   frame: (steps, shape) => jsonText(steps, shape, shape.cursorFor),
@@ -48,16 +52,17 @@ export const JSON_FORMAT: AnswerFormat<Uint8Array> = {
 /** In order of preference when the client ranks several alike: the first is the default. */
 export const FORMATS: readonly AnswerFormat<never>[] = [JSON_FORMAT, arrowFormat] as AnswerFormat<never>[];
 
-const OFFERED = FORMATS.map((f) => f.mediaType);
+const OFFERED = FORMATS.flatMap((f) => [f.mediaType, ...(f.aliases ?? [])]);
 
 /** The format an Accept header asks for; a 406 when it allows none. */
 export function answerFormatFor(accept: string | null): AnswerFormat<unknown> {
   // negotiator reads only headers.accept; undefined means "anything" (RFC 9110, 12.5.1).
   const negotiator = new Negotiator({ headers: { accept: accept ?? undefined } } as never);
   const chosen = negotiator.mediaType(OFFERED);
-  const format = FORMATS.find((f) => f.mediaType === chosen);
+  const format = FORMATS.find((f) => f.mediaType === chosen || f.aliases?.includes(chosen!));
   if (!format) {
-    throw failure("NOT_ACCEPTABLE", `Accept allows none of the media types this read answers in: ${OFFERED.join(", ")}`);
+    const named = FORMATS.map((f) => f.mediaType).join(", ");
+    throw failure("NOT_ACCEPTABLE", `Accept allows none of the media types this read answers in: ${named}`);
   }
   return format as AnswerFormat<unknown>;
 }
