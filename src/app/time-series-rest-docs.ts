@@ -10,6 +10,7 @@ import type { ServiceRegistry } from "../transport/service-registry.js";
 import { CHART_WIDTH } from "../timeseries/chart-reads.js";
 import { QUERY_FORM } from "../core/timestamps.js";
 import { VALUE_JSON_SCHEMAS } from "../timeseries/value-json.js";
+import { COLUMNAR_MEDIA_TYPES } from "../timeseries/columnar/formats.js";
 import { PAGE } from "../timeseries/value-reads.js";
 import { DATA_TYPES } from "../timeseries/value-rows.js";
 
@@ -109,6 +110,11 @@ const EXAMPLES: Record<string, OperationExamples> = {
   DeleteValues: { parameters: { ...path, from: "2026-01-01T000000", to: "2026-01-01T000200Z" } },
 };
 
+/** The reads whose answer's format Accept chooses. */
+const FORMAT_READS = new Set(["ReadValuesJson", "ReadManyValuesJson", "ReadChartJson", "ReadManyChartJson"]);
+const FORMATS_TEXT =
+  "The format is chosen by Accept: JSON (also for text/plain, */* or none), or an Apache Arrow IPC stream (application/vnd.apache.arrow.stream: a timestamp column, timestamp[ms, UTC], then one column per data field; one stream per series).";
+
 export function documentTimeSeriesRest(registry: ServiceRegistry): void {
   registry.documentRest(TimeSeriesService, {
     tag: {
@@ -117,6 +123,10 @@ export function documentTimeSeriesRest(registry: ServiceRegistry): void {
     },
     fields: fieldFacts,
     examples: EXAMPLES,
+    responses: (route): Record<string, { description: string; problem?: boolean }> =>
+      FORMAT_READS.has(route.method.name)
+        ? { "406": { description: "Accept allows none of the media types the answer comes in (NOT_ACCEPTABLE)", problem: true } }
+        : {},
     headers: (route) => [
       { name: "svc-service-id", in: "header", required: true, schema: { type: "string", enum: ["timeseries"] } },
       { name: "svc-project-id", in: "header", required: true, description: "the project the caller works in", schema: { type: "string" } },
@@ -133,18 +143,25 @@ export function documentTimeSeriesRest(registry: ServiceRegistry): void {
         : []),
     ],
     streamedJson: {
-      ReadValuesJson: { schema: VALUE_JSON_SCHEMAS.single, description: `Rows of the series in time order. ${STREAMED}` },
+      ReadValuesJson: {
+        schema: VALUE_JSON_SCHEMAS.single,
+        description: `Rows of the series in time order. ${STREAMED} ${FORMATS_TEXT}`,
+        alsoAs: COLUMNAR_MEDIA_TYPES,
+      },
       ReadManyValuesJson: {
         schema: VALUE_JSON_SCHEMAS.multi,
-        description: `Per series in the order asked, its rows in time order (paged: \`{timeSeriesId, values}\` entries). ${STREAMED}`,
+        description: `Per series in the order asked, its rows in time order (paged: \`{timeSeriesId, values}\` entries). ${STREAMED} ${FORMATS_TEXT}`,
+        alsoAs: COLUMNAR_MEDIA_TYPES,
       },
       ReadChartJson: {
         schema: VALUE_JSON_SCHEMAS.single,
-        description: `${CHART} Without from or to, the series' first and last timestamps.`,
+        description: `${CHART} Without from or to, the series' first and last timestamps. ${FORMATS_TEXT}`,
+        alsoAs: COLUMNAR_MEDIA_TYPES,
       },
       ReadManyChartJson: {
         schema: VALUE_JSON_SCHEMAS.multi,
-        description: `${CHART} One row array per id, in the order asked; without from or to, each series' own first and last timestamps.`,
+        description: `${CHART} One row array per id, in the order asked; without from or to, each series' own first and last timestamps. ${FORMATS_TEXT}`,
+        alsoAs: COLUMNAR_MEDIA_TYPES,
       },
     },
   });

@@ -52,6 +52,9 @@ export const JSON_FORMAT: AnswerFormat<Uint8Array> = {
 /** In order of preference when the client ranks several alike: the first is the default. */
 export const FORMATS: readonly AnswerFormat<never>[] = [JSON_FORMAT, arrowFormat] as AnswerFormat<never>[];
 
+/** The media types of the formats besides JSON (the OpenAPI document lists them). */
+export const COLUMNAR_MEDIA_TYPES: readonly string[] = FORMATS.filter((f) => f !== JSON_FORMAT).map((f) => f.mediaType);
+
 const OFFERED = FORMATS.flatMap((f) => [f.mediaType, ...(f.aliases ?? [])]);
 
 /** The format an Accept header asks for; a 406 when it allows none. */
