@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --initial-old-space-size=64
+#!/usr/bin/env -S node --initial-old-space-size=64 --max-semi-space-size=2
 // The `meridian` command (D33): the compiled CLI, built by `npm install`.
 // The flags above are the server's (src/cli/node-flags.ts says why); plain
 // `node bin/meridian.js serve` works too, and logs that they are missing.
