@@ -15,26 +15,11 @@
 
 #include "arrow-ipc.h"
 #include "block-codec.h"
+#include "napi-guard.h"
 #include "value-json.h"
 
 namespace meridian {
 namespace {
-
-Napi::Value Fail(Napi::Env env, const char* what) {
-  Napi::TypeError::New(env, what).ThrowAsJavaScriptException();
-  return env.Undefined();
-}
-
-/** Runs f, turning a codec error (CorruptBlock and the like) into a JS exception. */
-template <typename F>
-Napi::Value Guarded(Napi::Env env, F f) {
-  try {
-    return f();
-  } catch (const std::exception& e) {
-    Napi::Error::New(env, e.what()).ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
-}
 
 bool IsBytes(const Napi::Value& v) {
   return v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array;

@@ -11,6 +11,7 @@
 #include "block-codec.h"
 #include "chart.h"
 #include "crc32c.h"
+#include "napi-guard.h"
 #include "value-columns.h"
 #include "value-json.h"
 
@@ -24,21 +25,8 @@ using meridian::ColumnIn;
 using meridian::ColumnOut;
 using meridian::FieldKind;
 
-Napi::Value Fail(Napi::Env env, const char* what) {
-  Napi::TypeError::New(env, what).ThrowAsJavaScriptException();
-  return env.Undefined();
-}
-
-/** Runs f, turning a codec error (CorruptBlock and the like) into a JS exception. */
-template <typename F>
-Napi::Value Guarded(Napi::Env env, F f) {
-  try {
-    return f();
-  } catch (const std::exception& e) {
-    Napi::Error::New(env, e.what()).ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
-}
+using meridian::Fail;
+using meridian::Guarded;
 
 Napi::Value Crc32c(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();

@@ -52,7 +52,7 @@ export interface Taken {
 }
 
 /** Checks a range read's arguments; returns the row bound as the uint32 the addon takes (Infinity: all). */
-function rowBound(name: string, bytes: Uint8Array, from: number, to: number, maxRows: number): number {
+export function rowBound(name: string, bytes: Uint8Array, from: number, to: number, maxRows: number): number {
   if (!(bytes instanceof Uint8Array)) throw new TypeError(`${name}: expected a Uint8Array`);
   if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) throw new RangeError(`${name}: from and to must be whole seconds`);
   if (!(maxRows >= 0 && (Number.isInteger(maxRows) || maxRows === Infinity)))

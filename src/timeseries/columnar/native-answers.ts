@@ -2,7 +2,7 @@
 // written into a buffer from the pool (D28) as JSON rows or as an Arrow record
 // batch (D64), and the Arrow stream's other messages. Arguments are checked
 // here, as blocks/native.ts does for the rest of the addon.
-import { addon, type Taken } from "../blocks/native.js";
+import { addon, rowBound, type Taken } from "../blocks/native.js";
 import { acquire, pooledChunk, release } from "../../runtime/buffer-pool.js";
 import { FieldKind } from "../blocks/block-codec.js";
 
@@ -43,14 +43,6 @@ export class PooledWriter {
   }
 }
 
-function checkRange(name: string, bytes: Uint8Array, from: number, to: number, maxRows: number): number {
-  if (!(bytes instanceof Uint8Array)) throw new TypeError(`${name}: expected a Uint8Array`);
-  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) throw new RangeError(`${name}: from and to must be whole seconds`);
-  if (!(maxRows >= 0 && (Number.isInteger(maxRows) || maxRows === Infinity)))
-    throw new RangeError(`${name}: maxRows must be a whole number >= 0 or Infinity`);
-  return Math.min(maxRows, 0xffff_ffff);
-}
-
 /** The block's rows of [from, to], at most maxRows, as JSON rows (a leading comma unless first), into a pooled buffer. */
 export function blockJsonPooled(
   pool: PooledWriter,
@@ -60,13 +52,13 @@ export function blockJsonPooled(
   maxRows: number,
   first: boolean,
 ): PooledRows {
-  const max = checkRange("blockJsonPooled", bytes, from, to, maxRows);
+  const max = rowBound("blockJsonPooled", bytes, from, to, maxRows);
   return pool.write((out) => native.blockJsonInto(bytes, from, to, max, first === true, out));
 }
 
 /** The same rows as one Arrow record batch message, into a pooled buffer. */
 export function arrowBatchPooled(pool: PooledWriter, bytes: Uint8Array, from: number, to: number, maxRows: number): PooledRows {
-  const max = checkRange("arrowBatchPooled", bytes, from, to, maxRows);
+  const max = rowBound("arrowBatchPooled", bytes, from, to, maxRows);
   return pool.write((out) => native.arrowBatchInto(bytes, from, to, max, out));
 }
 

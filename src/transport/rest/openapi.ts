@@ -63,7 +63,7 @@ export interface RestDocs {
   /** Answers a route may give beyond its success and the shared errors: `problem` ones are problem+json, others have no body. */
   responses?(route: RestRoute): Record<string, { description: string; problem?: boolean }>;
   /** The JSON of a method's streamed google.api.HttpBody answer, by method name. */
-  streamedJson?: Record<string, { schema: Schema; description: string; mediaType?: string; alsoAs?: readonly string[] }>;
+  streamedJson?: Record<string, { schema: Schema; description: string; mediaType?: string }>;
 }
 
 export interface DocumentInfo {
@@ -200,11 +200,7 @@ function responses(route: RestRoute, schemas: SchemaSet, docs: RestDocs, example
     const streamed = docs.streamedJson?.[method.name];
     out[ok] = {
       description: streamed?.description ?? "streamed",
-      content: {
-        [streamed?.mediaType ?? "application/json"]: withExample({ schema: streamed?.schema ?? {} }, examples.response),
-        // Other media types the same answer comes in, chosen by Accept (binary: D64's columnar formats).
-        ...Object.fromEntries((streamed?.alsoAs ?? []).map((type) => [type, { schema: { type: "string", format: "binary" } }])),
-      },
+      content: { [streamed?.mediaType ?? "application/json"]: withExample({ schema: streamed?.schema ?? {} }, examples.response) },
     };
   } else if (route.successStatus === 204) {
     out[ok] = { description: "done" };
