@@ -7,7 +7,8 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { HttpBodySchema, type HttpBody } from "../../gen/google/api/httpbody_pb.js";
 import type { ResumePoint } from "../value-cursor.js";
 import type { BlockEncoder, WalkStep } from "../value-walk.js";
-import { answerFormatFor, type AnswerShape } from "./formats.js";
+import type { AnswerShape } from "./answer-format.js";
+import { answerFormatFor } from "./formats.js";
 
 /** The steps of a planned read with a given encoder. */
 export type StepsOf<P> = <T>(plan: P, encode: BlockEncoder<T>) => AsyncGenerator<WalkStep<T>, ResumePoint | undefined>;

@@ -10,7 +10,7 @@
 // batch of no rows whose message metadata holds `meridian:cursor`.
 import { DATA_TYPES } from "../value-rows.js";
 import type { WalkSeries } from "../value-walk.js";
-import type { AnswerFormat } from "./formats.js";
+import type { AnswerFormat } from "./answer-format.js";
 import { ARROW_END_OF_STREAM, arrowBatchPooled, arrowEmptyBatch, arrowSchema, PooledWriter } from "./native-answers.js";
 
 export const ARROW_MEDIA_TYPE = "application/vnd.apache.arrow.stream";

@@ -8,38 +8,15 @@
 // Every format is the same two parts: an encoder, called by the value walk
 // (value-walk.ts) for each block's rows of the read, and a framing that turns
 // the walk's steps (a series begins, rows, a series ends, the page's cursor)
-// into the bytes of the answer. A new format is one more entry in FORMATS.
+// into the bytes of the answer (answer-format.ts). A new format is one more
+// entry in FORMATS.
 import Negotiator from "negotiator";
 import { failure } from "../../core/errors.js";
 import { JSON_CONTENT_TYPE } from "../../core/media-types.js";
-import type { ResumePoint } from "../value-cursor.js";
 import { jsonText } from "../value-json.js";
-import type { BlockEncoder, WalkStep } from "../value-walk.js";
+import type { AnswerFormat } from "./answer-format.js";
 import { arrowFormat } from "./arrow.js";
 import { jsonPooledRows } from "./json-rows.js";
-
-/** What the framing of an answer needs to know besides the steps. */
-export interface AnswerShape {
-  /** The multi-series endpoint. */
-  multi: boolean;
-  /** api-version 3: a page, which may end with a cursor. */
-  paged: boolean;
-  /** The cursor of the page that starts at `at`. */
-  cursorFor(at: ResumePoint): string;
-}
-
-export interface AnswerFormat<T = unknown> {
-  /** The media type an Accept header names it by. */
-  mediaType: string;
-  /** Other media types that choose it. */
-  aliases?: readonly string[];
-  /** The Content-Type of the answer. */
-  contentType: string;
-  /** A fresh encoder for one read (it may keep state across that read's blocks, such as the size of its pooled buffers). */
-  encoder(): BlockEncoder<T>;
-  /** The answer's bytes, in pieces as the walk produces them. */
-  frame(steps: AsyncGenerator<WalkStep<T>, ResumePoint | undefined>, shape: AnswerShape): AsyncGenerator<Uint8Array>;
-}
 
 export const JSON_FORMAT: AnswerFormat<Uint8Array> = {
   mediaType: "application/json",

@@ -1,0 +1,28 @@
+// What an answer format is (formats.ts lists them): an encoder the value walk
+// calls for each block's rows, and a framing of the walk's steps into the
+// answer's bytes.
+import type { ResumePoint } from "../value-cursor.js";
+import type { BlockEncoder, WalkStep } from "../value-walk.js";
+
+/** What the framing of an answer needs to know besides the steps. */
+export interface AnswerShape {
+  /** The multi-series endpoint. */
+  multi: boolean;
+  /** api-version 3: a page, which may end with a cursor. */
+  paged: boolean;
+  /** The cursor of the page that starts at `at`. */
+  cursorFor(at: ResumePoint): string;
+}
+
+export interface AnswerFormat<T = unknown> {
+  /** The media type an Accept header names it by. */
+  mediaType: string;
+  /** Other media types that choose it. */
+  aliases?: readonly string[];
+  /** The Content-Type of the answer. */
+  contentType: string;
+  /** A fresh encoder for one read (it may keep state across that read's blocks, such as the size of its pooled buffers). */
+  encoder(): BlockEncoder<T>;
+  /** The answer's bytes, in pieces as the walk produces them. */
+  frame(steps: AsyncGenerator<WalkStep<T>, ResumePoint | undefined>, shape: AnswerShape): AsyncGenerator<Uint8Array>;
+}
