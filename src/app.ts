@@ -6,6 +6,7 @@ import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { createSecureContext } from "node:tls";
 import { createJwtVerifier } from "./auth/jwt.js";
 import { authInterceptor, createAuthenticator } from "./auth/authenticate.js";
+import { PublicKeyGate } from "./auth/public-keys.js";
 import { translate, underSetting } from "./config/operator-error.js";
 import { unknownVariables, unknownVariableWarning, type Settings } from "./config/settings.js";
 import { Health } from "./gen/grpc/health/v1/health_pb.js";
@@ -19,6 +20,7 @@ import { busyRetryInterceptor } from "./sqlite/busy-retry.js";
 import { CursorSeal } from "./core/cursor-seal.js";
 import { startCleanup } from "./featurestatus/cleanup.js";
 import { featureStatusService } from "./featurestatus/feature-status-service.js";
+import { ACTIVE_MESSAGE_READS } from "./featurestatus/access.js";
 import { Sanitizer } from "./featurestatus/sanitize.js";
 import { ACTIVE_SET_EVENTS } from "./featurestatus/watch-stream.js";
 import { Cors } from "./transport/cors.js";
@@ -41,6 +43,8 @@ import { documentFeatureStatusRest } from "./app/feature-status-rest-docs.js";
 import { addTimeSeriesJsonShapes } from "./app/time-series-json-shapes.js";
 
 export { VERSION };
+/** The API's services (health and reflection aside): every one answers on every protocol. */
+export const SERVED_SERVICES = [FeatureStatusService, TimeSeriesService] as const;
 const DRAIN_MS = 10_000; // D32
 const API_DESCRIPTION =
   "Feature status messages and time series, over REST (these paths), gRPC, gRPC-Web and Connect on the same port. " +
@@ -113,7 +117,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   const shutdown = new AbortController();
   // D57: streams end as soon as the drain begins; the drain then waits for ordinary requests only.
   const streamsEnd = new AbortController();
-  const services = [FeatureStatusService, TimeSeriesService];
+  const services = SERVED_SERVICES;
 
   const interceptors = [
     errorInterceptor(logger),
@@ -178,12 +182,12 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   documentFeatureStatusRest(registry);
   addReflection(registry, [Health, ...services]);
 
-  const authenticate = createAuthenticator(backend.apiKeys, verifyJwt, backend.waitLimitMs);
+  const authenticate = createAuthenticator(backend.apiKeys, verifyJwt, backend.waitLimitMs, new PublicKeyGate(ACTIVE_MESSAGE_READS));
   const handler = createNodeHandler({
     services: registry,
     shutdownSignal: shutdown.signal,
     health,
-    cors: new Cors(settings.corsOrigins, settings.corsHeaders),
+    cors: new Cors(settings.corsOrigins, settings.corsHeaders, () => backend.apiKeys.publicOrigins()),
     logger,
     authenticate,
     metrics,

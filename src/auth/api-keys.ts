@@ -11,8 +11,17 @@ export type ApiKeyGrant = Omit<Principal, "via">;
 
 export type ApiKeyInfo = ApiKeyGrant & {
   id: string;
+  /** D60: public (for pages, publicKey set) or private. */
+  kind: "public" | "private";
   createdAt: string;
 };
+
+/** Which origins the live public keys serve (D60), for CORS preflights, which carry no key. */
+export interface PublicKeyOrigins {
+  /** Some public key names no origin: it serves every page. */
+  any: boolean;
+  origins: ReadonlySet<string>;
+}
 
 export interface ApiKeyStore {
   /** A new key; `key` is shown once and stored only as a hash. */
@@ -23,6 +32,8 @@ export interface ApiKeyStore {
   revoke(id: string): Promise<boolean>;
   /** The principal of a valid, live key, or undefined. */
   verify(key: string): Promise<Principal | undefined>;
+  /** The origins the live public keys serve (D60). */
+  publicOrigins(): Promise<PublicKeyOrigins>;
 }
 
 /** A key as stored. */
@@ -34,6 +45,12 @@ export interface ApiKeyRow {
   projects: string;
   secret_hash: Buffer;
   created_at: string;
+  /** D60: "public" or "private". */
+  kind: string;
+  /** D60, D61: JSON arrays; empty on a private key but for audiences. */
+  features: string;
+  origins: string;
+  audiences: string;
 }
 
 const keyRe = /^mrd_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
@@ -61,6 +78,10 @@ export function newKey(grant: ApiKeyGrant): { row: ApiKeyRow; key: string } {
     projects: JSON.stringify(grant.projects),
     secret_hash: hash(secret),
     created_at: new Date().toISOString(),
+    kind: grant.publicKey ? "public" : "private",
+    features: JSON.stringify(grant.publicKey?.features ?? []),
+    origins: JSON.stringify(grant.publicKey?.origins ?? []),
+    audiences: JSON.stringify(grant.audiences ?? []),
   };
   return { row, key: `mrd_${id}_${secret}` };
 }
@@ -78,7 +99,19 @@ export function principalIfMatches(row: ApiKeyRow | undefined, secret: string): 
 }
 
 export function infoOf(row: ApiKeyRow): ApiKeyInfo {
-  return { id: row.id, ...grantOf(row), createdAt: row.created_at };
+  return { id: row.id, kind: row.kind === "public" ? "public" : "private", ...grantOf(row), createdAt: row.created_at };
+}
+
+/** The origins the public keys among `rows` serve (D60). */
+export function publicOriginsOf(rows: Pick<ApiKeyRow, "origins">[]): PublicKeyOrigins {
+  const origins = new Set<string>();
+  let any = false;
+  for (const r of rows) {
+    const list = JSON.parse(r.origins) as string[];
+    if (list.length === 0) any = true;
+    for (const o of list) origins.add(o);
+  }
+  return { any, origins };
 }
 
 function hash(secret: string): Buffer {
@@ -86,5 +119,13 @@ function hash(secret: string): Buffer {
 }
 
 function grantOf(r: ApiKeyRow): ApiKeyGrant {
-  return { clientId: r.client_id, roles: JSON.parse(r.roles), scopes: JSON.parse(r.scopes), projects: JSON.parse(r.projects) };
+  const grant: ApiKeyGrant = {
+    clientId: r.client_id,
+    roles: JSON.parse(r.roles),
+    scopes: JSON.parse(r.scopes),
+    projects: JSON.parse(r.projects),
+    audiences: JSON.parse(r.audiences),
+  };
+  if (r.kind === "public") grant.publicKey = { features: JSON.parse(r.features), origins: JSON.parse(r.origins) };
+  return grant;
 }

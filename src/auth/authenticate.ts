@@ -8,6 +8,7 @@ import { WaitLimitError, within } from "../core/wait-limit.js";
 import { failure, unauthenticated } from "../core/errors.js";
 import type { ApiKeyStore } from "./api-keys.js";
 import type { JwtVerifier } from "./jwt.js";
+import { PublicKeyGate } from "./public-keys.js";
 import { principalKey, type Principal } from "./principal.js";
 
 /** Services anyone may call: health checks, and reflection (D42; the schema is public, the data is not). */
@@ -25,12 +26,21 @@ export function isPublic(method: DescMethod): boolean {
 /** Reads one request header (lower-case name); undefined when absent. */
 export type HeaderReader = (name: string) => string | undefined;
 
-/** The caller's principal from the request headers, or a 401 ConnectError. */
-export type Authenticator = (header: HeaderReader) => Promise<Principal>;
+/** The caller's principal from the request headers for a call of `method`, or a 401 (a 403 for a public key out of bounds, D60) ConnectError. */
+export type Authenticator = (header: HeaderReader, method: DescMethod) => Promise<Principal>;
 
-/** `waitLimitMs`: the longest a key's lookup may wait for the database before the request is a 503 (PostgreSQL, D40). */
-export function createAuthenticator(apiKeys: ApiKeyStore, jwt: JwtVerifier | undefined, waitLimitMs?: number): Authenticator {
-  return async (header) => {
+/**
+ * `waitLimitMs`: the longest a key's lookup may wait for the database before
+ * the request is a 503 (PostgreSQL, D40); `gate`: what public keys may call
+ * (D60), by default nothing.
+ */
+export function createAuthenticator(
+  apiKeys: ApiKeyStore,
+  jwt: JwtVerifier | undefined,
+  waitLimitMs?: number,
+  gate = new PublicKeyGate(),
+): Authenticator {
+  return async (header, method) => {
     const key = header("svc-open-api-key");
     if (key) {
       let p: Principal | undefined;
@@ -45,6 +55,8 @@ export function createAuthenticator(apiKeys: ApiKeyStore, jwt: JwtVerifier | und
         });
       }
       if (!p) throw unauthenticated("invalid or revoked API key");
+      const refusal = gate.refusal(p, method, header("origin"));
+      if (refusal) throw refusal;
       return p;
     }
     const authorization = header("authorization");

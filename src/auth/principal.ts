@@ -3,6 +3,14 @@
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
 import { unauthenticated } from "../core/errors.js";
 
+/** What a public key (D60, public-keys.ts) is limited to. */
+export interface PublicKeyLimits {
+  /** Feature ids whose messages it reads (the global ones too). */
+  features: string[];
+  /** Origins (`https://shop.example`) whose pages may use it; empty: any. */
+  origins: string[];
+}
+
 export interface Principal {
   clientId: string;
   roles: string[];
@@ -17,6 +25,10 @@ export interface Principal {
   subject?: string;
   /** When the credential ends (ms since the epoch; a token's exp), if it does by itself (D53). */
   expiresAt?: number;
+  /** D60: present for a public key, the features it reads and the origins it serves (public-keys.ts). */
+  publicKey?: PublicKeyLimits;
+  /** D61: the audiences a key was given (--audience), that targeted messages are matched against. */
+  audiences?: string[];
 }
 
 /** Every scope Meridian grants something for (D13, D14); a credential may carry others, which grant nothing here. */

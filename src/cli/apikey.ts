@@ -1,6 +1,7 @@
 // meridian apikey create | list | revoke (D11, D33); each refuses a database that does not exist (D56).
-import { keyIdOf } from "../auth/api-keys.js";
-import { ROLES, SCOPES } from "../auth/principal.js";
+import { keyIdOf, type ApiKeyGrant } from "../auth/api-keys.js";
+import { ROLES, SCOPES, type PublicKeyLimits } from "../auth/principal.js";
+import { MAX_KEY_AUDIENCES, audienceProblem, featureIdProblem, parseOrigin } from "../auth/public-keys.js";
 import { parseCommand, UsageError } from "./args.js";
 import { openCliBackend } from "./cli-database.js";
 
@@ -8,13 +9,19 @@ const KNOWN_SCOPES: readonly string[] = Object.values(SCOPES);
 const KNOWN_ROLES: readonly string[] = Object.values(ROLES);
 
 export const APIKEY_USAGE = `usage:
-  meridian apikey create --client-id ID [--role R]... [--scope S]... [--project P]...
+  meridian apikey create --client-id ID [--role R]... [--scope S]... [--project P]... [--audience A]...
       prints a new API key on stdout (shown once); give at least one --role or --scope
       roles:    ${KNOWN_ROLES.join(", ")}
       scopes:   ${KNOWN_SCOPES.join(", ")}
       projects: time series project ids, or * for every project
+  meridian apikey create --public --client-id ID --feature F... [--origin URL]... [--audience A]...
+      a key for pages, safe to publish: it reads only the active messages and live
+      streams of its features and the global ones; with --origin, only from pages of
+      those origins (scheme://host[:port]); without, from any page
+      audiences: what targeted messages are matched against
   meridian apikey list [--json]
-      lists live keys: id, client id, roles, scopes, projects, created
+      lists live keys: id, kind (public or private), client id, roles, scopes, projects,
+      features, origins, audiences, created
   meridian apikey revoke ID|KEY
       revokes a key, given its id or the whole key; it gets 401 from then on
 `;
@@ -43,28 +50,77 @@ async function create(argv: string[]): Promise<number> {
     role: { type: "string", multiple: true },
     scope: { type: "string", multiple: true },
     project: { type: "string", multiple: true },
+    public: { type: "boolean" },
+    feature: { type: "string", multiple: true },
+    origin: { type: "string", multiple: true },
+    audience: { type: "string", multiple: true },
   });
   if (!args) return 0;
   const { values } = args;
   const clientId = values["client-id"];
   if (!clientId) throw new UsageError("--client-id is required", APIKEY_USAGE);
-  const roles = values.role ?? [];
-  const scopes = values.scope ?? [];
+  const grant: ApiKeyGrant = {
+    clientId,
+    roles: values.role ?? [],
+    scopes: values.scope ?? [],
+    projects: values.project ?? [],
+    audiences: audiencesOf(values.audience ?? []),
+  };
+  if (values.public) grant.publicKey = publicLimits(values.feature ?? [], values.origin ?? [], grant);
+  else {
+    if (values.feature)
+      throw new UsageError("--feature is for public keys: add --public (other keys read features by their client id)", APIKEY_USAGE);
+    if (values.origin) throw new UsageError("--origin is for public keys: add --public", APIKEY_USAGE);
+    privateGrantChecked(grant);
+  }
+  const backend = await openCliBackend("apikey create", "existing");
+  try {
+    const { id, key } = await backend.apiKeys.create(grant);
+    process.stdout.write(`${key}\n`);
+    process.stderr.write(`created ${grant.publicKey ? "public" : "private"} API key ${id} for client ${clientId}\n`);
+    return 0;
+  } finally {
+    await backend.close();
+  }
+}
+
+/** A private key's roles and scopes: at least one, each known (D13). */
+function privateGrantChecked({ roles, scopes }: ApiKeyGrant): void {
   if (roles.length === 0 && scopes.length === 0)
     throw new UsageError("give at least one --role or --scope; a key with neither may call nothing", APIKEY_USAGE);
   for (const r of roles)
     if (!KNOWN_ROLES.includes(r)) throw new UsageError(`unknown role "${r}"; roles are ${KNOWN_ROLES.join(", ")}`, APIKEY_USAGE);
   for (const s of scopes)
     if (!KNOWN_SCOPES.includes(s)) throw new UsageError(`unknown scope "${s}"; scopes are ${KNOWN_SCOPES.join(", ")}`, APIKEY_USAGE);
-  const backend = await openCliBackend("apikey create", "existing");
-  try {
-    const { id, key } = await backend.apiKeys.create({ clientId, roles, scopes, projects: values.project ?? [] });
-    process.stdout.write(`${key}\n`);
-    process.stderr.write(`created API key ${id} for client ${clientId}\n`);
-    return 0;
-  } finally {
-    await backend.close();
+}
+
+/** D60: a public key's features (one at least) and origins, checked; it holds no role, scope or project. */
+function publicLimits(features: string[], origins: string[], grant: ApiKeyGrant): PublicKeyLimits {
+  if (grant.roles.length || grant.scopes.length || grant.projects.length)
+    throw new UsageError("a --public key holds no --role, --scope or --project: what it may read is its --feature list", APIKEY_USAGE);
+  if (features.length === 0)
+    throw new UsageError("--public needs at least one --feature: the features whose messages it reads", APIKEY_USAGE);
+  for (const f of features) {
+    const problem = featureIdProblem(f);
+    if (problem) throw new UsageError(`--feature ${problem}`, APIKEY_USAGE);
   }
+  const parsed = origins.map((o) => {
+    const p = parseOrigin(o);
+    if ("error" in p) throw new UsageError(`--origin ${p.error}`, APIKEY_USAGE);
+    return p.origin;
+  });
+  return { features: [...new Set(features)], origins: [...new Set(parsed)] };
+}
+
+/** D61: a key's audiences, checked. */
+function audiencesOf(audiences: string[]): string[] {
+  for (const a of audiences) {
+    const problem = audienceProblem(a);
+    if (problem) throw new UsageError(`--audience ${problem}`, APIKEY_USAGE);
+  }
+  const unique = [...new Set(audiences)];
+  if (unique.length > MAX_KEY_AUDIENCES) throw new UsageError(`at most ${MAX_KEY_AUDIENCES} --audience values`, APIKEY_USAGE);
+  return unique;
 }
 
 async function list(argv: string[]): Promise<number> {
@@ -79,10 +135,14 @@ async function list(argv: string[]): Promise<number> {
         process.stdout.write(
           [
             k.id,
+            k.kind,
             k.clientId,
             `roles=${k.roles.join(",")}`,
             `scopes=${k.scopes.join(",")}`,
             `projects=${k.projects.join(",")}`,
+            `features=${k.publicKey?.features.join(",") ?? ""}`,
+            `origins=${k.publicKey ? k.publicKey.origins.join(",") || "*" : ""}`,
+            `audiences=${(k.audiences ?? []).join(",")}`,
             k.createdAt,
           ].join("\t") + "\n",
         );

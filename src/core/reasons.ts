@@ -47,6 +47,14 @@ export const REASONS = {
     description: "the API key is not valid or was revoked, or the bearer token is not valid or has expired",
   },
   PERMISSION_DENIED: { code: Code.PermissionDenied, description: "the caller's roles, scopes, projects or features do not allow this" },
+  PUBLIC_KEY_NOT_ALLOWED: {
+    code: Code.PermissionDenied,
+    description: "a public key reads only the active messages and live streams of its features and the global ones; this is something else",
+  },
+  ORIGIN_NOT_ALLOWED: {
+    code: Code.PermissionDenied,
+    description: "the public key serves pages of other origins than the request's Origin (or the request has none)",
+  },
   ROUTE_NOT_FOUND: { code: Code.NotFound, description: "no route has this path" },
   METHOD_NOT_ALLOWED: {
     code: Code.Unimplemented,

@@ -4,6 +4,8 @@
 // BackOffice role; the audit trail is BackOffice's.
 import type { HandlerContext } from "@connectrpc/connect";
 import { ROLES, SCOPES, hasRole, hasScope, principalOf, type Principal } from "../auth/principal.js";
+import { isPublicKey, onlyActive, requireActiveReader } from "../auth/public-keys.js";
+import { FeatureStatusService } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { invalidField, permissionDenied } from "../core/errors.js";
 import { OPAQUE_ID_RULE, isOpaqueId } from "../core/ids.js";
 import type { Actor } from "./audit.js";
@@ -15,9 +17,38 @@ const READ_SCOPES = [SCOPES.featureStatusRead, SCOPES.featureStatusReadWrite];
 const WRITE_SCOPE = SCOPES.featureStatusReadWrite;
 const BACK_OFFICE = ROLES.backOffice;
 
-/** Who may list, read and watch a scope's messages. */
+/**
+ * D60: the methods that serve a public key's one capability,
+ * READ_ACTIVE_MESSAGES, each through authorizeActiveRead. A method not listed
+ * here refuses public keys (auth/public-keys.ts): a feed or any other read
+ * that should serve pages joins this list and calls authorizeActiveRead.
+ */
+export const ACTIVE_MESSAGE_READS = [
+  FeatureStatusService.method.listFeatureMessages,
+  FeatureStatusService.method.listGlobalMessages,
+  FeatureStatusService.method.watchMessages,
+  FeatureStatusService.method.watchFeatureMessagesSse,
+  FeatureStatusService.method.watchGlobalMessagesSse,
+] as const;
+
+/**
+ * READ_ACTIVE_MESSAGES (D60): the active messages of a scope, as listings of
+ * `expiry` NonExpired (the default), streams and feeds. A public key reads
+ * those of its features and the global ones; any other caller, what
+ * authorizeRead lets it.
+ */
+export function authorizeActiveRead(ctx: HandlerContext, scope: Scope, expiry?: string): void {
+  const principal = principalOf(ctx);
+  if (!isPublicKey(principal)) return authorizeRead(ctx, scope);
+  checkScope(scope);
+  requireActiveReader(principal, scope);
+  if (expiry && expiry.toLowerCase() !== "nonexpired") onlyActive(principal, `expiry ${expiry}`);
+}
+
+/** Who may list, read and watch a scope's messages (a public key: only its active ones, through authorizeActiveRead). */
 export function authorizeRead(ctx: HandlerContext, scope: Scope): void {
   const principal = principalOf(ctx);
+  onlyActive(principal, "one message by its id");
   if (!hasScope(principal, ...READ_SCOPES)) throw permissionDenied(`listing messages needs scope ${READ_SCOPES[0]}`);
   checkScope(scope);
   // Outside BackOffice, a caller lists only the feature its credential was issued for.

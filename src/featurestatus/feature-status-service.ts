@@ -13,7 +13,7 @@ import type {
   WatchMessagesRequest,
 } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import type { CursorSeal } from "../core/cursor-seal.js";
-import { authorizeRead, authorizeWrite, type Scope } from "./access.js";
+import { authorizeActiveRead, authorizeWrite, type Scope } from "./access.js";
 import { auditPage } from "./audit-listing.js";
 import { MessageEdits } from "./message-edits.js";
 import { nowSeconds } from "./message-fields.js";
@@ -76,7 +76,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
 
   /** D21, D47: a listing page with its ETag (REST answers If-None-Match with 304, transcoder.ts). */
   const list = async (ctx: HandlerContext, scope: Scope, p: ListParams): Promise<ListMessagesResponse> => {
-    authorizeRead(ctx, scope);
+    authorizeActiveRead(ctx, scope, p.expiry);
     const page = await listings.page(scope, p);
     ctx.responseHeader.set("etag", listings.etagOf(page));
     return page;

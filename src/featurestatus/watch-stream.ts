@@ -13,7 +13,7 @@ import { credentialOf, principalOf } from "../auth/principal.js";
 import { recheckCaller } from "../auth/authenticate.js";
 import { outletKey } from "../core/outlet.js";
 import { requestInfoKey } from "../core/request-info.js";
-import { authorizeRead, type Scope } from "./access.js";
+import { authorizeActiveRead, type Scope } from "./access.js";
 import { digest } from "./etags.js";
 import { MAX_LIMIT } from "./listing-params.js";
 import type { MessageListings } from "./message-listings.js";
@@ -72,7 +72,7 @@ export class WatchStreams {
    * so the stream outlives an outage.
    */
   async *open(ctx: HandlerContext, scope: Scope, lastEventId: string | undefined): AsyncGenerator<ActiveMessages | WatchSignal> {
-    authorizeRead(ctx, scope);
+    authorizeActiveRead(ctx, scope);
     const address = ctx.values.get(requestInfoKey)?.clientAddress ?? "";
     const release = this.watch.enter(`${credentialOf(principalOf(ctx))} from ${address}`, ctx.values.get(outletKey));
     try {

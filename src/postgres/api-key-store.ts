@@ -11,6 +11,8 @@ import {
   newKey,
   parseKey,
   principalIfMatches,
+  publicOriginsOf,
+  type PublicKeyOrigins,
   type ApiKeyGrant,
   type ApiKeyInfo,
   type ApiKeyRow,
@@ -24,6 +26,8 @@ const MAX_CACHED = 10_000;
 
 export class PostgresApiKeyStore implements ApiKeyStore {
   private readonly cache = new Map<string, ApiKeyRow | null>();
+  /** The public keys' origins, as of a change feed mark. */
+  private origins: { mark: string; origins: PublicKeyOrigins } | undefined;
 
   constructor(
     private readonly sql: Sql,
@@ -50,6 +54,16 @@ export class PostgresApiKeyStore implements ApiKeyStore {
     const done = await this.sql`UPDATE api_keys SET revoked_at = ${new Date().toISOString()} WHERE id = ${id} AND revoked_at IS NULL`;
     this.cache.delete(id);
     return done.count > 0;
+  }
+
+  /** Kept, like the rows, until the change feed says the keys changed (D60). */
+  async publicOrigins(): Promise<PublicKeyOrigins> {
+    const mark = this.changes.mark(TABLE);
+    if (mark !== undefined && this.origins?.mark === mark) return this.origins.origins;
+    const rows = await this.sql<Pick<ApiKeyRow, "origins">[]>`SELECT origins FROM api_keys WHERE kind = 'public' AND revoked_at IS NULL`;
+    const origins = publicOriginsOf(rows);
+    if (mark !== undefined && this.changes.mark(TABLE) === mark) this.origins = { mark, origins };
+    return origins;
   }
 
   async verify(key: string): Promise<Principal | undefined> {

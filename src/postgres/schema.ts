@@ -143,6 +143,16 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX message_audit_by_client ON message_audit (client_id, id);
     `,
   },
+  {
+    version: 5,
+    name: "public keys for pages (D60) and a key's audiences (D61)",
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN kind text NOT NULL DEFAULT 'private' CHECK (kind IN ('private', 'public'));
+      ALTER TABLE api_keys ADD COLUMN features text NOT NULL DEFAULT '[]';   -- JSON array: a public key's features
+      ALTER TABLE api_keys ADD COLUMN origins text NOT NULL DEFAULT '[]';    -- JSON array: the origins it serves; empty: any
+      ALTER TABLE api_keys ADD COLUMN audiences text NOT NULL DEFAULT '[]';  -- JSON array
+    `,
+  },
 ];
 
 /** Applies the migrations above the database's version, all in one transaction (DDL is transactional here); returns how many. */

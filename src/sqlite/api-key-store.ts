@@ -7,6 +7,8 @@ import {
   newKey,
   parseKey,
   principalIfMatches,
+  publicOriginsOf,
+  type PublicKeyOrigins,
   type ApiKeyGrant,
   type ApiKeyInfo,
   type ApiKeyRow,
@@ -19,11 +21,16 @@ export class SqliteApiKeyStore implements ApiKeyStore {
   private readonly insertStmt;
   private readonly listStmt;
   private readonly revokeStmt;
+  private readonly publicOriginsStmt;
 
   constructor(db: Database) {
     this.byId = db.prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE id = ? AND revoked_at IS NULL");
     this.insertStmt = db.prepare<ApiKeyRow>(
-      "INSERT INTO api_keys (id, client_id, roles, scopes, projects, secret_hash, created_at) VALUES (@id, @client_id, @roles, @scopes, @projects, @secret_hash, @created_at)",
+      "INSERT INTO api_keys (id, client_id, roles, scopes, projects, secret_hash, created_at, kind, features, origins, audiences) " +
+        "VALUES (@id, @client_id, @roles, @scopes, @projects, @secret_hash, @created_at, @kind, @features, @origins, @audiences)",
+    );
+    this.publicOriginsStmt = db.prepare<[], Pick<ApiKeyRow, "origins">>(
+      "SELECT origins FROM api_keys WHERE kind = 'public' AND revoked_at IS NULL",
     );
     this.listStmt = db.prepare<[], ApiKeyRow>("SELECT * FROM api_keys WHERE revoked_at IS NULL ORDER BY created_at, id");
     this.revokeStmt = db.prepare<[string, string]>("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL");
@@ -46,6 +53,11 @@ export class SqliteApiKeyStore implements ApiKeyStore {
 
   async revoke(id: string): Promise<boolean> {
     return this.revokeStmt.run(new Date().toISOString(), id).changes > 0;
+  }
+
+  /** Read each time: a preflight is rare (browsers keep its answer), and a key made by the CLI shows at once. */
+  async publicOrigins(): Promise<PublicKeyOrigins> {
+    return publicOriginsOf(this.publicOriginsStmt.all());
   }
 
   async verify(key: string): Promise<Principal | undefined> {

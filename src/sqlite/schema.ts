@@ -151,6 +151,16 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE import_blocks;
     `,
   },
+  {
+    version: 9,
+    name: "public keys for pages (D60) and a key's audiences (D61)",
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN kind TEXT NOT NULL DEFAULT 'private' CHECK (kind IN ('private', 'public'));
+      ALTER TABLE api_keys ADD COLUMN features TEXT NOT NULL DEFAULT '[]';   -- JSON array: a public key's features
+      ALTER TABLE api_keys ADD COLUMN origins TEXT NOT NULL DEFAULT '[]';    -- JSON array: the origins it serves; empty: any
+      ALTER TABLE api_keys ADD COLUMN audiences TEXT NOT NULL DEFAULT '[]';  -- JSON array
+    `,
+  },
 ];
 
 /**

@@ -152,7 +152,8 @@ export function createNodeHandler({
     }
 
     credentials(method, req, contextValues, info, authenticate)
-      .then((refusal) => {
+      .then(async (refusal) => {
+        await cors.forCaller(req, res, contextValues.get(principalKey), refusal); // D60: a public key's origins
         if (refusal) closeIfBodyPending(req, res); // answered without reading it: do not take in the rest
         if (rpc) return serveRpc(rpc, req, res, contextValues, logger, refusal);
         if (refusal) {
@@ -184,13 +185,13 @@ async function credentials(
   };
   const started = performance.now();
   try {
-    const principal = await authenticate(header);
+    const principal = await authenticate(header, method);
     info.databaseWaitMs = performance.now() - started;
     contextValues.set(principalKey, principal);
     // D53: a long-lived answer asks again, with the same headers, whether the credential still holds.
     contextValues.set(
       callerCheckKey,
-      recheckOf(principal, () => authenticate(header)),
+      recheckOf(principal, () => authenticate(header, method)),
     );
     info.clientId = principal.clientId;
     return undefined;
