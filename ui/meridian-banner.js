@@ -1,6 +1,7 @@
 // <meridian-banner feature="orders" api-key="..."> (or token="..."; server="https://..."
-// for another origin; data-state tells connecting, live or refused): the
-// active feature status messages of a feature (and the global ones), live
+// for another origin; data-state tells connecting, live or refused, and the
+// console why it was refused): the active feature status messages of a
+// feature (and the global ones), live
 // (D46 stream, reconnecting after a drop), styled by severity, each
 // dismissible until it changes (D49). No dependency, no inline script or
 // style, and Trusted Types ready: a message's body (sanitised by the server
@@ -99,15 +100,24 @@ class MeridianBanner extends HTMLElement {
     this.#abort?.abort();
   }
 
-  /** The stream, again after a drop, with Last-Event-ID (D46). */
+  /**
+   * The stream, again after a drop, with Last-Event-ID (D46). A refusal (the
+   * key, the token or this page's origin is not accepted) ends the attempts:
+   * data-state="refused", and why in the console (D60).
+   */
   async #listen(signal) {
     let delay = 1000;
     while (!signal.aborted) {
       try {
         await this.#read(signal);
         delay = 1000;
-      } catch {
-        // dropped, refused, or the server is away: try again shortly
+      } catch (e) {
+        if (e instanceof Refused) {
+          this.dataset.state = "refused";
+          console.error(`meridian-banner: ${e.message}`);
+          return;
+        }
+        // dropped, or the server is away: try again shortly
       }
       if (signal.aborted) return;
       await new Promise((r) => setTimeout(r, delay));
@@ -126,11 +136,15 @@ class MeridianBanner extends HTMLElement {
     if (token) headers.authorization = `Bearer ${token}`;
     if (this.#lastEventId) headers["last-event-id"] = this.#lastEventId;
     this.dataset.state = "connecting";
-    const res = await fetch(base + path, { headers, signal, cache: "no-store" });
-    if (!res.ok || !res.body) {
-      this.dataset.state = "refused";
-      throw new Error(`stream: ${res.status}`);
+    let res;
+    try {
+      res = await fetch(base + path, { headers, signal, cache: "no-store" });
+    } catch (e) {
+      if (signal.aborted) throw e;
+      throw await this.#whyNoAnswer(base, e);
     }
+    if (res.status === 401 || res.status === 403) throw new Refused(await refusalOf(res));
+    if (!res.ok || !res.body) throw new Error(`stream: ${res.status}`);
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     let text = "";
     for (;;) {
@@ -157,13 +171,31 @@ class MeridianBanner extends HTMLElement {
     if (!data) return;
     if (event === "error") {
       // D53: the credential ended (revoked, expired); the server says why, then ends the stream.
-      this.dataset.state = "refused";
-      throw new Error(`stream: ${JSON.parse(data).detail}`);
+      throw new Refused(`the server ended the stream: ${JSON.parse(data).detail}`);
     }
     this.dataset.state = "live"; // a set has arrived: what is shown is current
     this.#lastEventId = id;
     this.#messages = JSON.parse(data).data;
     this.#render();
+  }
+
+  /**
+   * A fetch with no answer is either the server away or an answer this page
+   * may not read (CORS: the key does not serve this origin). An opaque request
+   * that needs no permission tells them apart: if it gets through, the server
+   * is there and the refusal is this page's origin.
+   */
+  async #whyNoAnswer(base, error) {
+    const server = new URL(base || location.href, location.href).origin;
+    try {
+      await fetch(`${server}/healthz`, { mode: "no-cors", cache: "no-store" });
+    } catch {
+      return error; // the server is away: try again later
+    }
+    return new Refused(
+      `${server} answered, but not to this page: its origin ${location.origin} is not one the key serves ` +
+        "(its --origin list) nor in the server's MERIDIAN_CORS_ORIGINS",
+    );
   }
 
   #render() {
@@ -196,6 +228,19 @@ class MeridianBanner extends HTMLElement {
       return box;
     });
     this.#root.replaceChildren(...items);
+  }
+}
+
+/** A refusal that trying again will not change: a key, token or origin the server does not accept. */
+class Refused extends Error {}
+
+/** Why the server refused, from its problem+json (D59). */
+async function refusalOf(res) {
+  try {
+    const problem = await res.json();
+    return `the server refused the stream (${res.status} ${problem.reason}): ${problem.detail}`;
+  } catch {
+    return `the server refused the stream (${res.status})`;
   }
 }
 
