@@ -11,7 +11,9 @@
 #include "block-codec.h"
 #include "chart.h"
 #include "crc32c.h"
+#include "host-zstd.h"
 #include "napi-guard.h"
+#include "parquet-pages.h"
 #include "value-columns.h"
 #include "value-json.h"
 
@@ -301,8 +303,91 @@ class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
   std::unique_ptr<meridian::Chart> chart_;
 };
 
+// new ParquetPages(): add(bytes, from, to, maxRows) writes a
+// block's rows as Parquet data pages, finishRowGroup() ends a row group (parquet-pages.h).
+class ParquetPagesWrap : public Napi::ObjectWrap<ParquetPagesWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "ParquetPages",
+                       {InstanceMethod<&ParquetPagesWrap::Add>("add"),
+                        InstanceMethod<&ParquetPagesWrap::FinishRowGroup>("finishRowGroup")});
+  }
+
+  explicit ParquetPagesWrap(const Napi::CallbackInfo& info)
+      : Napi::ObjectWrap<ParquetPagesWrap>(info) {
+    // zstd level 1: pages are dense already (dictionary indices, deltas); higher levels cost
+    // time for little (bench/values).
+    pages_ = std::make_unique<meridian::ParquetPages>(
+        [](const uint8_t* src, size_t size, std::vector<uint8_t>& out) {
+          meridian::HostZstd(src, size, 1, out);
+        });
+  }
+
+ private:
+  // add(...): { data: Buffer, pages: Uint32Array of (end, uncompressed size, encoding) per page,
+  // kinds: Uint8Array, rows, last, more }: each page its header and zstd body: the timestamps'
+  // page, then one per block column; no pages when no rows.
+  Napi::Value Add(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    RangeArgs a;
+    if (!pages_) return Fail(env, "ParquetPages: not constructed");
+    if (!ReadRangeArgs(info, 4, &a))
+      return Fail(env, "ParquetPages.add: expected (Uint8Array, number, number, number)");
+    return Guarded(env, [&]() -> Napi::Value {
+      out_.clear();
+      meridian::Taken taken =
+          pages_->Add(a.bytes.Data(), a.bytes.ByteLength(), a.from, a.to, a.maxRows, out_, list_);
+      auto meta = Napi::Uint32Array::New(env, list_.size() * 3);
+      for (size_t i = 0; i < list_.size(); i++) {
+        meta[i * 3] = static_cast<uint32_t>(list_[i].end);
+        meta[i * 3 + 1] = static_cast<uint32_t>(list_[i].uncompressed);
+        meta[i * 3 + 2] = static_cast<uint32_t>(list_[i].encoding);
+      }
+      auto result = TakenResult(env, taken, "data",
+                                Napi::Buffer<uint8_t>::Copy(env, out_.data(), out_.size()));
+      result.Set("pages", meta);
+      auto kinds = Napi::Uint8Array::New(env, list_.empty() ? 0 : pages_->columns());
+      for (size_t c = 0; c < kinds.ElementLength(); c++)
+        kinds[c] = static_cast<uint8_t>(pages_->kind(c));
+      result.Set("kinds", kinds);
+      return result;
+    });
+  }
+
+  // finishRowGroup(): { dictionary: Buffer | null (the page), dictionaryUncompressed, min: Buffer |
+  // null, max: Buffer | null, nulls }[]: the timestamps', then each output column's.
+  Napi::Value FinishRowGroup(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!pages_) return Fail(env, "ParquetPages: not constructed");
+    return Guarded(env, [&]() -> Napi::Value {
+      std::vector<meridian::ParquetChunkEnd> ends = pages_->FinishRowGroup();
+      auto array = Napi::Array::New(env, ends.size());
+      auto bytes = [&](const std::vector<uint8_t>& v) -> Napi::Value {
+        if (v.empty()) return env.Null();
+        return Napi::Buffer<uint8_t>::Copy(env, v.data(), v.size());
+      };
+      for (uint32_t i = 0; i < ends.size(); i++) {
+        auto e = Napi::Object::New(env);
+        e.Set("dictionary", bytes(ends[i].dictionary));
+        e.Set("dictionaryUncompressed",
+              Napi::Number::New(env, static_cast<double>(ends[i].dictionaryUncompressed)));
+        e.Set("min", bytes(ends[i].min));
+        e.Set("max", bytes(ends[i].max));
+        e.Set("nulls", Napi::Number::New(env, static_cast<double>(ends[i].nulls)));
+        array.Set(i, e);
+      }
+      return array;
+    });
+  }
+
+  std::unique_ptr<meridian::ParquetPages> pages_;
+  std::vector<uint8_t> out_;
+  std::vector<meridian::ParquetPage> list_;
+};
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Chart", ChartWrap::Define(env));
+  exports.Set("ParquetPages", ParquetPagesWrap::Define(env));
   exports.Set("crc32c", Napi::Function::New(env, Crc32c, "crc32c"));
   exports.Set("encodeBlock", Napi::Function::New(env, EncodeBlock, "encodeBlock"));
   exports.Set("decodeBlock", Napi::Function::New(env, DecodeBlock, "decodeBlock"));
