@@ -94,7 +94,7 @@ export function chartReads(
       ctx,
       planning,
       (plan, encode) => steps(plan, encode, ctx),
-      (plan) => ({ multi: plan.multi, paged: false, cursorFor: noCursor }),
+      (plan) => ({ multi: plan.multi, paged: false, cursorFor: noCursor, series: plan.series }),
     );
 
   async function* columns(planning: () => Promise<ChartPlan>, ctx: HandlerContext) {

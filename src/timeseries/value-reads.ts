@@ -134,7 +134,7 @@ export function valueReads(
       ctx,
       reading,
       (read, encode) => steps(read, encode, ctx),
-      (read) => ({ multi: read.scope.endpoint === "multi", paged: read.paged, cursorFor: cursorFor(read) }),
+      (read) => ({ multi: read.scope.endpoint === "multi", paged: read.paged, cursorFor: cursorFor(read), series: read.plan.series }),
     );
 
   async function* columns(reading: () => Promise<Read>, ctx: HandlerContext) {

@@ -2,7 +2,7 @@
 // calls for each block's rows, and a framing of the walk's steps into the
 // answer's bytes.
 import type { ResumePoint } from "../value-cursor.js";
-import type { BlockEncoder, WalkStep } from "../value-walk.js";
+import type { BlockEncoder, WalkSeries, WalkStep } from "../value-walk.js";
 
 /** What the framing of an answer needs to know besides the steps. */
 export interface AnswerShape {
@@ -12,6 +12,8 @@ export interface AnswerShape {
   paged: boolean;
   /** The cursor of the page that starts at `at`. */
   cursorFor(at: ResumePoint): string;
+  /** The read's series, in the order asked (a format whose one schema covers them all needs them before the first row). */
+  series: readonly WalkSeries[];
 }
 
 export interface AnswerFormat<T = unknown> {
