@@ -1,7 +1,8 @@
 // The column data of a Parquet file (D64), written straight from encoded
 // blocks: per block, one uncompressed data page (v1) per column, the
 // timestamps as milliseconds in DELTA_BINARY_PACKED, each data field's
-// definition levels (RLE, missing values as nulls) and values, dictionary
+// definition levels (RLE; missing values, NaN and infinities as nulls, as
+// in JSON and the Arrow answer) and values, dictionary
 // indices while the row group's dictionary stays small, PLAIN after it. A
 // row group ends with each column's dictionary and statistics. A row group
 // holds one series (its blocks' columns are its columns); the caller maps

@@ -1,5 +1,5 @@
 // What a values or chart read answers in on REST (D64): JSON rows (D25), an
-// Apache Arrow IPC stream, or (helper module parquet.ts) a Parquet file,
+// Apache Arrow IPC stream, or a Parquet file (parquet.ts),
 // chosen by the request's Accept header as negotiator ranks it; JSON when the
 // client says nothing or accepts anything, and for `text/plain`, which the
 // platform's SDK sends while it parses JSON (D7). An Accept that allows none
@@ -17,6 +17,7 @@ import { jsonText } from "../value-json.js";
 import type { AnswerFormat } from "./answer-format.js";
 import { arrowFormat } from "./arrow.js";
 import { jsonPooledRows } from "./json-rows.js";
+import { parquetFormat } from "./parquet.js";
 
 export const JSON_FORMAT: AnswerFormat<Uint8Array> = {
   mediaType: "application/json",
@@ -27,7 +28,7 @@ export const JSON_FORMAT: AnswerFormat<Uint8Array> = {
 };
 
 /** In order of preference when the client ranks several alike: the first is the default. */
-export const FORMATS: readonly AnswerFormat<never>[] = [JSON_FORMAT, arrowFormat] as AnswerFormat<never>[];
+export const FORMATS: readonly AnswerFormat<never>[] = [JSON_FORMAT, arrowFormat, parquetFormat] as AnswerFormat<never>[];
 
 /** The media types of the formats besides JSON (the OpenAPI document lists them). */
 export const COLUMNAR_MEDIA_TYPES: readonly string[] = FORMATS.filter((f) => f !== JSON_FORMAT).map((f) => f.mediaType);

@@ -13,6 +13,12 @@ import { binary, bool, compact, i32, i64, list, struct, type ThriftStruct } from
 
 export const PARQUET_MAGIC = Buffer.from("PAR1");
 
+/** Bytes that Parquet answers being written hold: row groups being filled, and the last one sent of each. */
+let held = 0;
+export function parquetHeld(): number {
+  return held;
+}
+
 // parquet.thrift's enums, the values used here.
 const TYPE = { INT32: 1, INT64: 2, FLOAT: 4, DOUBLE: 5, BYTE_ARRAY: 6 } as const;
 const REPETITION = { REQUIRED: 0, OPTIONAL: 1 } as const;
@@ -132,6 +138,20 @@ export class ParquetFile {
   private rows = 0;
   private readonly rowGroups: ThriftStruct[] = [];
   private group: Group | undefined;
+  /** What this file adds to `held`: its open row group, and the last it sent (the socket may not have taken it yet). */
+  private holding = 0;
+
+  private hold(bytes: number): void {
+    held += bytes;
+    this.holding += bytes;
+  }
+
+  /** Gives back what the file holds (the answer is done or abandoned). */
+  close(): void {
+    held -= this.holding;
+    this.holding = 0;
+    this.group = undefined;
+  }
 
   /**
    * The file's columns: `time_series_id` first when seriesColumn (a read of
@@ -163,6 +183,7 @@ export class ParquetFile {
       const end = pages.pages[p * 3];
       const chunk = g.chunks[p === 0 ? 0 : 1 + map[p - 1]];
       chunk.written(pages.data.subarray(start, end), pages.pages[p * 3 + 1], pages.pages[p * 3 + 2]);
+      this.hold(end - start);
       if (p > 0) chunk.encodings.add(ENCODING.RLE); // the definition levels
       start = end;
     }
@@ -264,6 +285,9 @@ export class ParquetFile {
       } else write(field.name, PHYSICAL[field.kind], data, end, undefined);
     });
     this.rows += g.rows;
+    // Now held: this group's bytes, until the next ends; the group before has gone to the socket by
+    // then (the answer's writer waits for a full socket to drain before asking for more).
+    this.hold(this.offset - groupStart - this.holding);
     this.rowGroups.push([
       [1, list("struct", columns)],
       [2, i64(uncompressed)],

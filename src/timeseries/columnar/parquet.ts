@@ -1,18 +1,21 @@
 // The Parquet answer (D64): one file for the whole read, written as it
 // streams. Columns: `timestamp` (INT64, TIMESTAMP millis adjusted to UTC),
 // then one per data field named as the field (Single FLOAT, Double DOUBLE,
-// Flag INT32 its id), missing values as nulls; pages zstd-compressed, a
+// Flag INT32 its id), missing values (and NaN and infinities, as in JSON)
+// as nulls; pages zstd-compressed, a
 // dictionary per column chunk while it stays small, timestamps in
 // DELTA_BINARY_PACKED (W1 takes about 1.4 bytes a row), statistics per
 // column chunk. A many-series read is one file too (a file has one
 // schema): a `time_series_id` column first, and the union of the series'
 // fields by name (a name two series give different types is the first's;
 // the other's column is named `name (Type)`), null where a series lacks the
-// field. A row group holds one series' rows, at most ROW_GROUP_ROWS of them;
-// only the row group being filled is held (compressed). Key-value metadata
+// field. A row group holds one series' rows, at most ROW_GROUP_ROWS of them
+// and about ROW_GROUP_BYTES; only the row group being filled is held
+// (compressed), and the one sent before until the socket takes it (D28). Key-value metadata
 // names the series and their fields, and a page's cursor (api-version 3).
 import type { ResumePoint } from "../value-cursor.js";
-import type { BlockEncoder, WalkStep } from "../value-walk.js";
+import type { BlockEncoder, WalkSeries, WalkStep } from "../value-walk.js";
+import type { AnswerFormat, AnswerShape } from "./formats.js";
 import { DATA_TYPES } from "../value-rows.js";
 import { PARQUET_MAGIC, ParquetFile, type ParquetField } from "./parquet-file.js";
 import { ParquetPages, type BlockPages, type ChunkEnd } from "./parquet-pages.js";
@@ -21,6 +24,8 @@ export const PARQUET_MEDIA_TYPE = "application/vnd.apache.parquet";
 
 /** At most this many rows a row group (the bound readers split work by). */
 export const ROW_GROUP_ROWS = 1_000_000;
+/** A row group ends after the block that takes its pages past this many bytes (wide or noisy series: D28 bounds what a read holds). */
+export const ROW_GROUP_BYTES = 1 << 20;
 
 /** Key-value metadata keys (those of the Arrow answer, and the many-series forms). */
 export const PARQUET_METADATA = {
@@ -30,10 +35,7 @@ export const PARQUET_METADATA = {
   cursor: "meridian:cursor",
 } as const;
 
-interface Series {
-  id: string;
-  dataFields: readonly { name: string; dataType: string }[];
-}
+type Series = Pick<WalkSeries, "id" | "dataFields">;
 
 /** What the encoder made of one block: its pages, and a row group it ended first, in order. */
 export interface ParquetPart {
@@ -43,17 +45,20 @@ export interface ParquetPart {
 
 /**
  * An encoder for one read. A series' first block ends the row group of the
- * series before; a row group that reaches ROW_GROUP_ROWS ends mid-block.
+ * series before; a row group that reaches ROW_GROUP_ROWS ends mid-block, one
+ * past ROW_GROUP_BYTES after the block.
  */
 export function parquetEncoder(): BlockEncoder<ParquetPart> {
   const pages = new ParquetPages();
   let groupRows = 0;
+  let groupBytes = 0;
+  const end = (events: ParquetPart["events"]) => {
+    events.push({ ends: pages.finishRowGroup() });
+    groupRows = groupBytes = 0;
+  };
   return (payload, from, to, maxRows, first) => {
     const events: ParquetPart["events"] = [];
-    if (first && groupRows > 0) {
-      events.push({ ends: pages.finishRowGroup() });
-      groupRows = 0;
-    }
+    if (first && groupRows > 0) end(events);
     let rows = 0;
     let last = 0;
     let more = false;
@@ -65,14 +70,13 @@ export function parquetEncoder(): BlockEncoder<ParquetPart> {
       events.push({ pages: r });
       rows += r.rows;
       groupRows += r.rows;
+      groupBytes += r.data.length;
       last = r.last;
-      if (groupRows === ROW_GROUP_ROWS) {
-        events.push({ ends: pages.finishRowGroup() });
-        groupRows = 0;
-      }
+      if (groupRows === ROW_GROUP_ROWS) end(events);
       if (!more || rows === maxRows) break;
       start = last + 1;
     }
+    if (groupBytes >= ROW_GROUP_BYTES) end(events);
     return { out: { pages, events }, rows, last, more };
   };
 }
@@ -104,22 +108,28 @@ export function parquetColumns(series: readonly Series[]): { fields: ParquetFiel
   return { fields, maps };
 }
 
-export interface ParquetShape {
-  multi: boolean;
-  paged: boolean;
-  cursorFor(at: ResumePoint): string;
-  /** The read's series, in order. */
-  series: readonly Series[];
-}
-
 /** The file's bytes as the walk goes: the magic, each row group as it ends, the footer. */
 export async function* parquetFrame(
   steps: AsyncGenerator<WalkStep<ParquetPart>, ResumePoint | undefined>,
-  shape: ParquetShape,
+  shape: Pick<AnswerShape, "multi" | "paged" | "cursorFor"> & { series: readonly Series[] },
 ): AsyncGenerator<Uint8Array> {
   const series = shape.multi ? shape.series : shape.series.slice(0, 1);
   const { fields, maps } = parquetColumns(series);
   const file = new ParquetFile(fields, shape.multi);
+  try {
+    yield* parquetBytes(file, steps, shape, series, maps);
+  } finally {
+    file.close();
+  }
+}
+
+async function* parquetBytes(
+  file: ParquetFile,
+  steps: AsyncGenerator<WalkStep<ParquetPart>, ResumePoint | undefined>,
+  shape: Pick<AnswerShape, "multi" | "paged" | "cursorFor">,
+  series: readonly Series[],
+  maps: Map<string, number[]>,
+): AsyncGenerator<Uint8Array> {
   yield PARQUET_MAGIC;
   let current: Series | undefined;
   let pages: ParquetPages | undefined;
@@ -152,3 +162,10 @@ export async function* parquetFrame(
     }
   }
 }
+
+export const parquetFormat: AnswerFormat<ParquetPart> = {
+  mediaType: PARQUET_MEDIA_TYPE,
+  contentType: PARQUET_MEDIA_TYPE,
+  encoder: parquetEncoder,
+  frame: parquetFrame,
+};
