@@ -23,19 +23,19 @@ ASAN_RUNTIME=$(clang -print-file-name=libclang_rt.asan-x86_64.so)
 # The codec's own tests, and the ones that read blocks through every writer over a real server.
 LD_PRELOAD="$ASAN_RUNTIME" ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 MERIDIAN_NATIVE_ADDON="$ADDON" \
   npx vitest run test/timeseries/blocks test/timeseries/read.test.ts test/timeseries/grpc-read.test.ts test/timeseries/chart.test.ts \
-  test/timeseries/arrow.test.ts
+  test/timeseries/arrow.test.ts test/timeseries/parquet.test.ts
 
 # The paths taken where the CPU lacks SSE4.2 (CRC-32C by tables, plain scans), by the release build.
 echo "== portable paths (MERIDIAN_NATIVE_PORTABLE=1)"
 MERIDIAN_NATIVE_PORTABLE=1 npx vitest run test/timeseries/blocks test/timeseries/chart.test.ts
 
 # 2. libFuzzer, over the same sources (not addon.cc: Node-API needs node).
-echo "== libFuzzer: block reader, JSON writer, columns writer, Arrow writer, chart (${FUZZ_SECONDS} s)"
+echo "== libFuzzer: block reader, JSON, columns, Arrow and Parquet writers, chart (${FUZZ_SECONDS} s)"
 FUZZ=native/build-fuzz
 rm -rf "$FUZZ" && mkdir -p "$FUZZ/corpus"
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
   native/fuzz/block_fuzz.cc native/src/block-codec.cc native/src/block-view.cc native/src/crc32c.cc \
-  native/src/int-sequence.cc native/src/value-columns.cc native/src/value-json.cc native/src/arrow-ipc.cc native/src/chart.cc native/src/extremes.cc native/src/helper-thread.cc -o "$FUZZ/block_fuzz"
+  native/src/int-sequence.cc native/src/value-columns.cc native/src/value-json.cc native/src/arrow-ipc.cc native/src/parquet-pages.cc native/src/chart.cc native/src/extremes.cc native/src/helper-thread.cc -o "$FUZZ/block_fuzz"
 node native/fuzz/seeds.mjs "$FUZZ/seeds"
 # Findings land in native/build-fuzz/ (crash-*, with the input); libFuzzer exits non-zero.
 "$FUZZ/block_fuzz" -max_total_time="$FUZZ_SECONDS" -max_len=4096 -print_final_stats=1 -artifact_prefix="$FUZZ/" \

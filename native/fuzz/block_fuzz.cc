@@ -1,7 +1,7 @@
 // libFuzzer target over everything a stored block reaches in the addon: the
 // header reader and decoder, the JSON row writer, the columns writer and the
-// Arrow record batch writer (D64), and the encoder on what decoded. Run by native/check.sh under
-// ASan and UBSan.
+// Arrow record batch writer and the Parquet page writer (D64), and the encoder on what decoded. Run
+// by native/check.sh under ASan and UBSan.
 //
 // The input is a block without its checksum: the target appends the CRC-32C,
 // since a fuzzer would almost never guess one and would only ever test the
@@ -20,6 +20,7 @@
 #include "../src/bytes.h"
 #include "../src/chart.h"
 #include "../src/crc32c.h"
+#include "../src/parquet-pages.h"
 #include "../src/value-columns.h"
 #include "../src/value-json.h"
 
@@ -147,6 +148,31 @@ void CheckWriters(const std::vector<uint8_t>& block, bool decodes, int64_t from,
   }
 }
 
+/** The Parquet page writer refuses exactly what the decoder refuses, takes the rows the JSON
+ * writer takes, and writes a page per column; its row group ends with an end per column. Pages
+ * are "compressed" by copying (the addon's zstd comes from node, which the fuzzer lacks). */
+void CheckParquet(const std::vector<uint8_t>& block, bool decodes, int64_t from, int64_t to,
+                  uint32_t maxRows, uint32_t rows) {
+  ParquetPages pages([](const uint8_t* src, size_t n, std::vector<uint8_t>& out) {
+    out.insert(out.end(), src, src + n);
+  });
+  std::vector<uint8_t> out;
+  std::vector<ParquetPage> list;
+  try {
+    for (int twice = 0; twice < 2; twice++) {  // two blocks of one row group: the dictionaries grow
+      out.clear();
+      const Taken taken = pages.Add(block.data(), block.size(), from, to, maxRows, out, list);
+      Require(decodes);
+      Require(taken.rows == rows);
+      Require(list.size() == (taken.rows == 0 ? 0 : 1 + pages.columns()));
+      Require(list.empty() || list.back().end == out.size());
+    }
+    Require(pages.FinishRowGroup().size() == 1 + pages.columns());
+  } catch (const CorruptBlock&) {
+    Require(!decodes);
+  }
+}
+
 /** The Arrow schema of a decoded block's columns, named by bytes of the input (any bytes, even
  * NULs), and an empty batch carrying them as metadata. */
 void CheckArrowSchema(const Decoded& d, const uint8_t* data, size_t size) {
@@ -194,6 +220,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool decodes = Decode(block, &d);
   CheckWriters(block, decodes, -kAll, kAll, UINT32_MAX);
   CheckChart(block, decodes, kMinTimestamp, kMaxTimestamp, 1 + size % kMaxChartWidth);
+  CheckParquet(block, decodes, -kAll, kAll, UINT32_MAX, decodes ? d.h.rows : 0);
   if (!decodes) return 0;
   CheckTimestamps(d);
   CheckRoundTrip(d);
@@ -204,5 +231,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                static_cast<int64_t>(d.ts[2 * rows / 3]), rows / 4);
   CheckChart(block, true, static_cast<int64_t>(d.ts[rows / 3]),
              static_cast<int64_t>(d.ts[2 * rows / 3]), 1 + rows % 7);
+  const uint32_t middle = 2 * rows / 3 - rows / 3 + 1;
+  CheckParquet(block, true, static_cast<int64_t>(d.ts[rows / 3]),
+               static_cast<int64_t>(d.ts[2 * rows / 3]), rows / 4, std::min(middle, rows / 4));
   return 0;
 }

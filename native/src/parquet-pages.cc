@@ -207,28 +207,25 @@ inline size_t Width(FieldKind kind) { return kind == FieldKind::kDouble ? 8 : 4;
 
 int64_t DictionaryIndex::Insert(uint64_t key, size_t slot, uint32_t limit) {
   if (keys_.size() >= limit) return -1;
-  slots_[slot] = key;
   keys_.push_back(key);
-  index_[slot] = static_cast<uint32_t>(keys_.size());
+  slots_[slot] = {key, static_cast<uint32_t>(keys_.size())};
   if (keys_.size() * 2 > slots_.size()) Grow();
   return static_cast<int64_t>(keys_.size() - 1);
 }
 
 void DictionaryIndex::Grow() {
   const size_t size = std::max<size_t>(1024, slots_.size() * 2);
-  slots_.assign(size, 0);
-  index_.assign(size, 0);
+  slots_.assign(size, Entry{0, 0});
   const size_t mask = size - 1;
   for (size_t k = 0; k < keys_.size(); k++) {
     size_t h = Slot(keys_[k]) & mask;
-    while (index_[h] != 0) h = (h + 1) & mask;
-    slots_[h] = keys_[k];
-    index_[h] = static_cast<uint32_t>(k + 1);
+    while (slots_[h].index != 0) h = (h + 1) & mask;
+    slots_[h] = {keys_[k], static_cast<uint32_t>(k + 1)};
   }
 }
 
 void DictionaryIndex::Clear() {
-  std::fill(index_.begin(), index_.end(), 0);
+  std::fill(slots_.begin(), slots_.end(), Entry{0, 0});
   keys_.clear();
   lastIndex_ = -1;
 }

@@ -54,6 +54,11 @@ struct ParquetChunkEnd {
 
 /** A hash set of 64-bit keys giving each its insertion index (open addressing, linear probing). */
 class DictionaryIndex {
+  struct Entry {
+    uint64_t key;
+    uint32_t index;  // index + 1, 0 when empty
+  };
+
  public:
   /** The key's index, inserting it; -1 when that would pass `limit` entries. */
   int64_t Find(uint64_t key, uint32_t limit) {
@@ -61,8 +66,9 @@ class DictionaryIndex {
     if (slots_.empty()) Grow();
     const size_t mask = slots_.size() - 1;
     for (size_t h = Slot(key) & mask;; h = (h + 1) & mask) {
-      if (index_[h] == 0) return lastIndex_ = Insert(key, h, limit), lastKey_ = key, lastIndex_;
-      if (slots_[h] == key) return lastKey_ = key, lastIndex_ = index_[h] - 1;
+      const Entry& e = slots_[h];
+      if (e.index == 0) return lastIndex_ = Insert(key, h, limit), lastKey_ = key, lastIndex_;
+      if (e.key == key) return lastKey_ = key, lastIndex_ = e.index - 1;
     }
   }
   uint32_t size() const { return static_cast<uint32_t>(keys_.size()); }
@@ -78,9 +84,8 @@ class DictionaryIndex {
   void Grow();
   uint64_t lastKey_ = 0;
   int64_t lastIndex_ = -1;
-  std::vector<uint64_t> slots_;  // key
-  std::vector<uint32_t> index_;  // index + 1, 0 when empty
-  std::vector<uint64_t> keys_;   // in insertion order
+  std::vector<Entry> slots_;    // key and index side by side: one cache line a probe
+  std::vector<uint64_t> keys_;  // in insertion order
 };
 
 class ParquetPages {
