@@ -7,9 +7,10 @@
 // run in rounds, and a walk's ratio is the median of its ratios to the whole
 // read of the same round). Baseline, same run: the
 // naive server (naive-server.js: SQLite rows and JSON.stringify) reading the
-// same 1,000,000 rows. Also the Arrow answer against JSON by curl (D64), and
-// the server's peak resident memory growth during one whole-range read of
-// each size, identity and zstd, JSON and Arrow (D28), each on a fresh server.
+// same 1,000,000 rows. Also the Arrow and Parquet answers against JSON by
+// curl (D64), and the server's peak resident memory growth during one
+// whole-range read of each size, identity and zstd, JSON, Arrow and Parquet
+// (D28), each on a fresh server.
 // BENCH_ROWS=1000000 limits the sizes; BENCH_ONLY=columnar runs only those two parts.
 import Database from "better-sqlite3";
 import { execFileSync } from "node:child_process";
@@ -152,7 +153,7 @@ try {
       });
     }
   }
-  // D64: Arrow against JSON, the largest series' whole range, read by curl into /dev/null as a
+  // D64: Arrow and Parquet against JSON, the largest series' whole range, read by curl into /dev/null as a
   // user would, alternating in rounds (the first a warm-up).
   {
     const n = Math.max(...sizes);
@@ -160,6 +161,7 @@ try {
     const formats = [
       ["JSON", "application/json"],
       ["Arrow", "application/vnd.apache.arrow.stream"],
+      ["Parquet", "application/vnd.apache.parquet"],
     ];
     const times = formats.map(() => []);
     const bytes = [];
@@ -170,19 +172,22 @@ try {
         bytes[i] = r.bytes;
       });
     }
-    const [json, arrow] = times.map(median);
+    const [json, arrow, parquet] = times.map(median);
     emit(`${label} JSON whole range (curl)`, "rows/s", n / json / 1e6, "M rows/s");
     emit(`${label} Arrow whole range (curl)`, "rows/s", n / arrow / 1e6, "M rows/s", n / json / 1e6);
     emit(`${label} Arrow whole range (curl)`, "body", bytes[1] / 1e6, "MB", bytes[0] / 1e6);
+    emit(`${label} Parquet whole range (curl)`, "rows/s", n / parquet / 1e6, "M rows/s", n / json / 1e6);
+    emit(`${label} Parquet whole range (curl)`, "bytes/row", bytes[2] / n, "B", bytes[0] / n);
   }
   // D28: the server's peak resident memory growth during one whole-range read, 1M and 10M rows,
-  // identity and zstd, JSON and Arrow; each on a server of its own, warmed up by a short read of
+  // identity and zstd, JSON, Arrow and Parquet; each on a server of its own, warmed up by a short read of
   // the same kind, so that one read's growth is not hidden by an earlier one's.
-  for (const [format, accept] of [
-    ["JSON", "application/json"],
-    ["Arrow", "application/vnd.apache.arrow.stream"],
+  for (const [format, accept, codings] of [
+    ["JSON", "application/json", ["identity", "zstd"]],
+    ["Arrow", "application/vnd.apache.arrow.stream", ["identity", "zstd"]],
+    ["Parquet", "application/vnd.apache.parquet", ["identity"]], // never compressed again: its pages are zstd
   ]) {
-    for (const coding of ["identity", "zstd"]) {
+    for (const coding of codings) {
       for (const n of sizes) {
         const fresh = await startMeridian(dbPath);
         try {
