@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { grpcUnary, hostPort } from "../helpers/clients.js";
 import { exited, startServe } from "../helpers/cli.js";
+import { DuckDBInstance } from "@duckdb/node-api";
 
 const version = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version as string;
 const BUILT = new URL(`../../dist/meridian-${version}-linux-x64`, import.meta.url).pathname;
@@ -181,6 +182,26 @@ describe.skipIf(SKIP)("D38 the single executable, alone, with no node on PATH", 
       pages++;
     } while (cursor);
     expect([pages, rows]).toEqual([3, 50_000]);
+  });
+
+  it("D38 D64 the binary answers Parquet: its addon's pages are compressed by the zstd of the binary's own node, and DuckDB reads them", async () => {
+    const hd = { "svc-open-api-key": tsKey, "svc-service-id": "timeseries", "svc-project-id": "p1", "svc-dataset-id": DATASET };
+    const r = await fetch(`${server.url}/api/ts/dataset/${DATASET}/timeseries/${SERIES}/values`, {
+      headers: { ...hd, accept: "application/vnd.apache.parquet" },
+    });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("application/vnd.apache.parquet");
+    const file = join(dir, "v.parquet");
+    writeFileSync(file, Buffer.from(await r.arrayBuffer()));
+    const duck = await (await DuckDBInstance.create(":memory:")).connect();
+    try {
+      const rows = (await duck.runAndReadAll(`SELECT count(*) AS n, sum(v) AS s FROM '${file}'`)).getRowObjectsJS();
+      expect(rows).toEqual([{ n: 50_000n, s: (49_999 * 50_000) / 2 / 4 }]);
+      const codecs = (await duck.runAndReadAll(`SELECT DISTINCT compression FROM parquet_metadata('${file}')`)).getRowsJS();
+      expect(codecs).toEqual([["ZSTD"]]);
+    } finally {
+      duck.closeSync();
+    }
   });
 
   it("D38 the addons live in a private cache (0700), by content hash; a tampered one is replaced, never loaded", async () => {
