@@ -114,7 +114,7 @@ const EXAMPLES: Record<string, OperationExamples> = {
 const FORMAT_READS = new Set(["ReadValuesJson", "ReadManyValuesJson", "ReadChartJson", "ReadManyChartJson"]);
 // The columnar formats are said in words, not as more content types of the 200: a generated client
 // (openapi-fetch) would then type every answer as the union of the JSON and a binary string.
-const FORMATS_TEXT = `The format is chosen by Accept: JSON (also for text/plain, */* or none), or ${COLUMNAR_MEDIA_TYPES.join(" or ")} (binary; Arrow: a timestamp column, timestamp[ms, UTC], then one column per data field, one stream per series).`;
+const FORMATS_TEXT = `The format is chosen by Accept: JSON (also for text/plain, */* or none), or ${COLUMNAR_MEDIA_TYPES.join(" or ")} (binary; Arrow: a timestamp column, timestamp[ms, UTC], then one column per data field, one stream per series; Parquet: the same columns in one file, zstd, several series with a time_series_id column first, a page's cursor in the key-value metadata as meridian:cursor).`;
 
 export function documentTimeSeriesRest(registry: ServiceRegistry): void {
   registry.documentRest(TimeSeriesService, {
