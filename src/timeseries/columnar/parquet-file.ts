@@ -8,12 +8,13 @@
 import { constants, zstdCompressSync } from "node:zlib";
 import { FieldKind } from "../blocks/block-codec.js";
 import { VERSION } from "../../version.js";
+import { acquire, pooledChunk } from "../../runtime/buffer-pool.js";
 import type { BlockPages, ChunkEnd } from "./parquet-pages.js";
 import { binary, bool, compact, i32, i64, list, struct, type ThriftStruct } from "./parquet-thrift.js";
 
 export const PARQUET_MAGIC = Buffer.from("PAR1");
 
-/** Bytes that Parquet answers being written hold: row groups being filled, and the last one sent of each. */
+/** Bytes that Parquet answers being written hold in row groups being filled (a row group sent is a pooled chunk: buffer-pool counts it). */
 let held = 0;
 export function parquetHeld(): number {
   return held;
@@ -138,7 +139,7 @@ export class ParquetFile {
   private rows = 0;
   private readonly rowGroups: ThriftStruct[] = [];
   private group: Group | undefined;
-  /** What this file adds to `held`: its open row group, and the last it sent (the socket may not have taken it yet). */
+  /** What this file adds to `held`: its open row group's pages. */
   private holding = 0;
 
   private hold(bytes: number): void {
@@ -190,8 +191,13 @@ export class ParquetFile {
     g.rows += pages.rows;
   }
 
-  /** Ends the row group with its columns' ends (ParquetPages.finishRowGroup): its bytes. */
-  endRowGroup(ends: ChunkEnd[]): Buffer {
+  /**
+   * Ends the row group with its columns' ends (ParquetPages.finishRowGroup):
+   * its bytes, in a pooled buffer that the transport gives back once sent
+   * (D28: one read's row groups reuse one buffer, rather than leave 1 MiB of
+   * garbage each).
+   */
+  endRowGroup(ends: ChunkEnd[]): Uint8Array {
     const g = this.group;
     if (!g) throw new Error("ParquetFile: no row group is open");
     this.group = undefined;
@@ -285,9 +291,7 @@ export class ParquetFile {
       } else write(field.name, PHYSICAL[field.kind], data, end, undefined);
     });
     this.rows += g.rows;
-    // Now held: this group's bytes, until the next ends; the group before has gone to the socket by
-    // then (the answer's writer waits for a full socket to drain before asking for more).
-    this.hold(this.offset - groupStart - this.holding);
+    this.hold(-this.holding);
     this.rowGroups.push([
       [1, list("struct", columns)],
       [2, i64(uncompressed)],
@@ -295,7 +299,14 @@ export class ParquetFile {
       [5, i64(groupStart)],
       [6, i64(this.offset - groupStart)],
     ]);
-    return Buffer.concat(parts);
+    const size = this.offset - groupStart;
+    const buffer = acquire(size);
+    let at = 0;
+    for (const p of parts) {
+      buffer.set(p, at);
+      at += p.length;
+    }
+    return pooledChunk(buffer, size);
   }
 
   /** The footer: the file metadata, its length, the magic. */

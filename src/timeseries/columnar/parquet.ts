@@ -11,7 +11,8 @@
 // the other's column is named `name (Type)`), null where a series lacks the
 // field. A row group holds one series' rows, at most ROW_GROUP_ROWS of them
 // and about ROW_GROUP_BYTES; only the row group being filled is held
-// (compressed), and the one sent before until the socket takes it (D28). Key-value metadata
+// (compressed), and the one sent, in a pooled buffer, until the socket takes
+// it (D28). Key-value metadata
 // names the series and their fields, and a page's cursor (api-version 3).
 import type { ResumePoint } from "../value-cursor.js";
 import type { BlockEncoder, WalkSeries, WalkStep } from "../value-walk.js";
