@@ -215,10 +215,11 @@ int64_t DictionaryIndex::Insert(uint64_t key, size_t slot, uint32_t limit) {
 
 void DictionaryIndex::Grow() {
   const size_t size = std::max<size_t>(1024, slots_.size() * 2);
+  shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(size));
   slots_.assign(size, Entry{0, 0});
   const size_t mask = size - 1;
   for (size_t k = 0; k < keys_.size(); k++) {
-    size_t h = Slot(keys_[k]) & mask;
+    size_t h = Slot(keys_[k]);
     while (slots_[h].index != 0) h = (h + 1) & mask;
     slots_[h] = {keys_[k], static_cast<uint32_t>(k + 1)};
   }
@@ -337,7 +338,10 @@ Taken ParquetPages::Add(const uint8_t* data, size_t size, int64_t from, int64_t 
       uint32_t n = 0;
       for (uint32_t i = 0; i < rows && dictionary; i++) {
         if (anyMissing && !present_[i]) continue;
-        int64_t ix = col.dictionary.Find(Bits(col.kind, values, begin + i), kDictionaryLimit);
+        const uint64_t key = Bits(col.kind, values, begin + i);
+        const int64_t ix = col.kind == FieldKind::kFlag
+                               ? col.dictionary.Find<true>(key, kDictionaryLimit)
+                               : col.dictionary.Find<false>(key, kDictionaryLimit);
         if (ix < 0) dictionary = false;
         indexes[n++] = static_cast<uint32_t>(ix);
       }

@@ -60,12 +60,16 @@ class DictionaryIndex {
   };
 
  public:
-  /** The key's index, inserting it; -1 when that would pass `limit` entries. */
+  /**
+   * The key's index, inserting it; -1 when that would pass `limit` entries.
+   * Runs: the last key is checked first (flags repeat; measured values do not).
+   */
+  template <bool kRuns>
   int64_t Find(uint64_t key, uint32_t limit) {
-    if (key == lastKey_ && lastIndex_ >= 0) return lastIndex_;  // runs (flags) skip the hash
+    if (kRuns && key == lastKey_ && lastIndex_ >= 0) return lastIndex_;
     if (slots_.empty()) Grow();
     const size_t mask = slots_.size() - 1;
-    for (size_t h = Slot(key) & mask;; h = (h + 1) & mask) {
+    for (size_t h = Slot(key);; h = (h + 1) & mask) {
       const Entry& e = slots_[h];
       if (e.index == 0) return lastIndex_ = Insert(key, h, limit), lastKey_ = key, lastIndex_;
       if (e.key == key) return lastKey_ = key, lastIndex_ = e.index - 1;
@@ -76,10 +80,11 @@ class DictionaryIndex {
   void Clear();
 
  private:
-  static size_t Slot(uint64_t key) {
-    uint64_t x = key * 0x9E3779B97F4A7C15ull;
-    return static_cast<size_t>(x ^ (x >> 29));
+  /** Fibonacci hashing: the product's top bits, as many as the table has. */
+  size_t Slot(uint64_t key) const {
+    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
   }
+  unsigned shift_ = 64;
   int64_t Insert(uint64_t key, size_t slot, uint32_t limit);
   void Grow();
   uint64_t lastKey_ = 0;
