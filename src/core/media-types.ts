@@ -4,6 +4,9 @@
 /** What JSON answers are sent as. */
 export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
 
+/** A Parquet answer (D64): sent without Content-Encoding, as its pages are compressed already. */
+export const PARQUET_MEDIA_TYPE = "application/vnd.apache.parquet";
+
 /** application/json, text/json and any application/*+json, parameters ignored (D6). */
 export function isJsonMediaType(header: string | undefined): boolean {
   if (!header) return false;

@@ -22,7 +22,7 @@ import { failure, invalidField } from "../../core/errors.js";
 import { writeHead, type NodeRequest, type NodeResponse } from "../../core/node-types.js";
 import { codingFor, compress, compressor, MIN_COMPRESSED_BYTES, type Coding } from "../compression.js";
 import { closeIfBodyPending, readBody, sendJsonText, sendProblem, varyAlso } from "../http-io.js";
-import { JSON_CONTENT_TYPE, isJsonMediaType } from "../../core/media-types.js";
+import { JSON_CONTENT_TYPE, PARQUET_MEDIA_TYPE, isJsonMediaType } from "../../core/media-types.js";
 import { jsonInputError, rejectUnknownFields } from "../json-input.js";
 import { buildRestRoutes, type RestRoute } from "./rest-routes.js";
 import { pathKey, setAtPath, textToJson } from "./field-path.js";
@@ -295,7 +295,7 @@ export class Transcoder {
       // Server-Sent Events are sent as they come: a compressor would hold them back (D46).
       if (contentType.startsWith("text/event-stream")) coding = undefined;
       // A Parquet file's pages are zstd already (D64): compressing it again gains under 2% of its bytes (W1).
-      if (contentType === "application/vnd.apache.parquet") coding = undefined;
+      if (contentType === PARQUET_MEDIA_TYPE) coding = undefined;
       const encoding: Record<string, string> = coding ? { "content-encoding": coding } : {};
       // A handler that chose its answer's format by Accept says so in Vary (D64).
       const handlerVary = ctx.responseHeader.get("vary");
