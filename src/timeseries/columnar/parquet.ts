@@ -22,7 +22,6 @@ import { DATA_TYPES } from "../value-rows.js";
 import { PARQUET_MAGIC, ParquetFile, type ParquetField } from "./parquet-file.js";
 import { ParquetPages, type BlockPages, type ChunkEnd } from "./parquet-pages.js";
 
-
 /** At most this many rows a row group (the bound readers split work by). */
 export const ROW_GROUP_ROWS = 1_000_000;
 /** A row group ends after the block that takes its pages past this many bytes (wide or noisy series: D28 bounds what a read holds). */
