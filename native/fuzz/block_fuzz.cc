@@ -1,7 +1,9 @@
 // libFuzzer target over everything a stored block reaches in the addon: the
-// header reader and decoder, the JSON row writer, the columns writer and the
-// Arrow record batch writer and the Parquet page writer (D64), and the encoder on what decoded. Run
-// by native/check.sh under ASan and UBSan.
+// header reader and decoder, the JSON row writer, the columns writer, the
+// Arrow record batch writer and the Parquet page writer (D64), the encoder on
+// what decoded, and the block summary (D65): its reader, a chart's use of it,
+// and the summary of every block that decodes. Run by native/check.sh under
+// ASan and UBSan.
 //
 // The input is a block without its checksum: the target appends the CRC-32C,
 // since a fuzzer would almost never guess one and would only ever test the
@@ -17,6 +19,7 @@
 
 #include "../src/arrow-ipc.h"
 #include "../src/block-codec.h"
+#include "../src/block-summary.h"
 #include "../src/bytes.h"
 #include "../src/chart.h"
 #include "../src/crc32c.h"
@@ -206,6 +209,42 @@ void CheckChart(const std::vector<uint8_t>& block, bool decodes, int64_t from, i
   }
 }
 
+/** The input read as a summary: refused (CorruptSummary) or read; a chart takes what reads, when it
+ * lies inside one bucket, and chooses rows that decode. */
+void CheckSummaryBytes(const std::vector<uint8_t>& bytes) {
+  BlockSummary s;
+  try {
+    ReadSummary(bytes.data(), bytes.size(), &s);
+  } catch (const CorruptSummary&) {
+    return;
+  }
+  Require(!s.rows.empty() && s.rows.size() <= 2 + 2 * static_cast<size_t>(s.columns));
+  Chart chart(kMinTimestamp, kMaxTimestamp, 1);
+  chart.AddSummary(bytes.data(), bytes.size());
+  for (const std::vector<uint8_t>& out : chart.Finish()) {
+    Decoded d;
+    Require(Decode(out, &d));
+    CheckTimestamps(d);
+  }
+}
+
+/** A decodable block's summary reads back, and a one-bucket chart by it chooses the rows a chart
+ * by the block chooses. */
+void CheckSummaryOf(const std::vector<uint8_t>& block) {
+  std::vector<uint8_t> summary;
+  try {
+    summary = Chart::Summarize(block.data(), block.size());
+  } catch (const std::invalid_argument&) {
+    return;  // a block without rows has no summary
+  }
+  BlockSummary s;
+  ReadSummary(summary.data(), summary.size(), &s);  // a finding if it throws
+  Chart byBlock(kMinTimestamp, kMaxTimestamp, 1), bySummary(kMinTimestamp, kMaxTimestamp, 1);
+  byBlock.Add(block.data(), block.size());
+  bySummary.AddSummary(summary.data(), summary.size());
+  Require(byBlock.Finish() == bySummary.Finish());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -216,6 +255,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   block.resize(size + 4);
   std::memcpy(block.data() + size, &crc, 4);
 
+  CheckSummaryBytes(block);
   Decoded d;
   const bool decodes = Decode(block, &d);
   CheckWriters(block, decodes, -kAll, kAll, UINT32_MAX);
@@ -225,6 +265,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckTimestamps(d);
   CheckRoundTrip(d);
   CheckArrowSchema(d, data, size);
+  CheckSummaryOf(block);
   // A read from the middle of the block, cut short: the paths that select rows.
   const uint32_t rows = d.h.rows;
   CheckWriters(block, true, static_cast<int64_t>(d.ts[rows / 3]),

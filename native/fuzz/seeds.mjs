@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Seed corpus for block_fuzz: real blocks from the release addon's encoder,
-// one per scheme and shape, without their 4-byte checksum (the target appends
+// one per scheme and shape, and their summaries, without their 4-byte checksum (the target appends
 // it). Small blocks, so that the fuzzer spends its time on mutations.
 // Usage: node native/fuzz/seeds.mjs <dir>
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -62,4 +62,7 @@ for (const [name, [timestamps, columns]] of Object.entries(blocks)) {
     columns.map((c) => c[2]),
   );
   writeFileSync(join(dir, name), block.subarray(0, block.length - 4));
+  // Its summary (D65), which the target also reads as one.
+  const summary = addon.summarizeBlock(block);
+  writeFileSync(join(dir, `${name}.summary`), summary.subarray(0, summary.length - 4));
 }

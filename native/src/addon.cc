@@ -257,28 +257,63 @@ class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
   }
 
  private:
-  // add(blocks: Uint8Array[]): the blocks in time order, read by helper threads while JS goes on
-  // (Chart::Begin); a failure of the batch is thrown by the next add or by finish.
+  // add(blocks: Uint8Array[], summaries?: Uint8Array, order?: Int32Array): the blocks in time
+  // order, read by helper threads while JS goes on (Chart::Begin); a failure of the batch is thrown
+  // by the next add or by finish. With `order` (D65), the batch is its pairs in time order: (-1, 0)
+  // the next of `blocks`, (offset, length) a block's summary within `summaries`.
   Napi::Value Add(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
+    const char* usage = "Chart.add: expected (Uint8Array[], Uint8Array?, Int32Array?)";
     if (!chart_) return Fail(env, "Chart: finished");
-    if (info.Length() < 1 || !info[0].IsArray())
-      return Fail(env, "Chart.add: expected an array of Uint8Array");
+    if (info.Length() < 1 || !info[0].IsArray()) return Fail(env, usage);
     auto array = info[0].As<Napi::Array>();
-    std::vector<std::pair<const uint8_t*, size_t>> blocks(array.Length());
+    std::vector<meridian::ChartItem> blocks(array.Length());
     for (uint32_t i = 0; i < array.Length(); i++) {
       Napi::Value v = array[i];
       if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
-        return Fail(env, "Chart.add: expected an array of Uint8Array");
+        return Fail(env, usage);
       auto bytes = v.As<Napi::Uint8Array>();
-      blocks[i] = {bytes.Data(), bytes.ByteLength()};
+      blocks[i] = {bytes.Data(), bytes.ByteLength(), false};
+    }
+    Napi::Object summaries;
+    if (info.Length() >= 3 && !info[2].IsUndefined()) {
+      if (!info[1].IsTypedArray() ||
+          info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
+          !info[2].IsTypedArray() ||
+          info[2].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
+        return Fail(env, usage);
+      auto packed = info[1].As<Napi::Uint8Array>();
+      auto order = info[2].As<Napi::Int32Array>();
+      if (order.ElementLength() % 2 != 0) return Fail(env, "Chart.add: order holds pairs");
+      std::vector<meridian::ChartItem> items;
+      items.reserve(order.ElementLength() / 2);
+      size_t next = 0;
+      for (size_t i = 0; i < order.ElementLength(); i += 2) {
+        const int32_t offset = order[i], length = order[i + 1];
+        if (offset == -1 && length == 0) {
+          if (next == blocks.size())
+            return Fail(env, "Chart.add: order names more blocks than given");
+          items.push_back(blocks[next++]);
+        } else if (offset >= 0 && length > 0 &&
+                   static_cast<size_t>(offset) + static_cast<size_t>(length) <=
+                       packed.ByteLength()) {
+          items.push_back({packed.Data() + offset, static_cast<size_t>(length), true});
+        } else {
+          return Fail(env, "Chart.add: a summary outside the summaries given");
+        }
+      }
+      if (next != blocks.size()) return Fail(env, "Chart.add: order names fewer blocks than given");
+      blocks = std::move(items);
+      summaries = packed;
     }
     return Guarded(env, [&]() -> Napi::Value {
       chart_->Wait();  // the batch before is done: its blocks may go
       held_.Reset();
+      heldSummaries_.Reset();
       // The array keeps these blocks alive while a helper thread reads them (Chart::Begin), until
       // the next add or finish.
       held_ = Napi::Persistent(array.As<Napi::Object>());
+      if (!summaries.IsEmpty()) heldSummaries_ = Napi::Persistent(summaries);
       chart_->Begin(std::move(blocks));
       return env.Undefined();
     });
@@ -291,6 +326,7 @@ class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
       std::vector<std::vector<uint8_t>> blocks = chart_->Finish();
       chart_.reset();
       held_.Reset();
+      heldSummaries_.Reset();
       auto out = Napi::Array::New(env, blocks.size());
       for (uint32_t i = 0; i < blocks.size(); i++)
         out.Set(i, Napi::Buffer<uint8_t>::Copy(env, blocks[i].data(), blocks[i].size()));
@@ -300,6 +336,7 @@ class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
 
   // Declared first, released last: ~Chart waits for a batch still reading the blocks it holds.
   Napi::ObjectReference held_;
+  Napi::ObjectReference heldSummaries_;
   std::unique_ptr<meridian::Chart> chart_;
 };
 
@@ -385,6 +422,19 @@ class ParquetPagesWrap : public Napi::ObjectWrap<ParquetPagesWrap> {
   std::vector<meridian::ParquetPage> list_;
 };
 
+// summarizeBlock(bytes: Uint8Array): Buffer, the block's summary (D65, block-summary.h).
+Napi::Value SummarizeBlock(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsTypedArray() ||
+      info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+    return Fail(env, "summarizeBlock: expected a Uint8Array");
+  auto bytes = info[0].As<Napi::Uint8Array>();
+  return Guarded(env, [&]() -> Napi::Value {
+    std::vector<uint8_t> out = meridian::Chart::Summarize(bytes.Data(), bytes.ByteLength());
+    return Napi::Buffer<uint8_t>::Copy(env, out.data(), out.size());
+  });
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Chart", ChartWrap::Define(env));
   exports.Set("ParquetPages", ParquetPagesWrap::Define(env));
@@ -394,6 +444,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("blockJson", Napi::Function::New(env, BlockJson, "blockJson"));
   exports.Set("blockColumns", Napi::Function::New(env, BlockColumns, "blockColumns"));
   meridian::RegisterAnswerWriters(env, exports);
+
+  exports.Set("summarizeBlock", Napi::Function::New(env, SummarizeBlock, "summarizeBlock"));
   return exports;
 }
 

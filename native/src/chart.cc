@@ -141,10 +141,71 @@ void Chart::Add(const uint8_t* data, size_t size) {
   Scan(b, begin, stop);
 }
 
-void Chart::AddAll(const std::vector<std::pair<const uint8_t*, size_t>>& blocks) {
+void Chart::AddSummary(const uint8_t* data, size_t size) {
+  thread_local BlockSummary s;  // its rows' buffers are reused from summary to summary
+  ReadSummary(data, size, &s);
+  Fields(s.columns, s.kinds);
+  const int64_t first = s.rows.front().t, last = s.rows.back().t;
+  if (first < range_.from || last > range_.to || range_.BucketOf(first) != range_.BucketOf(last))
+    throw std::invalid_argument("chart: a summary for a block that a bucket edge cuts");
+  See(first, last);
+  const uint32_t k = range_.BucketOf(first);
+  if (!open_ || k != cur_.k) {
+    Close();
+    Open(k);
+  }
+  // The block's rows merged by the one rule, as Scan merges a block's part of a bucket.
+  for (size_t r = 0; r < cur_.roles.size(); r++) {
+    const uint8_t i = s.roles[r];
+    if (i == kNoRow) continue;
+    const double v = r < 2 ? 0 : CellValue(kinds_[(r - 2) / 2], s.rows[i].cells[(r - 2) / 2]);
+    Role& role = cur_.roles[r];
+    if (!Replaces(r, role.set, role.value, v)) continue;
+    role.set = true;
+    role.value = v;
+    role.row = s.rows[i];
+  }
+}
+
+std::vector<uint8_t> Chart::Summarize(const uint8_t* data, size_t size) {
+  // One bucket over every second there is: the block's rows, chosen as any bucket chooses them.
+  Chart one(kMinTimestamp, kMaxTimestamp, 1);
+  one.Add(data, size);
+  if (!one.open_) throw std::invalid_argument("summary: a block without rows");
+  BlockSummary s;
+  s.columns = one.columns_;
+  std::copy(one.kinds_, one.kinds_ + one.columns_, s.kinds);
+  s.blockRows = ReadBlockHeader(data, size).rows;
+  for (const Role& r : one.cur_.roles)
+    if (r.set) s.rows.push_back(r.row);
+  std::sort(s.rows.begin(), s.rows.end(),
+            [](const ChartRow& a, const ChartRow& b) { return a.t < b.t; });
+  s.rows.erase(std::unique(s.rows.begin(), s.rows.end(),
+                           [](const ChartRow& a, const ChartRow& b) { return a.t == b.t; }),
+               s.rows.end());
+  for (const Role& r : one.cur_.roles) {
+    uint8_t i = kNoRow;
+    if (r.set)
+      i = static_cast<uint8_t>(
+          std::lower_bound(s.rows.begin(), s.rows.end(), r.row.t,
+                           [](const ChartRow& a, int64_t t) { return a.t < t; }) -
+          s.rows.begin());
+    s.roles.push_back(i);
+  }
+  return EncodeSummary(s);
+}
+
+void Chart::AddItem(const ChartItem& item) {
+  if (item.summary)
+    AddSummary(item.data, item.size);
+  else
+    Add(item.data, item.size);
+}
+
+void Chart::AddAll(const std::vector<ChartItem>& blocks) {
   const size_t n = blocks.size();
   if (n < kSplitBlocks) {
-    for (const auto& b : blocks) Add(b.first, b.second);
+    for (const ChartItem& b : blocks) AddItem(b);
     return;
   }
   // The later half on a second thread, into a chart of its own, then taken over: the same result as
@@ -155,18 +216,18 @@ void Chart::AddAll(const std::vector<std::pair<const uint8_t*, size_t>>& blocks)
   std::exception_ptr failed;
   auto rest = [&] {
     try {
-      for (size_t i = half; i < n; i++) later.Add(blocks[i].first, blocks[i].second);
+      for (size_t i = half; i < n; i++) later.AddItem(blocks[i]);
     } catch (...) {
       failed = std::current_exception();
     }
   };
   Helper& helper = Helper::Get(Helper::kHalf);
   if (!helper.TryStart(rest)) {
-    for (const auto& b : blocks) Add(b.first, b.second);
+    for (const ChartItem& b : blocks) AddItem(b);
     return;
   }
   try {
-    for (size_t i = 0; i < half; i++) Add(blocks[i].first, blocks[i].second);
+    for (size_t i = 0; i < half; i++) AddItem(blocks[i]);
   } catch (...) {
     helper.Wait();
     throw;
@@ -176,7 +237,7 @@ void Chart::AddAll(const std::vector<std::pair<const uint8_t*, size_t>>& blocks)
   Absorb(later);
 }
 
-void Chart::Begin(std::vector<std::pair<const uint8_t*, size_t>> blocks) {
+void Chart::Begin(std::vector<ChartItem> blocks) {
   Wait();
   auto run = [this, blocks = std::move(blocks)] {
     try {

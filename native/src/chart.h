@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "block-codec.h"
+#include "block-summary.h"
 
 namespace meridian {
 
@@ -44,12 +45,12 @@ struct ChartRange {
   uint64_t Span() const { return static_cast<uint64_t>(to - from) + 1; }
 };
 
-/** One row copied out of a block: its timestamp and every cell (8 bytes each, any kind) and whether
- * missing. */
-struct ChartRow {
-  int64_t t;
-  std::vector<uint64_t> cells;
-  std::vector<uint8_t> missing;
+/** What a chart reads, in time order: a stored block, or the summary of one (block-summary.h)
+ * that lies wholly inside one bucket. */
+struct ChartItem {
+  const uint8_t* data;
+  size_t size;
+  bool summary;
 };
 
 class Chart {
@@ -62,13 +63,22 @@ class Chart {
    * last block's. */
   void Add(const uint8_t* data, size_t size);
 
+  /** Adds a block by its summary (D65): the rows the block would give, for a block lying wholly
+   * inside one bucket of the range. Throws CorruptSummary, or std::invalid_argument for a summary
+   * of other columns, out of time order, or of a block a bucket edge or the range's end cuts. */
+  void AddSummary(const uint8_t* data, size_t size);
+
+  /** The summary of a block (D65): its rows chosen as a one-bucket chart over the block chooses
+   * them. Throws CorruptBlock, or std::invalid_argument for a block without rows. */
+  static std::vector<uint8_t> Summarize(const uint8_t* data, size_t size);
+
   ~Chart();
   Chart(const Chart&) = delete;
   Chart& operator=(const Chart&) = delete;
 
-  /** Adds blocks in time order, as Add one by one; a run of several is split between this thread
-   * and a second one. */
-  void AddAll(const std::vector<std::pair<const uint8_t*, size_t>>& blocks);
+  /** Adds blocks and summaries in time order, as Add and AddSummary one by one; a run of several is
+   * split between this thread and a second one. */
+  void AddAll(const std::vector<ChartItem>& items);
 
   /**
    * AddAll on a helper thread, returning at once, so that the caller can
@@ -76,7 +86,7 @@ class Chart {
    * the next Begin, Wait or Finish, which wait for it first and throw what it
    * threw. When the helper is busy, AddAll runs here instead.
    */
-  void Begin(std::vector<std::pair<const uint8_t*, size_t>> blocks);
+  void Begin(std::vector<ChartItem> items);
   /** Waits for the batch Begin started; throws what it threw. */
   void Wait();
 
@@ -104,6 +114,7 @@ class Chart {
   void Close();
   void Take(Role& role, const ScanBlock& b, uint32_t i, double value);
   void Scan(ScanBlock& b, uint32_t begin, uint32_t stop);
+  void AddItem(const ChartItem& item);
   void Rethrow();
   /** Takes over what `later` gathered from the blocks after this chart's (AddAll's second thread).
    */

@@ -16,11 +16,12 @@ interface NativeAddon {
   decodeBlock(bytes: Uint8Array): { timestamps: Float64Array; columns: NativeColumn[] };
   blockColumns(bytes: Uint8Array, from: number, to: number, maxRows: number): Taken & { parts: Uint8Array[] };
   blockJson(bytes: Uint8Array, from: number, to: number, maxRows: number, first: boolean): Taken & { text: Buffer };
+  summarizeBlock(bytes: Uint8Array): Buffer;
   Chart: new (from: number, to: number, width: number) => NativeChart;
 }
 
 interface NativeChart {
-  add(blocks: Uint8Array[]): void;
+  add(blocks: Uint8Array[], summaries?: Uint8Array, order?: Int32Array): void;
   finish(): Buffer[];
 }
 
@@ -70,6 +71,12 @@ export function blockColumns(bytes: Uint8Array, from: number, to: number, maxRow
   return addon.blockColumns(bytes, from, to, rowBound("blockColumns", bytes, from, to, maxRows));
 }
 
+/** A block's summary (D65, native/src/block-summary.h): the rows a chart bucket holding the whole block takes from it. */
+export function summarizeBlock(bytes: Uint8Array): Buffer {
+  if (!(bytes instanceof Uint8Array)) throw new TypeError("summarizeBlock: expected a Uint8Array");
+  return addon.summarizeBlock(bytes);
+}
+
 /** Widest chart (D50): pixel columns. */
 export const MAX_CHART_WIDTH = 10_000;
 
@@ -92,10 +99,18 @@ export class Chart {
     this.chart = new addon.Chart(from, to, width);
   }
 
-  add(blocks: Uint8Array[]): void {
+  /**
+   * With `order` (D65), the batch is its pairs in time order: (-1, 0) the next
+   * of `blocks`, (offset, length) the summary of a block lying wholly inside
+   * one bucket, within `summaries` (which must then stay unchanged as blocks).
+   */
+  add(blocks: Uint8Array[], summaries?: Uint8Array, order?: Int32Array): void {
     if (!Array.isArray(blocks) || !blocks.every((b) => b instanceof Uint8Array))
       throw new TypeError("Chart.add: expected an array of Uint8Array");
-    this.chart.add(blocks);
+    if (order === undefined) return this.chart.add(blocks);
+    if (!(summaries instanceof Uint8Array) || !(order instanceof Int32Array))
+      throw new TypeError("Chart.add: expected summaries as a Uint8Array and order as an Int32Array");
+    this.chart.add(blocks, summaries, order);
   }
 
   finish(): Buffer[] {

@@ -5,7 +5,8 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { FieldKind, decodeBlock, encodeBlock, valuesArray, type Block } from "../../../src/timeseries/blocks/block-codec.js";
-import { Chart, crc32c } from "../../../src/timeseries/blocks/native.js";
+import { Chart, crc32c, summarizeBlock } from "../../../src/timeseries/blocks/native.js";
+import { chartOf, indexOf, summaryServes, type ChartSource } from "../../../src/timeseries/chart-blocks.js";
 import { m4, type M4Row } from "../../helpers/m4.js";
 import { withChecksum } from "../../helpers/blocks.js";
 
@@ -104,6 +105,39 @@ function chart(payloads: Buffer[], batches: number[], from: number, to: number, 
 
 const numeric = (s: Series) => s.kinds.map((k) => k !== FieldKind.Flag);
 
+/** Blocks held in memory as a store holds them (D65): an index with each block's summary, given in runs of the sizes asked. */
+function memorySource(payloads: Buffer[], runs: number[], summarised = (_i: number) => true): ChartSource & { decoded: number } {
+  const index = indexOf(
+    payloads.map((p, i) => {
+      const b = decodeBlock(p);
+      return {
+        rowid: i,
+        first_ts: b.timestamps[0],
+        last_ts: b.timestamps[b.timestamps.length - 1],
+        summary: summarised(i) ? summarizeBlock(p) : null,
+      };
+    }),
+  );
+  const source = {
+    decoded: 0,
+    async *runs() {
+      for (let lo = 0, k = 0; lo < index.count; k++) {
+        const hi = Math.min(index.count, lo + runs[k % runs.length]);
+        yield { index, lo, hi };
+        lo = hi;
+      }
+    },
+    async payloads(_sid: number, rowids: number[]) {
+      source.decoded += rowids.length;
+      return rowids.map((i) => payloads[i]);
+    },
+  };
+  return source;
+}
+
+const summaryChart = async (source: ChartSource, from: number, to: number, width: number) =>
+  rowsOf(await chartOf(source, 0, from, to, width, new AbortController().signal));
+
 describe("D50 native chart (M4)", () => {
   it("D50 chooses exactly the rows M4 in plain TypeScript chooses, for any series, blocks, batches, range and width", () => {
     fc.assert(
@@ -127,6 +161,108 @@ describe("D50 native chart (M4)", () => {
       ),
       { numRuns: 400 },
     );
+  });
+
+  it("D65 with block summaries: exactly the rows of M4, for blocks wholly inside buckets, across them and on every edge, some not summarised", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        seriesArb(400),
+        fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1, maxLength: 5 }),
+        fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 0, max: 399 }),
+        fc.integer({ min: 0, max: 399 }),
+        fc.integer({ min: -2, max: 2 }),
+        fc.oneof(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 10_000 })),
+        fc.integer({ min: 0, max: 4 }),
+        async (s, sizes, runs, i, j, nudge, width, unsummarised) => {
+          const ts = s.rows.map((r) => r[0]);
+          let from = ts[Math.min(i, ts.length - 1)] + nudge;
+          let to = ts[Math.min(j, ts.length - 1)] - nudge;
+          if (from > to) [from, to] = [to, from];
+          const payloads = blocksOf(s, sizes);
+          const source = memorySource(payloads, runs, (k) => unsummarised === 0 || k % unsummarised !== 0);
+          expect(await summaryChart(source, from, to, width)).toEqual(m4(s.rows, numeric(s), from, to, width));
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it("D65 only blocks cut by a bucket edge or an end of the range are decoded; every bucket edge on a block's first or last row", async () => {
+    // 0..999 every second in blocks of 10, width 10 over [0, 999]: every block inside one bucket.
+    const s: Series = {
+      kinds: [FieldKind.Single, FieldKind.Flag],
+      rows: Array.from({ length: 1000 }, (_, t) => [t, (t * 37) % 101, t % 3] as M4Row),
+    };
+    const payloads = blocksOf(s, [10]);
+    let source = memorySource(payloads, [7]);
+    expect(await summaryChart(source, 0, 999, 10)).toEqual(m4(s.rows, [true, false], 0, 999, 10));
+    expect(source.decoded).toBe(0);
+    // Blocks of 15: an edge every 100 seconds cuts one block in each of the nine inner edges that fall inside a block.
+    const cutBy = blocksOf(s, [15]);
+    source = memorySource(cutBy, [4]);
+    expect(await summaryChart(source, 0, 999, 10)).toEqual(m4(s.rows, [true, false], 0, 999, 10));
+    const cut = cutBy.filter((p) => {
+      const b = decodeBlock(p);
+      return !summaryServes(b.timestamps[0], b.timestamps[b.timestamps.length - 1], 0, 999, 10);
+    }).length;
+    expect(cut).toBeGreaterThan(0);
+    expect(source.decoded).toBe(cut);
+    // A range cutting the first and last blocks decodes those two; every edge from 1 to 999 at width 1000 decodes all.
+    source = memorySource(payloads, [3]);
+    expect(await summaryChart(source, 5, 994, 3)).toEqual(m4(s.rows, [true, false], 5, 994, 3));
+    expect(source.decoded).toBe(2 + 2); // the two ends, and the blocks holding the edges at 335 and 665
+    source = memorySource(payloads, [3]);
+    expect(await summaryChart(source, 0, 999, 1000)).toEqual(m4(s.rows, [true, false], 0, 999, 1000));
+    expect(source.decoded).toBe(100);
+  });
+
+  it("D65 a summary holds the whole rows of the block's first, last, minimum and maximum; hostile summaries throw and never crash", () => {
+    const s: Series = {
+      kinds: [FieldKind.Single, FieldKind.Double, FieldKind.Flag],
+      rows: [
+        [10, null, NaN, 1],
+        [11, 3, 2, null],
+        [12, 3, -1, 2],
+        [13, -4, 2, 3],
+        [14, NaN, null, 4],
+      ],
+    };
+    const [block] = blocksOf(s, [5]);
+    const summary = summarizeBlock(block);
+    // One bucket over the block: the chart by its summary is the chart by the block.
+    const c = new Chart(10, 14, 1);
+    c.add([], summary, Int32Array.from([0, summary.length]));
+    expect(rowsOf(c.finish())).toEqual([s.rows[0], s.rows[1], s.rows[2], s.rows[3], s.rows[4]]);
+    const fromSummary = (bytes: Uint8Array, from = 10, to = 14, width = 1) => {
+      const k = new Chart(from, to, width);
+      k.add([], bytes, Int32Array.from([0, bytes.length]));
+      return k.finish();
+    };
+    // A block that a bucket edge or the range's end cuts is not stood for by its summary.
+    expect(() => fromSummary(summary, 10, 14, 2)).toThrow(/bucket edge/);
+    expect(() => fromSummary(summary, 11, 14, 1)).toThrow(/bucket edge/);
+    // Every byte flipped, the checksum made right again: refused or read, never a crash; the size changed: refused.
+    for (let i = 0; i < summary.length - 4; i++) {
+      const bad = Buffer.from(summary);
+      bad[i] ^= 0x5a;
+      expect(() => fromSummary(bad)).toThrow(/checksum/);
+      try {
+        fromSummary(withChecksum(bad, crc32c));
+      } catch (e) {
+        expect(String(e)).toMatch(/corrupt block summary|other data fields|bucket edge/);
+      }
+    }
+    expect(() => fromSummary(withChecksum(Buffer.concat([summary.subarray(0, -4), Buffer.alloc(9)]), crc32c))).toThrow(
+      /corrupt block summary/,
+    );
+    expect(() => fromSummary(Buffer.alloc(3))).toThrow(/corrupt block summary/);
+    expect(() => summarizeBlock(Buffer.alloc(10))).toThrow(/corrupt block/);
+    // The order names summaries inside the bytes given, and every block given.
+    const k = new Chart(10, 14, 1);
+    expect(() => k.add([], summary, Int32Array.from([1, summary.length]))).toThrow(/outside/);
+    expect(() => k.add([block], summary, Int32Array.from([0, summary.length]))).toThrow(/fewer blocks/);
+    expect(() => k.add([], summary, Int32Array.from([-1, 0]))).toThrow(/more blocks/);
   });
 
   it("D50 rows exactly on bucket edges: the first second of each bucket opens it", () => {

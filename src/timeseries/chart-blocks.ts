@@ -1,0 +1,114 @@
+// Which blocks a chart decodes (D65): a block lying wholly inside one bucket of
+// the range gives the addon its summary (the rows holding its first, last,
+// minimum and maximum, native/src/block-summary.h) instead of its payload, so
+// only blocks cut by a bucket edge or an end of the range are fetched and
+// decoded. What a chart reads then grows with its width, not with its rows.
+import { Chart } from "./blocks/native.js";
+
+/**
+ * Blocks of a series in time order, without payloads: block i is
+ * first[i]..last[i], stored as rowid[i], its summary the bytes
+ * summaries[offsets[i]..offsets[i + 1]] (none when empty: a block not yet
+ * summarised is decoded).
+ */
+export interface BlockIndex {
+  count: number;
+  first: Float64Array;
+  last: Float64Array;
+  rowid: Float64Array;
+  summaries: Buffer;
+  offsets: Uint32Array;
+}
+
+/** A run of an index's blocks, [lo, hi). */
+export interface IndexRun {
+  index: BlockIndex;
+  lo: number;
+  hi: number;
+}
+
+/** Where a chart finds its blocks: the index of a range a run at a time, and the payloads of the blocks it decodes. */
+export interface ChartSource {
+  runs(sid: number, from: number, to: number): AsyncIterable<IndexRun>;
+  /** The payloads of these blocks, in their order; throws BlocksMoved when one is no longer stored. */
+  payloads(sid: number, rowids: number[]): Promise<Buffer[]>;
+}
+
+/** A block the index named was replaced by a write meanwhile: the chart is read again. */
+export class BlocksMoved extends Error {}
+
+/** Rows of a block index as the stores give them. */
+export interface SummaryRow {
+  rowid: number;
+  first_ts: number;
+  last_ts: number;
+  summary: Buffer | null;
+}
+
+/** An index of rows in time order. */
+export function indexOf(rows: readonly SummaryRow[]): BlockIndex {
+  const count = rows.length;
+  const index: BlockIndex = {
+    count,
+    first: new Float64Array(count),
+    last: new Float64Array(count),
+    rowid: new Float64Array(count),
+    summaries: Buffer.concat(rows.flatMap((r) => (r.summary ? [r.summary] : []))),
+    offsets: new Uint32Array(count + 1),
+  };
+  let at = 0;
+  rows.forEach((r, i) => {
+    index.first[i] = Number(r.first_ts);
+    index.last[i] = Number(r.last_ts);
+    index.rowid[i] = Number(r.rowid);
+    at += r.summary?.length ?? 0;
+    index.offsets[i + 1] = at;
+  });
+  return index;
+}
+
+/** The bucket of second t (D50); exact in doubles: (t - from) * width < 2^53 for every D24 range and width <= 10,000. */
+export function bucketOf(t: number, from: number, to: number, width: number): number {
+  return Math.floor(((t - from) * width) / (to - from + 1));
+}
+
+/** Whether a block of first..last lies wholly inside one bucket of the range, so that its summary stands for it. */
+export function summaryServes(first: number, last: number, from: number, to: number, width: number): boolean {
+  return first >= from && last <= to && bucketOf(first, from, to, width) === bucketOf(last, from, to, width);
+}
+
+/** Blocks decoded per batch handed to the addon (about 640 KB of W1): enough for its two threads to share. */
+const DECODED = 64;
+/** Summaries per batch at most, so the addon's helper works on one while the next is prepared. */
+const ITEMS = 8192;
+
+/** The chart's rows (Chart.finish()) of a series over [from, to]; the source's batches are read as the addon works. */
+export async function chartOf(
+  source: ChartSource,
+  sid: number,
+  from: number,
+  to: number,
+  width: number,
+  signal: AbortSignal,
+): Promise<Buffer[]> {
+  const chart = new Chart(from, to, width);
+  for await (const { index, lo, hi } of source.runs(sid, from, to)) {
+    for (let i = lo; i < hi;) {
+      const order: number[] = [];
+      const cut: number[] = [];
+      for (; i < hi && cut.length < DECODED && order.length < 2 * ITEMS; i++) {
+        const start = index.offsets[i];
+        const length = index.offsets[i + 1] - start;
+        if (length > 0 && summaryServes(index.first[i], index.last[i], from, to, width)) order.push(start, length);
+        else {
+          order.push(-1, 0);
+          cut.push(index.rowid[i]);
+        }
+      }
+      const payloads = cut.length > 0 ? await source.payloads(sid, cut) : [];
+      signal.throwIfAborted(); // D28: a client that goes away stops the work, also before the first row
+      chart.add(payloads, index.summaries, Int32Array.from(order));
+    }
+  }
+  return chart.finish();
+}
