@@ -175,6 +175,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
       blocks: backend.blocks,
       cursors,
       onRows: metrics && ((n) => metrics.valueRows.inc(n)),
+      blockCacheBytes: settings.blockCacheMb * 1024 * 1024,
     }),
   );
   addTimeSeriesJsonShapes(registry);

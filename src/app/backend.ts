@@ -11,7 +11,7 @@ import { PostgresMessageStore } from "../postgres/message-store.js";
 import type { Logger } from "../log/logger.js";
 import type { BlockStore } from "../timeseries/blocks/block-store.js";
 import { SqliteBlockStore } from "../sqlite/block-store.js";
-import { PostgresBlockStore } from "../postgres/block-store.js";
+import { PG_SERIES_BLOCKS, PostgresBlockStore } from "../postgres/block-store.js";
 import type { MetadataStore } from "../timeseries/metadata-store.js";
 import { SqliteMetadataStore } from "../sqlite/metadata-store.js";
 import { PostgresMetadataStore } from "../postgres/metadata-store.js";
@@ -116,7 +116,7 @@ async function openPostgres(settings: Settings): Promise<Backend> {
       messages: new PostgresMessageStore(sql, changes),
       apiKeys: new PostgresApiKeyStore(sql, changes),
       metadata: new PostgresMetadataStore(sql),
-      blocks: new PostgresBlockStore(sql),
+      blocks: new PostgresBlockStore(sql, PG_SERIES_BLOCKS, false, changes),
       imports: new PostgresImports(sql),
       postgres: sql,
       cursorKey: await pgServerSecret(sql, "cursor-key"),

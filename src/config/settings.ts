@@ -33,6 +33,7 @@ export interface Settings {
   messageRetentionDays: number;
   allowHttpLinks: boolean;
   listingCacheMb: number;
+  blockCacheMb: number;
   maxWatchers: number;
   maxWatchersPerClient: number;
   watcherQueueKb: number;
@@ -152,6 +153,13 @@ export const SETTINGS: readonly AnySpec[] = [
     default: "32",
     help: "megabytes of message listings kept in memory (0 keeps none)",
     parse: int(0, 4096),
+  },
+  {
+    key: "blockCacheMb",
+    env: "MERIDIAN_BLOCK_CACHE_MB",
+    default: "256",
+    help: "megabytes of hot value blocks and their summaries kept in memory for chart reads (0 keeps none)",
+    parse: int(0, 65_536),
   },
   {
     key: "auditRetentionDays",

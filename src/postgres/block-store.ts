@@ -6,8 +6,9 @@
 // staged blocks go in by COPY.
 import type { Sql, TransactionSql } from "postgres";
 import type { FieldKind } from "../timeseries/blocks/block-codec.js";
-import { mayAppend, planDelete, planUpsert, type BlockStore, type BlockWrite, type StoredBlock } from "../timeseries/blocks/block-store.js";
+import { mayAppend, planDelete, planUpsert, type BlockStore, type BlockWrite, type StoredBlock, type SummaryRow } from "../timeseries/blocks/block-store.js";
 import { normalizeRows, type RowSet } from "../timeseries/blocks/row-set.js";
+import { BLOCKS_CHANGED, type ChangeFeed } from "./changes.js";
 
 /** Where blocks live: the table, and the column that keys a run of blocks (a series, or an import). */
 export interface PgBlockTable {
@@ -25,16 +26,55 @@ type Q = Sql | TransactionSql;
 export class OwnerGoneError extends Error {}
 
 export class PostgresBlockStore implements BlockStore {
+  private readonly watchers = new Set<(sid: number | "*") => void>();
+
   /**
    * `bulk`: new blocks go in by COPY (an import's staging, many blocks at a
    * time); otherwise by one INSERT (an upload's block or two, where COPY's
-   * extra round trips cost more than its speed saves).
+   * extra round trips cost more than its speed saves). `changes`: the feed
+   * that tells which series' blocks any replica wrote; without it no change is told and nothing may be cached.
    */
   constructor(
     private readonly sql: Sql,
     private readonly where: PgBlockTable = PG_SERIES_BLOCKS,
     private readonly bulk = false,
-  ) {}
+    private readonly changes?: ChangeFeed,
+  ) {
+    changes?.watch((table) => {
+      if (table === "*") this.tell("*");
+      else if (table.startsWith(BLOCKS_CHANGED)) this.tell(Number(table.slice(BLOCKS_CHANGED.length)));
+    });
+  }
+
+  summaries(sid: number, from: number, to: number, limit: number): Promise<SummaryRow[]> {
+    const { table, key } = this.where;
+    const q = this.sql;
+    return q<SummaryRow[]>`
+      SELECT id AS rowid, first_ts, last_ts, summary FROM ${q(table)}
+       WHERE ${q(key)} = ${sid} AND first_ts <= ${to} AND last_ts >= ${from}
+         AND first_ts >= coalesce((SELECT first_ts FROM ${q(table)} WHERE ${q(key)} = ${sid} AND first_ts <= ${from} ORDER BY first_ts DESC LIMIT 1), ${from})
+       ORDER BY first_ts LIMIT ${Number.isFinite(limit) ? limit : null}`;
+  }
+
+  payloads(sid: number, rowids: readonly number[]): Promise<{ rowid: number; payload: Buffer }[]> {
+    const { table, key } = this.where;
+    return this.sql<{ rowid: number; payload: Buffer }[]>`
+      SELECT id AS rowid, payload FROM ${this.sql(table)} WHERE id = ANY(${rowids as number[]}::bigint[]) AND ${this.sql(key)} = ${sid}`;
+  }
+
+  /** Only while the feed hears every write; what it hears is told by series. */
+  changeMark(): string | undefined {
+    return this.changes?.live ? "live" : undefined;
+  }
+
+  watchChanges(fn: (sid: number | "*") => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
+  }
+
+  private tell(sid: number | "*"): void {
+    for (const w of this.watchers) w(sid);
+  }
 
   overlapping(sid: number, from: number, to: number, limit: number, q: Q = this.sql): Promise<StoredBlock[]> {
     const { table, key } = this.where;
@@ -61,6 +101,7 @@ export class PostgresBlockStore implements BlockStore {
       await this.lockOwner(tx, sid);
       await this.upsertIn(tx, sid, kinds, rows);
     });
+    this.tell(sid); // this replica's next read sees the write at once; others when the feed tells them
     return input.timestamps.length;
   }
 
@@ -78,7 +119,7 @@ export class PostgresBlockStore implements BlockStore {
   }
 
   async deleteRange(sid: number, kinds: readonly FieldKind[], from: number, to: number): Promise<number> {
-    return this.sql.begin(async (tx) => {
+    const removed = await this.sql.begin(async (tx) => {
       await this.lockOwner(tx, sid);
       const touched = await this.overlapping(sid, from, to, Infinity, tx);
       if (touched.length === 0) return 0;
@@ -86,6 +127,8 @@ export class PostgresBlockStore implements BlockStore {
       await this.write(tx, sid, write);
       return write.removed;
     });
+    this.tell(sid);
+    return removed;
   }
 
   async bounds(sid: number): Promise<{ first: number; last: number } | undefined> {
@@ -117,12 +160,14 @@ export class PostgresBlockStore implements BlockStore {
     if (old.length > 0) await tx`DELETE FROM ${tx(table)} WHERE id = ANY(${old.map((b) => b.rowid)}::bigint[])`;
     if (blocks.length === 0) return;
     if (!this.bulk) {
-      await tx`INSERT INTO ${tx(table)} ${tx(blocks.map((b) => ({ [key]: sid, first_ts: b.first, last_ts: b.last, rows: b.rows, payload: b.payload })))}`;
+      await tx`INSERT INTO ${tx(table)} ${tx(blocks.map((b) => ({ [key]: sid, first_ts: b.first, last_ts: b.last, rows: b.rows, payload: b.payload, summary: b.summary })))}`;
       return;
     }
     // COPY's text format: tab-separated, bytea as \x and hex (its backslash escaped).
-    const copy = await tx`COPY ${tx(table)} (${tx(key)}, first_ts, last_ts, rows, payload) FROM STDIN`.writable();
-    const text = blocks.map((b) => `${sid}\t${b.first}\t${b.last}\t${b.rows}\t\\\\x${b.payload.toString("hex")}\n`).join("");
+    const copy = await tx`COPY ${tx(table)} (${tx(key)}, first_ts, last_ts, rows, payload, summary) FROM STDIN`.writable();
+    const text = blocks
+      .map((b) => `${sid}\t${b.first}\t${b.last}\t${b.rows}\t\\\\x${b.payload.toString("hex")}\t\\\\x${b.summary.toString("hex")}\n`)
+      .join("");
     await new Promise<void>((resolve, reject) => {
       copy.on("error", reject);
       copy.end(text, () => resolve());

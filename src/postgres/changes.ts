@@ -13,6 +13,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { connectListener, type PgOptions, type Sql } from "./database.js";
 
 export const CHANGES_CHANNEL = "meridian_changes";
+/** A write to a series' blocks is told as this and the series' sid (not the table's name: caches drop that series alone). */
+export const BLOCKS_CHANGED = "blocks:";
 
 /** The pause between two attempts to LISTEN again (postgres.js adds its reconnect backoff). */
 const RELISTEN_PAUSE_MS = 100;

@@ -92,8 +92,8 @@ class PgStaging implements Staging {
              AND EXISTS (SELECT 1 FROM blocks b WHERE b.sid = ${this.sid} AND b.first_ts <= s.last_ts AND b.last_ts >= s.first_ts)
            ORDER BY s.first_ts`;
         await tx`
-          INSERT INTO blocks (sid, first_ts, last_ts, rows, payload)
-          SELECT ${this.sid}, s.first_ts, s.last_ts, s.rows, s.payload FROM import_blocks s
+          INSERT INTO blocks (sid, first_ts, last_ts, rows, payload, summary)
+          SELECT ${this.sid}, s.first_ts, s.last_ts, s.rows, s.payload, s.summary FROM import_blocks s
            WHERE s.import_id = ${this.id}
              AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.sid = ${this.sid} AND b.first_ts <= s.last_ts AND b.last_ts >= s.first_ts)`;
         for (const b of overlapping) await this.series.upsertIn(tx, this.sid, kinds, decodeBlock(b.payload));

@@ -2,11 +2,15 @@
 // ../sqlite/schema.ts for SQLite: same tables, same meaning, PostgreSQL's types).
 // A migration is never edited once released; a change is a new one at the end.
 // Replicas starting together migrate once: under an advisory lock.
+import type { TransactionSql } from "postgres";
 import type { Migration } from "../core/migration.js";
 import type { Sql } from "./database.js";
-import { CHANGES_CHANNEL } from "./changes.js";
+import { BLOCKS_CHANGED, CHANGES_CHANNEL } from "./changes.js";
+import { summaryOfStored } from "../timeseries/blocks/block-store.js";
 
-export const PG_MIGRATIONS: readonly Migration[] = [
+type PgMigration = Migration<(tx: TransactionSql) => Promise<void>>;
+
+export const PG_MIGRATIONS: readonly PgMigration[] = [
   {
     version: 1,
     name: "api keys, server secrets, feature status messages, change notifications",
@@ -153,10 +157,41 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE api_keys ADD COLUMN audiences text NOT NULL DEFAULT '[]';  -- JSON array
     `,
   },
+  {
+    version: 6,
+    name: "block summaries, for charts (D65); every replica told which series' blocks changed",
+    sql: `
+      -- The rows of a block's first, last, and each Single and Double field's
+      -- minimum and maximum (native/src/block-summary.h); NULL: decoded instead.
+      ALTER TABLE blocks ADD COLUMN summary bytea;
+      ALTER TABLE import_blocks ADD COLUMN summary bytea;
+      -- Replicas keep hot blocks in memory (block-cache.ts): each is told the series a committed write changed.
+      CREATE FUNCTION meridian_notify_blocks() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_notify('${CHANGES_CHANNEL}', '${BLOCKS_CHANGED}' || sid) FROM (SELECT DISTINCT sid FROM changed) s;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER blocks_inserted AFTER INSERT ON blocks REFERENCING NEW TABLE AS changed
+        FOR EACH STATEMENT EXECUTE FUNCTION meridian_notify_blocks();
+      CREATE TRIGGER blocks_deleted AFTER DELETE ON blocks REFERENCING OLD TABLE AS changed
+        FOR EACH STATEMENT EXECUTE FUNCTION meridian_notify_blocks();
+    `,
+    fill: async (tx) => {
+      for (let after = 0; ;) {
+        const rows = await tx<{ id: string; payload: Buffer }[]>`SELECT id, payload FROM blocks WHERE id > ${after} ORDER BY id LIMIT 1024`;
+        if (rows.length === 0) return;
+        for (const r of rows) {
+          const summary = summaryOfStored(r.payload);
+          if (summary) await tx`UPDATE blocks SET summary = ${summary} WHERE id = ${r.id}`;
+        }
+        after = Number(rows[rows.length - 1].id);
+      }
+    },
+  },
 ];
 
 /** Applies the migrations above the database's version, all in one transaction (DDL is transactional here); returns how many. */
-export async function migratePostgres(sql: Sql, migrations: readonly Migration[] = PG_MIGRATIONS): Promise<number> {
+export async function migratePostgres(sql: Sql, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<number> {
   const latest = migrations.length ? migrations[migrations.length - 1].version : 0;
   return sql.begin(async (tx) => {
     // One migrator at a time across replicas; released at commit.
@@ -171,6 +206,7 @@ export async function migratePostgres(sql: Sql, migrations: readonly Migration[]
     for (const m of migrations) {
       if (m.version <= current) continue;
       await tx.unsafe(m.sql);
+      await m.fill?.(tx);
       await tx`INSERT INTO schema_version (version) VALUES (${m.version})`;
       applied++;
     }

@@ -6,7 +6,7 @@
 import type { Statement } from "better-sqlite3";
 import type { Db } from "./database.js";
 import type { FieldKind } from "../timeseries/blocks/block-codec.js";
-import { mayAppend, planDelete, planUpsert, type BlockStore, type BlockWrite, type StoredBlock } from "../timeseries/blocks/block-store.js";
+import { mayAppend, planDelete, planUpsert, type BlockStore, type BlockWrite, type StoredBlock, type SummaryRow } from "../timeseries/blocks/block-store.js";
 import { normalizeRows, type RowSet } from "../timeseries/blocks/row-set.js";
 
 type Range = { sid: number; from: number; to: number };
@@ -24,7 +24,11 @@ export class SqliteBlockStore implements BlockStore {
   private readonly starting: Statement<Range, number>;
   private readonly overlapsStmt: Statement<Range, number>;
   private readonly before: Statement<{ sid: number; t: number }, StoredBlock>;
-  private readonly insertStmt: Statement<{ sid: number; first: number; last: number; rows: number; payload: Buffer }>;
+  private readonly insertStmt: Statement<{ sid: number; first: number; last: number; rows: number; payload: Buffer; summary: Buffer }>;
+  /** The index scan of summaries(), by limit (0: no limit). */
+  private readonly summaryScans: Statement<Range, SummaryRow>[] = [];
+  private readonly payloadsStmt: Statement<{ sid: number; rowids: string }, { rowid: number; payload: Buffer }>;
+  private readonly dataVersion: Statement<[], number>;
   private readonly deleteStmt: Statement<[number]>;
   private readonly boundsStmt: Statement<{ sid: number }, { first: number | null; last: number | null }>;
   private readonly countStmt: Statement<{ sid: number }, { rows: number | null; blocks: number; bytes: number | null }>;
@@ -48,8 +52,12 @@ export class SqliteBlockStore implements BlockStore {
       `SELECT rowid, first_ts, last_ts, rows, payload FROM ${table} WHERE ${key} = @sid AND first_ts < @t ORDER BY first_ts DESC LIMIT 1`,
     );
     this.insertStmt = db.prepare(
-      `INSERT INTO ${table} (${key}, first_ts, last_ts, rows, payload) VALUES (@sid, @first, @last, @rows, @payload)`,
+      `INSERT INTO ${table} (${key}, first_ts, last_ts, rows, payload, summary) VALUES (@sid, @first, @last, @rows, @payload, @summary)`,
     );
+    this.payloadsStmt = db.prepare(
+      `SELECT rowid, payload FROM ${table} WHERE rowid IN (SELECT value FROM json_each(@rowids)) AND ${key} = @sid`,
+    );
+    this.dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck();
     this.deleteStmt = db.prepare(`DELETE FROM ${table} WHERE rowid = ?`);
     // Both ends from the index on (key, first_ts): the last block is the one that starts last.
     this.boundsStmt = db.prepare(
@@ -75,6 +83,30 @@ export class SqliteBlockStore implements BlockStore {
         .replaceAll("$K", key),
     ));
     return scan.all({ sid, from, to });
+  }
+
+  summaries(sid: number, from: number, to: number, limit: number): SummaryRow[] {
+    const n = Number.isFinite(limit) ? limit : 0;
+    const { table, key } = this.where;
+    const scan = (this.summaryScans[n] ??= this.db.prepare(
+      `SELECT rowid, first_ts, last_ts, summary FROM ${table} WHERE ${key} = @sid AND ${OVERLAPS} ORDER BY first_ts${n ? ` LIMIT ${n}` : ""}`
+        .replaceAll("$T", table)
+        .replaceAll("$K", key),
+    ));
+    return scan.all({ sid, from, to });
+  }
+
+  payloads(sid: number, rowids: readonly number[]): { rowid: number; payload: Buffer }[] {
+    return this.payloadsStmt.all({ sid, rowids: JSON.stringify(rowids) });
+  }
+
+  /** Another connection's commit (the CLI's import, another process) moves data_version; this connection's writes are told by series. */
+  changeMark(): string {
+    return String(this.dataVersion.get());
+  }
+
+  watchChanges(fn: (sid: number | "*") => void): () => void {
+    return blockWrites(this.db, this.where).watch(fn);
   }
 
   startsWithin(sid: number, from: number, to: number): boolean {
@@ -143,6 +175,38 @@ export class SqliteBlockStore implements BlockStore {
     const r = this.countStmt.get({ sid })!;
     return { rows: r.rows ?? 0, blocks: r.blocks, bytes: r.bytes ?? 0 };
   }
+}
+
+/** This connection's writes to a block table, by series, from triggers of its own (temporary: they live with the connection). */
+class BlockWrites {
+  private readonly watchers = new Set<(sid: number) => void>();
+
+  constructor(db: Db, { table, key }: BlockTable) {
+    const fn = `meridian_${table.replace(".", "_")}_changed`;
+    db.function(fn, { deterministic: false, directOnly: true }, (sid) => {
+      for (const w of this.watchers) w(Number(sid));
+      return null;
+    });
+    // Every write, whichever statement makes it: uploads, deletes, an import's publish, a series' deletion (its cascade).
+    const on = table.includes(".") ? table : `main.${table}`;
+    db.exec(`CREATE TEMP TRIGGER IF NOT EXISTS ${fn}_insert AFTER INSERT ON ${on} BEGIN SELECT ${fn}(NEW.${key}); END`);
+    db.exec(`CREATE TEMP TRIGGER IF NOT EXISTS ${fn}_delete AFTER DELETE ON ${on} BEGIN SELECT ${fn}(OLD.${key}); END`);
+  }
+
+  watch(fn: (sid: number) => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
+  }
+}
+
+const writesByDb = new WeakMap<Db, Map<string, BlockWrites>>();
+
+function blockWrites(db: Db, where: BlockTable): BlockWrites {
+  let byTable = writesByDb.get(db);
+  if (byTable === undefined) writesByDb.set(db, (byTable = new Map()));
+  let w = byTable.get(where.table);
+  if (w === undefined) byTable.set(where.table, (w = new BlockWrites(db, where)));
+  return w;
 }
 
 /** Blocks overlapping [@from, @to], from the one holding @from ($T the table, $K its key). */

@@ -7,13 +7,12 @@ import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { discardAbandonedImports } from "./import-registry.js";
-import { MIGRATIONS } from "./schema.js";
-import type { Migration } from "../core/migration.js";
+import { MIGRATIONS, type SqliteMigration } from "./schema.js";
 import { inSingleExecutable, loadAddon } from "../runtime/addons.js";
 
 export type Db = Database.Database;
 
-export function openDatabase(path: string, migrations: readonly Migration[] = MIGRATIONS): Db {
+export function openDatabase(path: string, migrations: readonly SqliteMigration[] = MIGRATIONS): Db {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path, connectionOptions());
   db.pragma("journal_mode = WAL");
@@ -45,7 +44,7 @@ export function neverWaitForLocks(db: Db): void {
 }
 
 /** Applies the migrations above the file's user_version, each in its own transaction. */
-export function migrate(db: Db, migrations: readonly Migration[]): number {
+export function migrate(db: Db, migrations: readonly SqliteMigration[]): number {
   const current = db.pragma("user_version", { simple: true }) as number;
   const latest = migrations.length ? migrations[migrations.length - 1].version : 0;
   if (current > latest) {
@@ -58,6 +57,7 @@ export function migrate(db: Db, migrations: readonly Migration[]): number {
     db.transaction(() => {
       if ((db.pragma("user_version", { simple: true }) as number) >= m.version) return;
       db.exec(m.sql);
+      m.fill?.(db);
       db.pragma(`user_version = ${m.version}`);
       applied++;
     }).immediate();

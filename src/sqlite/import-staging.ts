@@ -50,7 +50,7 @@ export class StagedImport implements Staging {
       live: db.prepare<[number], number>("SELECT 1 FROM main.imports WHERE id = ? AND published = 0").pluck(),
       list: db.prepare("SELECT rowid, first_ts, last_ts FROM staging.import_blocks WHERE import_id = ? ORDER BY first_ts"),
       move: db.prepare(
-        "INSERT INTO main.blocks (sid, first_ts, last_ts, rows, payload) SELECT @sid, first_ts, last_ts, rows, payload FROM staging.import_blocks WHERE rowid = @rowid",
+        "INSERT INTO main.blocks (sid, first_ts, last_ts, rows, payload, summary) SELECT @sid, first_ts, last_ts, rows, payload, summary FROM staging.import_blocks WHERE rowid = @rowid",
       ),
       payload: db.prepare<[number], Buffer>("SELECT payload FROM staging.import_blocks WHERE rowid = ?").pluck(),
       published: db.prepare("UPDATE main.imports SET published = 1 WHERE id = ?"),

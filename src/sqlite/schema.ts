@@ -3,8 +3,13 @@
 // never edited once released; a change is a new migration at the end.
 
 import type { Migration } from "../core/migration.js";
+import type { Db } from "./database.js";
+import { summaryOfStored } from "../timeseries/blocks/block-store.js";
 
-export const MIGRATIONS: readonly Migration[] = [
+/** A SQLite migration: its fill step runs on the connection. */
+export type SqliteMigration = Migration<(db: Db) => void>;
+
+export const MIGRATIONS: readonly SqliteMigration[] = [
   {
     version: 1,
     name: "api keys and server secrets",
@@ -161,6 +166,27 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE api_keys ADD COLUMN audiences TEXT NOT NULL DEFAULT '[]';  -- JSON array
     `,
   },
+  {
+    version: 10,
+    name: "block summaries, for charts (D65)",
+    sql: `
+      -- The rows of a block's first, last, and each Single and Double field's
+      -- minimum and maximum (native/src/block-summary.h); NULL: decoded instead.
+      ALTER TABLE blocks ADD COLUMN summary BLOB;
+    `,
+    fill: (db) => {
+      const read = db.prepare<[number], { rowid: number; payload: Buffer }>(
+        "SELECT rowid, payload FROM blocks WHERE rowid > ? ORDER BY rowid LIMIT 1024",
+      );
+      const write = db.prepare<[Buffer, number]>("UPDATE blocks SET summary = ? WHERE rowid = ?");
+      for (let rows = read.all(0); rows.length > 0; rows = read.all(rows[rows.length - 1].rowid)) {
+        for (const r of rows) {
+          const summary = summaryOfStored(r.payload);
+          if (summary) write.run(summary, r.rowid);
+        }
+      }
+    },
+  },
 ];
 
 /**
@@ -177,7 +203,8 @@ export const IMPORT_STAGING = {
       first_ts  INTEGER NOT NULL,
       last_ts   INTEGER NOT NULL,
       rows      INTEGER NOT NULL,
-      payload   BLOB NOT NULL
+      payload   BLOB NOT NULL,
+      summary   BLOB NOT NULL
     ) STRICT;
     CREATE UNIQUE INDEX staging.import_blocks_by_time ON import_blocks (import_id, first_ts);
   `,

@@ -3,6 +3,7 @@
 // minimum and maximum, native/src/block-summary.h) instead of its payload, so
 // only blocks cut by a bucket edge or an end of the range are fetched and
 // decoded. What a chart reads then grows with its width, not with its rows.
+import type { SummaryRow } from "./blocks/block-store.js";
 import { Chart } from "./blocks/native.js";
 
 /**
@@ -36,14 +37,6 @@ export interface ChartSource {
 
 /** A block the index named was replaced by a write meanwhile: the chart is read again. */
 export class BlocksMoved extends Error {}
-
-/** Rows of a block index as the stores give them. */
-export interface SummaryRow {
-  rowid: number;
-  first_ts: number;
-  last_ts: number;
-  summary: Buffer | null;
-}
 
 /** An index of rows in time order. */
 export function indexOf(rows: readonly SummaryRow[]): BlockIndex {

@@ -2,12 +2,14 @@
 // pixel columns needs (M4), chosen by the addon from the series' blocks in one
 // pass (blocks/native.ts Chart), then written by the value reads' own
 // encoders and framing, for REST in the format the caller accepts (JSON rows,
-// Arrow, D64) and as columns for gRPC and Connect. What a chart holds grows
-// with its width, not with the rows read.
+// Arrow, Parquet, D64) and as columns for gRPC and Connect. What a chart holds
+// grows with its width, not with the rows read; what it reads too (D65):
+// blocks inside one bucket by their summaries (chart-blocks.ts), hot ones from
+// memory (blocks/block-cache.ts).
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { ReadChartRequest, ReadManyChartRequest, TimeSeriesService } from "../gen/meridian/timeseries/v1/time_series_pb.js";
-import { blockBatchesOf, type BlockStore } from "./blocks/block-store.js";
-import { Chart, MAX_CHART_WIDTH } from "./blocks/native.js";
+import { MAX_CHART_WIDTH } from "./blocks/native.js";
+import { BlocksMoved, chartOf, type ChartSource } from "./chart-blocks.js";
 import { columnChunks, columnEncoderFor } from "./value-columns.js";
 import { formattedAnswer } from "./columnar/answer.js";
 import { rangeOf, sent } from "./value-range.js";
@@ -17,8 +19,13 @@ import type { BlockEncoder, WalkSeries, WalkStep } from "./value-walk.js";
 /** D50: pixel columns, clamped like the page limit, never an error. */
 export const CHART_WIDTH = { default: 1_000, min: 1, max: MAX_CHART_WIDTH } as const;
 
-/** Blocks handed to the addon at once (about 640 KB of W1): enough for its two threads to share. */
-const BATCH = 64;
+/** Times a chart is read again when writes keep replacing the blocks its index named; then it reads through the store's own batches. */
+const RETRIES = 3;
+
+export type ChartReadDeps = ValueReadDeps & {
+  /** Where charts find their blocks: the block cache (or the store through it, when it is off). */
+  charts: ChartSource;
+};
 
 interface ChartPlan {
   series: WalkSeries[];
@@ -42,25 +49,20 @@ function rangeAsked(req: { from?: string; to?: string }): Pick<ChartPlan, "from"
 
 /** Each series' chart rows as steps of the value reads' walk: begin, the rows (when there are any), end. */
 async function* chartWalk<T>(
-  blocks: BlockStore,
+  deps: ChartReadDeps,
   plan: ChartPlan,
   encode: BlockEncoder<T>,
   signal: AbortSignal,
 ): AsyncGenerator<WalkStep<T>, undefined> {
   for (const s of plan.series) {
     yield { kind: "begin", series: s };
-    const bounds = plan.from === undefined || plan.to === undefined ? await blocks.bounds(s.sid) : undefined;
+    const bounds = plan.from === undefined || plan.to === undefined ? await deps.blocks.bounds(s.sid) : undefined;
     const from = plan.from ?? bounds?.first;
     const to = plan.to ?? bounds?.last;
     // No rows, or an end of the series outside the range asked: nothing to draw.
     if (from !== undefined && to !== undefined && from <= to) {
-      const chart = new Chart(from, to, plan.width);
-      for await (const batch of blockBatchesOf(blocks, s.sid, from, to, BATCH, BATCH)) {
-        signal.throwIfAborted(); // D28: a client that goes away stops the work, also before the first row
-        chart.add(batch.map((b) => b.payload));
-      }
       let first = true;
-      for (const payload of chart.finish()) {
+      for (const payload of await chartRows(deps.charts, s.sid, from, to, plan.width, signal)) {
         const e = encode(payload, from, to, Infinity, first);
         first = false;
         yield { kind: "rows", out: e.out, rows: e.rows };
@@ -71,12 +73,30 @@ async function* chartWalk<T>(
   return undefined;
 }
 
+/** The chart's rows, read again while a write replaced a block between the index and its payload. */
+async function chartRows(
+  charts: ChartSource,
+  sid: number,
+  from: number,
+  to: number,
+  width: number,
+  signal: AbortSignal,
+): Promise<Buffer[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await chartOf(charts, sid, from, to, width, signal);
+    } catch (e) {
+      if (!(e instanceof BlocksMoved) || attempt >= RETRIES) throw e;
+    }
+  }
+}
+
 const noCursor = (): string => {
   throw new Error("a chart read has no pages");
 };
 
 export function chartReads(
-  deps: ValueReadDeps,
+  deps: ChartReadDeps,
 ): Pick<ServiceImpl<typeof TimeSeriesService>, "readChart" | "readChartJson" | "readManyChart" | "readManyChartJson"> {
   const single = async (req: ReadChartRequest, ctx: HandlerContext): Promise<ChartPlan> => {
     const s = await deps.seriesIn(await deps.datasetFor(ctx, "read", req.datasetId), req.timeSeriesId, "timeSeriesId");
@@ -87,7 +107,7 @@ export function chartReads(
     return { series, multi: true, ...rangeAsked(req), width: widthOf(req.width) };
   };
   const steps = <T>(plan: ChartPlan, encode: BlockEncoder<T>, ctx: HandlerContext) =>
-    observed(chartWalk(deps.blocks, plan, encode, ctx.signal), ctx, deps.onRows);
+    observed(chartWalk(deps, plan, encode, ctx.signal), ctx, deps.onRows);
 
   const rest = (planning: () => Promise<ChartPlan>, ctx: HandlerContext) =>
     formattedAnswer(

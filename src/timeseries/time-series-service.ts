@@ -25,6 +25,7 @@ import type { CursorSeal } from "../core/cursor-seal.js";
 import { rangeOf } from "./value-range.js";
 import { valueReads } from "./value-reads.js";
 import { chartReads } from "./chart-reads.js";
+import { BlockCache } from "./blocks/block-cache.js";
 import { DATA_TYPES, RowBuilder, cellProblem, kindsOf } from "./value-rows.js";
 
 export interface TimeSeriesDeps {
@@ -34,11 +35,23 @@ export interface TimeSeriesDeps {
   cursors: CursorSeal;
   /** Told how many rows each read step took (the metrics, D43). */
   onRows?: (rows: number) => void;
+  /** Memory for hot blocks and their summaries (MERIDIAN_BLOCK_CACHE_MB; 0 keeps none). */
+  blockCacheBytes?: number;
 }
+
+/** MERIDIAN_BLOCK_CACHE_MB's default, for callers without settings. */
+export const BLOCK_CACHE_BYTES = 256 * 1024 * 1024;
 
 const MAX_REPORTED = 20; // row violations named in one 400
 
-export function timeSeriesService({ metadata, blocks, cursors, onRows }: TimeSeriesDeps): ServiceImpl<typeof TimeSeriesService> {
+export function timeSeriesService({
+  metadata,
+  blocks,
+  cursors,
+  onRows,
+  blockCacheBytes = BLOCK_CACHE_BYTES,
+}: TimeSeriesDeps): ServiceImpl<typeof TimeSeriesService> {
+  const charts = new BlockCache(blocks, blockCacheBytes);
   /** The dataset of the path, checked against D14; another project's is a 404. */
   const datasetFor = async (ctx: HandlerContext, access: "read" | "write", datasetId: string): Promise<DatasetRecord> => {
     const project = authorize(ctx, access, datasetId);
@@ -59,7 +72,7 @@ export function timeSeriesService({ metadata, blocks, cursors, onRows }: TimeSer
 
   return {
     ...valueReads({ blocks, cursors, datasetFor, seriesIn, onRows }),
-    ...chartReads({ blocks, cursors, datasetFor, seriesIn, onRows }),
+    ...chartReads({ blocks, charts, cursors, datasetFor, seriesIn, onRows }),
 
     getDataset: async (req, ctx) => toDataset(await datasetFor(ctx, "read", req.datasetId)),
 

@@ -5,6 +5,7 @@
 // overlaps, and the last one before it while that has room, so appends fill
 // it), merges, re-encodes and replaces them in one transaction (D30).
 import { BLOCK_ROWS, decodeBlock, encodeBlock, type FieldKind } from "./block-codec.js";
+import { summarizeBlock } from "./native.js";
 import { concatRows, mergeRows, sliceRows, withoutRange, type RowSet } from "./row-set.js";
 
 export interface StoredBlock {
@@ -16,12 +17,21 @@ export interface StoredBlock {
   payload: Buffer;
 }
 
-/** An encoded block to store. */
+/** An encoded block to store, with its summary (D65). */
 export interface NewBlock {
   first: number;
   last: number;
   rows: number;
   payload: Buffer;
+  summary: Buffer;
+}
+
+/** A stored block as a chart's index lists it (D65): no payload; its summary, or null for one stored before summaries. */
+export interface SummaryRow {
+  rowid: number;
+  first_ts: number;
+  last_ts: number;
+  summary: Buffer | null;
 }
 
 /** A write worked out: the blocks it replaces, and the encoded blocks that take their place. */
@@ -51,6 +61,18 @@ export interface BlockStore {
   bounds(sid: number): Maybe<{ first: number; last: number } | undefined>;
   /** Row count, block count and payload bytes of a series. */
   stats(sid: number): Maybe<{ rows: number; blocks: number; bytes: number }>;
+  /** As overlapping(), the blocks' summaries instead of their payloads (D65). */
+  summaries(sid: number, from: number, to: number, limit: number): Maybe<SummaryRow[]>;
+  /** The payloads of those of the named blocks still stored. */
+  payloads(sid: number, rowids: readonly number[]): Maybe<{ rowid: number; payload: Buffer }[]>;
+  /**
+   * Differs whenever blocks may have changed in a way watchChanges() does not
+   * tell by series (another process's write on SQLite); undefined while
+   * changes cannot be told (PostgreSQL's change feed is down): nothing cached may be used.
+   */
+  changeMark(): string | undefined;
+  /** Calls fn with each series whose blocks a write changed, as soon as this process knows ("*": any may have); returns the unsubscribe. */
+  watchChanges(fn: (sid: number | "*") => void): () => void;
 }
 
 /** Blocks fetched per query while reading: about 160 KB of W1 payloads. */
@@ -136,6 +158,15 @@ export function decodeAll(blocks: StoredBlock[], kinds: readonly FieldKind[]): R
   );
 }
 
+/** The summary of a stored block, or null for one that does not decode (a read decodes it instead, and refuses it there). */
+export function summaryOfStored(payload: Buffer): Buffer | null {
+  try {
+    return summarizeBlock(payload);
+  } catch {
+    return null;
+  }
+}
+
 /** Normalised rows cut into blocks of BLOCK_ROWS and encoded. */
 export function encodeBlocks(rows: RowSet): NewBlock[] {
   const out: NewBlock[] = [];
@@ -143,7 +174,8 @@ export function encodeBlocks(rows: RowSet): NewBlock[] {
   for (let start = 0; start < n; start += BLOCK_ROWS) {
     const part = sliceRows(rows, start, Math.min(n, start + BLOCK_ROWS));
     const count = part.timestamps.length;
-    out.push({ first: part.timestamps[0], last: part.timestamps[count - 1], rows: count, payload: encodeBlock(part) });
+    const payload = encodeBlock(part);
+    out.push({ first: part.timestamps[0], last: part.timestamps[count - 1], rows: count, payload, summary: summarizeBlock(payload) });
   }
   return out;
 }

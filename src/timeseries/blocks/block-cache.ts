@@ -1,0 +1,184 @@
+// Hot blocks in memory (issue 30 item 4): a dashboard asks the same charts
+// again and again, and each would read the same block index and payloads
+// from the database. Kept here: a series' whole block index with its summaries
+// (D65), and the payloads of the blocks charts decoded, least recently used
+// out past MERIDIAN_BLOCK_CACHE_MB. A write to a series drops what is kept of
+// it: this process's writes at once, another process's or replica's as the
+// store hears of them (SQLite's data_version, PostgreSQL's change feed); while
+// the store cannot tell (the feed is down), every read goes to the database.
+import { ReleasedBytes } from "../../runtime/garbage.js";
+import { BlocksMoved, indexOf, type BlockIndex, type ChartSource, type IndexRun } from "../chart-blocks.js";
+import { MAX_TIMESTAMP, MIN_TIMESTAMP } from "./block-codec.js";
+import type { BlockStore, SummaryRow } from "./block-store.js";
+
+/** What the cache needs of a block store. */
+export type ChartStore = Pick<BlockStore, "summaries" | "payloads" | "changeMark" | "watchChanges">;
+
+/** Index rows read per query when a series' index is not kept. */
+const INDEX_BATCH = 4096;
+/** A series' index is kept only while it takes at most this part of the cache. */
+const INDEX_SHARE = 4;
+/** Bytes an entry costs beyond its buffers (objects, map slots), erring high. */
+const ENTRY_OVERHEAD = 200;
+
+interface Entry {
+  sid: number;
+  /** The series' generation when kept: an entry of an older one is stale. */
+  generation: string;
+  bytes: number;
+  index?: BlockIndex;
+  payload?: Buffer;
+}
+
+export class BlockCache implements ChartSource {
+  /** In order of use, least recent first (a Map keeps insertion order). */
+  private readonly entries = new Map<string, Entry>();
+  private bytes = 0;
+  /** Per series, bumped by each write heard; entries of older generations are dropped when met. */
+  private readonly generations = new Map<number, number>();
+  private everything = 0;
+  private mark: string | undefined;
+  private readonly released: ReleasedBytes;
+
+  constructor(
+    private readonly store: ChartStore,
+    private readonly maxBytes: number,
+    /** Told of each hit, miss and eviction (the metrics, D43). */
+    private readonly onEvent: (event: "hit" | "miss" | "eviction") => void = () => {},
+  ) {
+    this.released = new ReleasedBytes(Math.max(maxBytes, 1));
+    store.watchChanges((sid) => (sid === "*" ? this.dropAll() : this.drop(sid)));
+  }
+
+  /** Bytes held (for tests and metrics). */
+  get size(): number {
+    return this.bytes;
+  }
+
+  /** Whether kept entries may be used now: the cache is on and the store can tell changes; a change it cannot attribute drops everything. */
+  private usable(): boolean {
+    if (this.maxBytes === 0) return false;
+    const mark = this.store.changeMark();
+    if (mark === undefined) return false;
+    if (mark !== this.mark) {
+      this.dropAll();
+      this.mark = mark;
+    }
+    return true;
+  }
+
+  async *runs(sid: number, from: number, to: number): AsyncGenerator<IndexRun> {
+    if (!this.usable()) {
+      yield* this.storeRuns(sid, from, to);
+      return;
+    }
+    const index = await this.indexOf(sid);
+    // Blocks are in time order and never overlap: those ending at or after `from`, starting at or before `to`.
+    const lo = lowerBound(index.last, from, index.count);
+    const hi = lowerBound(index.first, to + 1, index.count);
+    if (lo < hi) yield { index, lo, hi };
+  }
+
+  async payloads(sid: number, rowids: number[]): Promise<Buffer[]> {
+    const use = this.usable();
+    const generation = this.generation(sid);
+    const out: (Buffer | undefined)[] = rowids.map((rowid) => (use ? this.get(`p${sid}:${rowid}`, sid)?.payload : undefined));
+    const missing = rowids.filter((_, i) => out[i] === undefined);
+    if (missing.length > 0) {
+      const found = new Map((await this.store.payloads(sid, missing)).map((r) => [Number(r.rowid), r.payload]));
+      rowids.forEach((rowid, i) => {
+        if (out[i] !== undefined) return;
+        const payload = found.get(rowid);
+        if (payload === undefined) throw new BlocksMoved(`block ${rowid} of series ${sid} was replaced meanwhile`);
+        out[i] = payload;
+        // A block's payload never changes under its rowid while its series' generation stands.
+        if (use) this.keep(`p${sid}:${rowid}`, { sid, generation, bytes: payload.length + ENTRY_OVERHEAD, payload });
+      });
+    }
+    return out as Buffer[];
+  }
+
+  /** The series' whole index, kept or read (and kept when small enough and no write came meanwhile). */
+  private async indexOf(sid: number): Promise<BlockIndex> {
+    const key = `i${sid}`;
+    const hit = this.get(key, sid)?.index;
+    if (hit !== undefined) return hit;
+    const generation = this.generation(sid);
+    const index = indexOf(await this.store.summaries(sid, MIN_TIMESTAMP, MAX_TIMESTAMP, Infinity));
+    const bytes = index.summaries.length + index.count * 24 + ENTRY_OVERHEAD;
+    if (bytes <= this.maxBytes / INDEX_SHARE) this.keep(key, { sid, generation, bytes, index });
+    return index;
+  }
+
+  /** The index from the store a batch at a time. */
+  private async *storeRuns(sid: number, from: number, to: number): AsyncGenerator<IndexRun> {
+    while (from <= to) {
+      const rows: SummaryRow[] = await this.store.summaries(sid, from, to, INDEX_BATCH);
+      if (rows.length > 0) yield { index: indexOf(rows), lo: 0, hi: rows.length };
+      if (rows.length < INDEX_BATCH) return;
+      from = Number(rows[rows.length - 1].last_ts) + 1;
+    }
+  }
+
+  private generation(sid: number): string {
+    return `${this.everything}:${this.generations.get(sid) ?? 0}`;
+  }
+
+  private get(key: string, sid: number): Entry | undefined {
+    const e = this.entries.get(key);
+    if (e === undefined || e.generation !== this.generation(sid)) {
+      if (e !== undefined) this.remove(key, e);
+      this.onEvent("miss");
+      return undefined;
+    }
+    this.entries.delete(key);
+    this.entries.set(key, e);
+    this.onEvent("hit");
+    return e;
+  }
+
+  private keep(key: string, e: Entry): void {
+    if (e.generation !== this.generation(e.sid) || e.bytes > this.maxBytes) return; // written meanwhile, or too large
+    const old = this.entries.get(key);
+    if (old !== undefined) this.remove(key, old);
+    this.entries.set(key, e);
+    this.bytes += e.bytes;
+    for (const [k, victim] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.remove(k, victim);
+      this.onEvent("eviction");
+    }
+  }
+
+  private remove(key: string, e: Entry): void {
+    this.entries.delete(key);
+    this.bytes -= e.bytes;
+    this.released.add(e.bytes);
+  }
+
+  /** A write to the series was heard: what is kept of it is stale. */
+  drop(sid: number): void {
+    this.generations.set(sid, (this.generations.get(sid) ?? 0) + 1);
+    const index = this.entries.get(`i${sid}`);
+    if (index !== undefined) this.remove(`i${sid}`, index);
+  }
+
+  /** Anything may have changed. */
+  dropAll(): void {
+    this.everything++;
+    this.generations.clear();
+    for (const [k, e] of this.entries) this.remove(k, e);
+  }
+}
+
+/** The first i in [0, n) with a[i] >= x, or n. */
+function lowerBound(a: Float64Array, x: number, n: number): number {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
