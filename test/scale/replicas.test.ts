@@ -146,6 +146,34 @@ describe.skipIf(!PG_URL)("D40 two replicas on one PostgreSQL", () => {
     expect(second.json.cursor).toBeUndefined();
   });
 
+  it("D65 D40 a chart cached on one replica shows a write through the other: the change feed drops that series' hot blocks", async () => {
+    const tsKey = (await a.app.backend.apiKeys.create(TS)).key;
+    const d = (await call(a, tsKey, "POST", "/api/ts/dataset", {})).json.id as string;
+    const s = (
+      await call(a, tsKey, "POST", `/api/ts/dataset/${d}/timeseries`, {
+        item: { name: "level" },
+        dataFields: [{ name: "v", dataType: "Double" }],
+      })
+    ).json.id as string;
+    const at = (i: number) => new Date(Date.UTC(2020, 0, 1) + i * 60_000).toISOString().slice(0, 19);
+    const rows = Array.from({ length: 40_000 }, (_, i) => [at(i), Math.sin(i / 100)]);
+    expect((await call(a, tsKey, "POST", `/api/ts/dataset/${d}/timeseries/${s}/values`, { data: rows })).status).toBe(200);
+    const chart = async () =>
+      (await call(b, tsKey, "GET", `/api/ts/dataset/${d}/timeseries/${s}/values/chart?from=${at(0)}&to=${at(39_999)}&width=4`)).json
+        .data as [string, number][];
+    const before = await chart(); // b keeps the series' index and blocks
+    expect(before.some(([, v]) => v === 7)).toBe(false);
+    expect(await chart()).toEqual(before);
+    // A new maximum through a, inside a block whose summary b holds.
+    expect((await call(a, tsKey, "POST", `/api/ts/dataset/${d}/timeseries/${s}/values`, { data: [[at(12_345), 7]] })).status).toBe(200);
+    const started = performance.now();
+    expect(await until(async () => (await chart()).some(([t, v]) => t === at(12_345) && v === 7))).toBe(true);
+    expect(performance.now() - started).toBeLessThan(500);
+    // And rows deleted through a are gone from b's next charts.
+    expect((await call(a, tsKey, "DELETE", `/api/ts/dataset/${d}/timeseries/${s}/values?from=${at(0)}&to=${at(19_999)}`)).status).toBe(204);
+    expect(await until(async () => (await chart()).every(([t]) => t >= at(20_000)))).toBe(true);
+  });
+
   it("D40 D46 a message written through one replica reaches a watcher on the other at once", async () => {
     const s = await openSse(`${b.app.url}/api/admin/feature/pushed/message/stream`, { "svc-open-api-key": key });
     try {

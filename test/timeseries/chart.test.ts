@@ -145,6 +145,30 @@ describe("D50 chart reads", () => {
     );
   }, 120_000);
 
+  it("D65 a long series whose buckets hold whole blocks (summaries) and whose edges cut others: the rows of M4, and after an upload the new rows (hot blocks dropped)", async () => {
+    const long = await api.series(d);
+    const many = makeRows(200_000); // thirteen blocks
+    await api.upload(d, long, many);
+    const first = seconds(many[0][0]);
+    const last = seconds(many[many.length - 1][0]);
+    const check = async () => {
+      const all = asM4(await whole(long));
+      for (const width of [1, 2, 3, 5, 13, 40, 1000]) {
+        const query = `from=${iso(first)}&to=${iso(last)}&width=${width}`;
+        expect(asM4(await chart(long, query))).toEqual(m4(all, [true, false], first, last, width));
+        expect(asM4(await chart(long, query))).toEqual(m4(all, [true, false], first, last, width)); // again, from memory
+      }
+    };
+    await check();
+    // A new maximum and minimum inside blocks that the widths above take by their summaries.
+    const edited = [many[77_777], many[150_001]].map((r, k) => [r[0], k === 0 ? 1e6 : -1e6, 1]);
+    await api.upload(d, long, edited);
+    const got = asM4(await chart(long, `from=${iso(first)}&to=${iso(last)}&width=1`));
+    expect(got.map((r) => r[1])).toContain(1e6);
+    expect(got.map((r) => r[1])).toContain(-1e6);
+    await check();
+  }, 120_000);
+
   it("D50 POST .../timeseries/values/chart answers one row array per id in the order asked, each as its own chart; id list errors as D26", async () => {
     const path = `/api/ts/dataset/${d}/timeseries/values/chart?width=200`;
     const r = await api.call("POST", path, [empty, w]);
