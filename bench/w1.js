@@ -51,6 +51,37 @@ export function* rows(n) {
   }
 }
 
+/**
+ * The rows of rows(n) as columns, `size` rows at a time (for series too long
+ * to hold: 1B rows), the same values without the text: Math.round(x * 1000) /
+ * 1000 is the double nearest the three-decimal text, which is what Number()
+ * reads back from it.
+ */
+export function* columnChunks(n, size) {
+  const rnd = mulberry32(20000101);
+  let flag = 0;
+  for (let at = 0; at < n; at += size) {
+    const m = Math.min(size, n - at);
+    const timestamps = new Float64Array(m);
+    const values = new Float32Array(m);
+    const flags = new Int32Array(m);
+    for (let k = 0; k < m; k++) {
+      const i = at + k;
+      const smooth =
+        12.0 + 0.8 * Math.sin((TWO_PI * i) / 525960) + 0.35 * Math.sin((TWO_PI * i) / 745.2) + 0.3 * Math.sin((TWO_PI * i) / 43200 + 1.3);
+      const noise = (rnd() + rnd() - 1) * 0.004;
+      values[k] = Math.round((smooth + noise) * 1000) / 1000;
+      const r = rnd();
+      if (flag === 0) {
+        if (r < 1 / 20000) flag = 1 + Math.floor(rnd() * 3);
+      } else if (r < 1 / 240) flag = 0;
+      timestamps[k] = START + i * STEP;
+      flags[k] = flag;
+    }
+    yield { timestamps, values, flags };
+  }
+}
+
 /** The W1 rows as columns. */
 export function columns(n) {
   const timestamps = new Float64Array(n);
