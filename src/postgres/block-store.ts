@@ -56,10 +56,10 @@ export class PostgresBlockStore implements BlockStore {
        ORDER BY first_ts LIMIT ${Number.isFinite(limit) ? limit : null}`;
   }
 
-  payloads(sid: number, rowids: readonly number[]): Promise<{ rowid: number; payload: Buffer }[]> {
+  payloads(sid: number, rowids: readonly number[]): Promise<{ rowid: number; first_ts: number; payload: Buffer }[]> {
     const { table, key } = this.where;
-    return this.sql<{ rowid: number; payload: Buffer }[]>`
-      SELECT id AS rowid, payload FROM ${this.sql(table)} WHERE id = ANY(${rowids as number[]}::bigint[]) AND ${this.sql(key)} = ${sid}`;
+    return this.sql<{ rowid: number; first_ts: number; payload: Buffer }[]>`
+      SELECT id AS rowid, first_ts, payload FROM ${this.sql(table)} WHERE id = ANY(${rowids as number[]}::bigint[]) AND ${this.sql(key)} = ${sid}`;
   }
 
   /** Only while the feed hears every write; what it hears is told by series. */

@@ -27,7 +27,7 @@ export class SqliteBlockStore implements BlockStore {
   private readonly insertStmt: Statement<{ sid: number; first: number; last: number; rows: number; payload: Buffer; summary: Buffer }>;
   /** The index scan of summaries(), by limit (0: no limit). */
   private readonly summaryScans: Statement<Range, SummaryRow>[] = [];
-  private readonly payloadsStmt: Statement<{ sid: number; rowids: string }, { rowid: number; payload: Buffer }>;
+  private readonly payloadsStmt: Statement<{ sid: number; rowids: string }, { rowid: number; first_ts: number; payload: Buffer }>;
   private readonly dataVersion: Statement<[], number>;
   private readonly deleteStmt: Statement<[number]>;
   private readonly boundsStmt: Statement<{ sid: number }, { first: number | null; last: number | null }>;
@@ -55,7 +55,7 @@ export class SqliteBlockStore implements BlockStore {
       `INSERT INTO ${table} (${key}, first_ts, last_ts, rows, payload, summary) VALUES (@sid, @first, @last, @rows, @payload, @summary)`,
     );
     this.payloadsStmt = db.prepare(
-      `SELECT rowid, payload FROM ${table} WHERE rowid IN (SELECT value FROM json_each(@rowids)) AND ${key} = @sid`,
+      `SELECT rowid, first_ts, payload FROM ${table} WHERE rowid IN (SELECT value FROM json_each(@rowids)) AND ${key} = @sid`,
     );
     this.dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck();
     this.deleteStmt = db.prepare(`DELETE FROM ${table} WHERE rowid = ?`);
@@ -96,7 +96,7 @@ export class SqliteBlockStore implements BlockStore {
     return scan.all({ sid, from, to });
   }
 
-  payloads(sid: number, rowids: readonly number[]): { rowid: number; payload: Buffer }[] {
+  payloads(sid: number, rowids: readonly number[]): { rowid: number; first_ts: number; payload: Buffer }[] {
     return this.payloadsStmt.all({ sid, rowids: JSON.stringify(rowids) });
   }
 

@@ -31,8 +31,8 @@ export interface IndexRun {
 /** Where a chart finds its blocks: the index of a range a run at a time, and the payloads of the blocks it decodes. */
 export interface ChartSource {
   runs(sid: number, from: number, to: number): AsyncIterable<IndexRun>;
-  /** The payloads of these blocks, in their order; throws BlocksMoved when one is no longer stored. */
-  payloads(sid: number, rowids: number[]): Promise<Buffer[]>;
+  /** The payloads of these blocks (by rowid, each starting at its `firsts` second), in their order; throws BlocksMoved when one is no longer stored as such. */
+  payloads(sid: number, rowids: number[], firsts: number[]): Promise<Buffer[]>;
 }
 
 /** A block the index named was replaced by a write meanwhile: the chart is read again. */
@@ -89,6 +89,7 @@ export async function chartOf(
     for (let i = lo; i < hi;) {
       const order: number[] = [];
       const cut: number[] = [];
+      const firsts: number[] = [];
       for (; i < hi && cut.length < DECODED && order.length < 2 * ITEMS; i++) {
         const start = index.offsets[i];
         const length = index.offsets[i + 1] - start;
@@ -96,9 +97,10 @@ export async function chartOf(
         else {
           order.push(-1, 0);
           cut.push(index.rowid[i]);
+          firsts.push(index.first[i]);
         }
       }
-      const payloads = cut.length > 0 ? await source.payloads(sid, cut) : [];
+      const payloads = cut.length > 0 ? await source.payloads(sid, cut, firsts) : [];
       signal.throwIfAborted(); // D28: a client that goes away stops the work, also before the first row
       chart.add(payloads, index.summaries, Int32Array.from(order));
     }

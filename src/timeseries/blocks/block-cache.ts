@@ -79,17 +79,20 @@ export class BlockCache implements ChartSource {
     if (lo < hi) yield { index, lo, hi };
   }
 
-  async payloads(sid: number, rowids: number[]): Promise<Buffer[]> {
+  async payloads(sid: number, rowids: number[], firsts: number[]): Promise<Buffer[]> {
     const use = this.usable();
     const generation = this.generation(sid);
     const out: (Buffer | undefined)[] = rowids.map((rowid) => (use ? this.get(`p${sid}:${rowid}`, sid)?.payload : undefined));
     const missing = rowids.filter((_, i) => out[i] === undefined);
     if (missing.length > 0) {
-      const found = new Map((await this.store.payloads(sid, missing)).map((r) => [Number(r.rowid), r.payload]));
+      const found = new Map((await this.store.payloads(sid, missing)).map((r) => [Number(r.rowid), r]));
       rowids.forEach((rowid, i) => {
         if (out[i] !== undefined) return;
-        const payload = found.get(rowid);
-        if (payload === undefined) throw new BlocksMoved(`block ${rowid} of series ${sid} was replaced meanwhile`);
+        const block = found.get(rowid);
+        // Gone, or its rowid taken by a later block (SQLite reuses the largest): the index read is stale.
+        if (block === undefined || Number(block.first_ts) !== firsts[i])
+          throw new BlocksMoved(`block ${rowid} of series ${sid} was replaced meanwhile`);
+        const payload = block.payload;
         out[i] = payload;
         // A block's payload never changes under its rowid while its series' generation stands.
         if (use) this.keep(`p${sid}:${rowid}`, { sid, generation, bytes: payload.length + ENTRY_OVERHEAD, payload });

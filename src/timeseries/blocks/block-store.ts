@@ -64,7 +64,7 @@ export interface BlockStore {
   /** As overlapping(), the blocks' summaries instead of their payloads (D65). */
   summaries(sid: number, from: number, to: number, limit: number): Maybe<SummaryRow[]>;
   /** The payloads of those of the named blocks still stored. */
-  payloads(sid: number, rowids: readonly number[]): Maybe<{ rowid: number; payload: Buffer }[]>;
+  payloads(sid: number, rowids: readonly number[]): Maybe<{ rowid: number; first_ts: number; payload: Buffer }[]>;
   /**
    * Differs whenever blocks may have changed in a way watchChanges() does not
    * tell by series (another process's write on SQLite); undefined while

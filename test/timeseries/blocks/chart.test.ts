@@ -127,7 +127,7 @@ function memorySource(payloads: Buffer[], runs: number[], summarised = (_i: numb
         lo = hi;
       }
     },
-    async payloads(_sid: number, rowids: number[]) {
+    async payloads(_sid: number, rowids: number[], _firsts: number[]) {
       source.decoded += rowids.length;
       return rowids.map((i) => payloads[i]);
     },
