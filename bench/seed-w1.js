@@ -13,30 +13,18 @@ import { W1_FIELDS, columnChunks, columns } from "./w1.js";
 
 export const PROJECT = "bench";
 
-/** Seeds dbPath; returns the dataset, the series id of each size, and an API key that may read them. */
-export function seedW1(dbPath, sizes) {
-  const db = openDatabase(dbPath);
+/** A dataset of one W1 series per size, each filled by write(sid, n), and a read key: what the seeders return. */
+function seedSeries(db, sizes, write) {
   const metadata = new MetadataStore(db);
-  const blocks = new SqliteBlockStore(db);
   const datasetId = randomUUID();
   const series = new Map(); // rows -> series id
   metadata.createDataset({ id: datasetId, project: PROJECT, items: [], properties: [], metadata: {} });
   for (const n of sizes) {
     const s = metadata.createSeries({ id: randomUUID(), datasetId, item: { name: `W1 ${n}` }, properties: {}, dataFields: W1_FIELDS });
     series.set(n, s.id);
-    const { timestamps, values, flags } = columns(n);
-    const step = 64 * BLOCK_ROWS;
-    for (let i = 0; i < n; i += step) {
-      const e = Math.min(n, i + step);
-      blocks.upsert(s.sid, [FieldKind.Single, FieldKind.Flag], {
-        timestamps: timestamps.subarray(i, e),
-        columns: [
-          { kind: FieldKind.Single, values: values.subarray(i, e), missing: null },
-          { kind: FieldKind.Flag, values: flags.subarray(i, e), missing: null },
-        ],
-      });
-    }
-    process.stderr.write(`seeded ${n} rows\n`);
+    const started = performance.now();
+    write(s.sid, n);
+    process.stderr.write(`seeded ${n} rows in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
   }
   const key = new SqliteApiKeyStore(db).createNow({
     clientId: "bench",
@@ -44,8 +32,36 @@ export function seedW1(dbPath, sizes) {
     scopes: ["platform_timeseries_read"],
     projects: [PROJECT],
   }).key;
-  db.close();
   return { datasetId, series, key };
+}
+
+/** W1's columns as the stores take them. */
+const w1Rows = ({ timestamps, values, flags }) => ({
+  timestamps,
+  columns: [
+    { kind: FieldKind.Single, values, missing: null },
+    { kind: FieldKind.Flag, values: flags, missing: null },
+  ],
+});
+
+/** Seeds dbPath through the block store's upserts; returns the dataset, the series id of each size, and an API key that may read them. */
+export function seedW1(dbPath, sizes) {
+  const db = openDatabase(dbPath);
+  const blocks = new SqliteBlockStore(db);
+  const seeded = seedSeries(db, sizes, (sid, n) => {
+    const { timestamps, values, flags } = columns(n);
+    const step = 64 * BLOCK_ROWS;
+    for (let i = 0; i < n; i += step) {
+      const e = Math.min(n, i + step);
+      blocks.upsert(
+        sid,
+        [FieldKind.Single, FieldKind.Flag],
+        w1Rows({ timestamps: timestamps.subarray(i, e), values: values.subarray(i, e), flags: flags.subarray(i, e) }),
+      );
+    }
+  });
+  db.close();
+  return seeded;
 }
 
 /**
@@ -66,39 +82,16 @@ export function seedW1Blocks(dbPath, sizes) {
   }
   const db = openDatabase(dbPath);
   db.pragma("synchronous = OFF"); // a bench file: a crash means seeding again
-  const metadata = new MetadataStore(db);
   const insert = db.prepare("INSERT INTO blocks (sid, first_ts, last_ts, rows, payload, summary) VALUES (?, ?, ?, ?, ?, ?)");
-  const datasetId = randomUUID();
-  const series = new Map();
-  metadata.createDataset({ id: datasetId, project: PROJECT, items: [], properties: [], metadata: {} });
-  for (const n of sizes) {
-    const s = metadata.createSeries({ id: randomUUID(), datasetId, item: { name: `W1 ${n}` }, properties: {}, dataFields: W1_FIELDS });
-    series.set(n, s.id);
-    const started = performance.now();
-    let written = 0;
-    for (const { timestamps, values, flags } of columnChunks(n, 64 * BLOCK_ROWS)) {
-      const blocks = encodeBlocks({
-        timestamps,
-        columns: [
-          { kind: FieldKind.Single, values, missing: null },
-          { kind: FieldKind.Flag, values: flags, missing: null },
-        ],
-      });
+  const seeded = seedSeries(db, sizes, (sid, n) => {
+    for (const chunk of columnChunks(n, 64 * BLOCK_ROWS)) {
+      const blocks = encodeBlocks(w1Rows(chunk));
       db.transaction(() => {
-        for (const b of blocks) insert.run(s.sid, b.first, b.last, b.rows, b.payload, b.summary);
+        for (const b of blocks) insert.run(sid, b.first, b.last, b.rows, b.payload, b.summary);
       })();
-      written += timestamps.length;
-      if (written % (100 * 64 * BLOCK_ROWS) < 64 * BLOCK_ROWS) process.stderr.write(`  ${(written / 1e6).toFixed(0)}M rows of ${n / 1e6}M\n`);
     }
-    process.stderr.write(`seeded ${n} rows by blocks in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
-  }
-  const key = new SqliteApiKeyStore(db).createNow({
-    clientId: "bench",
-    roles: [],
-    scopes: ["platform_timeseries_read"],
-    projects: [PROJECT],
-  }).key;
+  });
   db.close();
-  writeFileSync(done, JSON.stringify({ sizes, datasetId, series: [...series], key }));
-  return { datasetId, series, key };
+  writeFileSync(done, JSON.stringify({ sizes, datasetId: seeded.datasetId, series: [...seeded.series], key: seeded.key }));
+  return seeded;
 }

@@ -28,6 +28,18 @@ export function startProcess(args, env, ready) {
   });
 }
 
+/** Collects the server's own time (durationMs: request in to last byte out) of each request whose log line names `path`, from its request log on stderr. */
+export function serverTimes(server, path) {
+  const ms = [];
+  let partial = "";
+  server.process.stderr.on("data", (d) => {
+    const lines = (partial + d).split("\n");
+    partial = lines.pop();
+    for (const line of lines) if (line.includes('"durationMs"') && line.includes(path)) ms.push(JSON.parse(line).durationMs);
+  });
+  return ms;
+}
+
 /**
  * `meridian serve` on a free port over dbPath, with the node flags that
  * bin/meridian.js's first line gives it (SERVE_NODE_FLAGS; a test keeps the

@@ -18,7 +18,7 @@ import { checkW1 } from "../w1.js";
 import { PROJECT, seedW1 } from "../seed-w1.js";
 import { reporter, spread } from "../report.js";
 import { clientRounds, median, roundRatio } from "../client-rounds.js";
-import { startMeridian } from "../server.js";
+import { serverTimes, startMeridian } from "../server.js";
 
 const sizes = (process.env.BENCH_ROWS ?? "1000000,10000000").split(",").map(Number);
 const REPS = Number(process.env.BENCH_REPS ?? 5);
@@ -31,14 +31,8 @@ const dbPath = join(dir, "m.db");
 const { datasetId, series, key } = seedW1(dbPath, sizes);
 
 const server = await startMeridian(dbPath);
-// The server's own time for each chart read, from its request log on stderr (durationMs: request in to last byte out).
-const serverMs = [];
-let partial = "";
-server.process.stderr.on("data", (d) => {
-  const lines = (partial + d).split("\n");
-  partial = lines.pop();
-  for (const line of lines) if (line.includes('"durationMs"') && line.includes("/values/chart")) serverMs.push(JSON.parse(line).durationMs);
-});
+// The server's own time for each chart read, from its request log.
+const serverMs = serverTimes(server, "/values/chart");
 const url = server.address;
 const headers = { "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": PROJECT, "svc-dataset-id": datasetId };
 try {

@@ -25,7 +25,7 @@ import { checkW1, isoTime } from "../w1.js";
 import { PROJECT, seedW1Blocks } from "../seed-w1.js";
 import { reporter } from "../report.js";
 import { clientRounds, median } from "../client-rounds.js";
-import { startMeridian } from "../server.js";
+import { serverTimes, startMeridian } from "../server.js";
 
 const sizes = (process.env.BENCH_SCALE_ROWS ?? "10000000,100000000,1000000000").split(",").map(Number);
 const REPS = Number(process.env.BENCH_REPS ?? 5);
@@ -41,10 +41,12 @@ const { datasetId, series, key } = seedW1Blocks(dbPath, sizes);
 
 /** Decode-everything M4 over the series' stored blocks, as the chart read did before D65: its time and the rows' timestamps and values. */
 async function decodeEverything(db, sid, from, to, width) {
-  const batch = db.prepare("SELECT last_ts, payload FROM blocks WHERE sid = ? AND last_ts >= ? AND first_ts <= ? ORDER BY first_ts LIMIT 64");
+  const batch = db.prepare(
+    "SELECT last_ts, payload FROM blocks WHERE sid = ? AND last_ts >= ? AND first_ts <= ? ORDER BY first_ts LIMIT 64",
+  );
   const started = performance.now();
   const chart = new Chart(from, to, width);
-  for (let at = from; ; ) {
+  for (let at = from; ;) {
     const found = batch.all(sid, at, to);
     if (found.length > 0) chart.add(found.map((b) => b.payload));
     if (found.length < 64) break;
@@ -68,13 +70,7 @@ function memoryOf(pid) {
 }
 
 const server = await startMeridian(dbPath);
-const serverMs = [];
-let partial = "";
-server.process.stderr.on("data", (d) => {
-  const lines = (partial + d).split("\n");
-  partial = lines.pop();
-  for (const line of lines) if (line.includes('"durationMs"') && line.includes("/values/chart")) serverMs.push(JSON.parse(line).durationMs);
-});
+const serverMs = serverTimes(server, "/values/chart");
 const url = server.address;
 const headers = { "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": PROJECT, "svc-dataset-id": datasetId };
 const db = new Database(dbPath, { readonly: true });
@@ -98,7 +94,10 @@ try {
       const same =
         answer.length === base.rows.length &&
         answer.every((r, i) => r[0] === base.rows[i][0] && Math.fround(r[1]) === base.rows[i][1] && r[2] === base.rows[i][2]);
-      if (!same) throw new Error(`${label(n)} width ${width}: the chart read's ${answer.length} rows are not decode-everything M4's ${base.rows.length}`);
+      if (!same)
+        throw new Error(
+          `${label(n)} width ${width}: the chart read's ${answer.length} rows are not decode-everything M4's ${base.rows.length}`,
+        );
       const c = `${label(n)} rows, chart width ${width}, warm cache`;
       emit(c, "server time (request log)", own, "ms", base.ms);
       emit(c, "end to end (client)", chart.seconds * 1000, "ms", base.ms);

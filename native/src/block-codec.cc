@@ -621,16 +621,6 @@ uint64_t ScanBlock::Cell(uint8_t c, uint32_t i) const {
   return bits;
 }
 
-double ScanBlock::Value(uint8_t c, uint32_t i) const {
-  const uint64_t bits = Cell(c, i);
-  if (h_.kinds[c] == FieldKind::kSingle) {
-    float v;
-    std::memcpy(&v, &bits, 4);
-    return v;
-  }
-  double v;
-  std::memcpy(&v, &bits, 8);
-  return v;
-}
+double ScanBlock::Value(uint8_t c, uint32_t i) const { return CellValue(h_.kinds[c], Cell(c, i)); }
 
 }  // namespace meridian

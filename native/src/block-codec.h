@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "bytes.h"
@@ -29,6 +30,18 @@ constexpr int64_t kMinTimestamp = -62135596800;
 constexpr int64_t kMaxTimestamp = 253402300799;
 
 enum class FieldKind : uint8_t { kSingle = 0, kDouble = 1, kFlag = 2 };
+
+/** A Single or Double cell's bits (a float in the low bytes, or a double) as a double. */
+inline double CellValue(FieldKind kind, uint64_t bits) {
+  if (kind == FieldKind::kSingle) {
+    float v;
+    std::memcpy(&v, &bits, 4);
+    return v;
+  }
+  double v;
+  std::memcpy(&v, &bits, 8);
+  return v;
+}
 
 struct ColumnIn {
   FieldKind kind;

@@ -15,7 +15,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -60,17 +59,5 @@ std::vector<uint8_t> EncodeSummary(const BlockSummary& s);
  * hold them, no row holds a value beyond its column's minimum and maximum or equal to one of them
  * and earlier). Throws CorruptSummary. Reuses `out`'s buffers. */
 void ReadSummary(const uint8_t* data, size_t size, BlockSummary* out);
-
-/** The value a role compares: a Single or Double cell's bits as a double. */
-inline double CellValue(FieldKind kind, uint64_t bits) {
-  if (kind == FieldKind::kSingle) {
-    float v;
-    std::memcpy(&v, &bits, 4);
-    return v;
-  }
-  double v;
-  std::memcpy(&v, &bits, 8);
-  return v;
-}
 
 }  // namespace meridian

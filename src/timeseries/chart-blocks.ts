@@ -75,8 +75,29 @@ const DECODED = 64;
 /** Summaries per batch at most, so the addon's helper works on one while the next is prepared. */
 const ITEMS = 8192;
 
-/** The chart's rows (Chart.finish()) of a series over [from, to]; the source's batches are read as the addon works. */
+/** Times a chart is read again when writes keep replacing the blocks its index named. */
+const RETRIES = 3;
+
+/** The chart's rows (Chart.finish()) of a series over [from, to], read again while a write replaced a block between the index and its payload. */
 export async function chartOf(
+  source: ChartSource,
+  sid: number,
+  from: number,
+  to: number,
+  width: number,
+  signal: AbortSignal,
+): Promise<Buffer[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await chartOnce(source, sid, from, to, width, signal);
+    } catch (e) {
+      if (!(e instanceof BlocksMoved) || attempt >= RETRIES) throw e;
+    }
+  }
+}
+
+/** The source's batches are read as the addon works on the ones before. */
+async function chartOnce(
   source: ChartSource,
   sid: number,
   from: number,

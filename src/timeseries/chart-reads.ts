@@ -9,7 +9,7 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { ReadChartRequest, ReadManyChartRequest, TimeSeriesService } from "../gen/meridian/timeseries/v1/time_series_pb.js";
 import { MAX_CHART_WIDTH } from "./blocks/native.js";
-import { BlocksMoved, chartOf, type ChartSource } from "./chart-blocks.js";
+import { chartOf, type ChartSource } from "./chart-blocks.js";
 import { columnChunks, columnEncoderFor } from "./value-columns.js";
 import { formattedAnswer } from "./columnar/answer.js";
 import { rangeOf, sent } from "./value-range.js";
@@ -18,9 +18,6 @@ import type { BlockEncoder, WalkSeries, WalkStep } from "./value-walk.js";
 
 /** D50: pixel columns, clamped like the page limit, never an error. */
 export const CHART_WIDTH = { default: 1_000, min: 1, max: MAX_CHART_WIDTH } as const;
-
-/** Times a chart is read again when writes keep replacing the blocks its index named; then it reads through the store's own batches. */
-const RETRIES = 3;
 
 export type ChartReadDeps = ValueReadDeps & {
   /** Where charts find their blocks: the block cache (or the store through it, when it is off). */
@@ -62,7 +59,7 @@ async function* chartWalk<T>(
     // No rows, or an end of the series outside the range asked: nothing to draw.
     if (from !== undefined && to !== undefined && from <= to) {
       let first = true;
-      for (const payload of await chartRows(deps.charts, s.sid, from, to, plan.width, signal)) {
+      for (const payload of await chartOf(deps.charts, s.sid, from, to, plan.width, signal)) {
         const e = encode(payload, from, to, Infinity, first);
         first = false;
         yield { kind: "rows", out: e.out, rows: e.rows };
@@ -71,24 +68,6 @@ async function* chartWalk<T>(
     yield { kind: "end", series: s };
   }
   return undefined;
-}
-
-/** The chart's rows, read again while a write replaced a block between the index and its payload. */
-async function chartRows(
-  charts: ChartSource,
-  sid: number,
-  from: number,
-  to: number,
-  width: number,
-  signal: AbortSignal,
-): Promise<Buffer[]> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await chartOf(charts, sid, from, to, width, signal);
-    } catch (e) {
-      if (!(e instanceof BlocksMoved) || attempt >= RETRIES) throw e;
-    }
-  }
 }
 
 const noCursor = (): string => {
