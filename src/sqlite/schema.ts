@@ -3,11 +3,11 @@
 // never edited once released; a change is a new migration at the end.
 
 import type { Migration } from "../core/migration.js";
-import type { Db } from "./database.js";
+import type Database from "better-sqlite3";
 import { summaryOfStored } from "../timeseries/blocks/block-store.js";
 
-/** A SQLite migration: its fill step runs on the connection. */
-export type SqliteMigration = Migration<(db: Db) => void>;
+/** A SQLite migration: its fill step runs on the connection (better-sqlite3's type: database.ts imports this module). */
+export type SqliteMigration = Migration<(db: Database.Database) => void>;
 
 export const MIGRATIONS: readonly SqliteMigration[] = [
   {
