@@ -6,7 +6,15 @@
 // staged blocks go in by COPY.
 import type { Sql, TransactionSql } from "postgres";
 import type { FieldKind } from "../timeseries/blocks/block-codec.js";
-import { mayAppend, planDelete, planUpsert, type BlockStore, type BlockWrite, type StoredBlock, type SummaryRow } from "../timeseries/blocks/block-store.js";
+import {
+  mayAppend,
+  planDelete,
+  planUpsert,
+  type BlockStore,
+  type BlockWrite,
+  type StoredBlock,
+  type SummaryRow,
+} from "../timeseries/blocks/block-store.js";
 import { normalizeRows, type RowSet } from "../timeseries/blocks/row-set.js";
 import { BLOCKS_CHANGED, type ChangeFeed } from "./changes.js";
 

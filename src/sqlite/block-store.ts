@@ -6,7 +6,15 @@
 import type { Statement } from "better-sqlite3";
 import type { Db } from "./database.js";
 import type { FieldKind } from "../timeseries/blocks/block-codec.js";
-import { mayAppend, planDelete, planUpsert, type BlockStore, type BlockWrite, type StoredBlock, type SummaryRow } from "../timeseries/blocks/block-store.js";
+import {
+  mayAppend,
+  planDelete,
+  planUpsert,
+  type BlockStore,
+  type BlockWrite,
+  type StoredBlock,
+  type SummaryRow,
+} from "../timeseries/blocks/block-store.js";
 import { normalizeRows, type RowSet } from "../timeseries/blocks/row-set.js";
 
 type Range = { sid: number; from: number; to: number };
