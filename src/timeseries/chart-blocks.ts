@@ -60,6 +60,30 @@ export function indexOf(rows: readonly SummaryRow[]): BlockIndex {
   return index;
 }
 
+/** Indexes of consecutive runs of blocks as one. */
+export function joinIndexes(parts: readonly BlockIndex[]): BlockIndex {
+  const count = parts.reduce((n, p) => n + p.count, 0);
+  const index: BlockIndex = {
+    count,
+    first: new Float64Array(count),
+    last: new Float64Array(count),
+    rowid: new Float64Array(count),
+    summaries: Buffer.concat(parts.map((p) => p.summaries)),
+    offsets: new Uint32Array(count + 1),
+  };
+  let at = 0;
+  let bytes = 0;
+  for (const p of parts) {
+    index.first.set(p.first, at);
+    index.last.set(p.last, at);
+    index.rowid.set(p.rowid, at);
+    for (let i = 1; i <= p.count; i++) index.offsets[at + i] = bytes + p.offsets[i];
+    at += p.count;
+    bytes += p.summaries.length;
+  }
+  return index;
+}
+
 /** The bucket of second t (D50); exact in doubles: (t - from) * width < 2^53 for every D24 range and width <= 10,000. */
 export function bucketOf(t: number, from: number, to: number, width: number): number {
   return Math.floor(((t - from) * width) / (to - from + 1));

@@ -7,7 +7,7 @@
 // store hears of them (SQLite's data_version, PostgreSQL's change feed); while
 // the store cannot tell (the feed is down), every read goes to the database.
 import { ReleasedBytes } from "../../runtime/garbage.js";
-import { BlocksMoved, indexOf, type BlockIndex, type ChartSource, type IndexRun } from "../chart-blocks.js";
+import { BlocksMoved, indexOf, joinIndexes, type BlockIndex, type ChartSource, type IndexRun } from "../chart-blocks.js";
 import { MAX_TIMESTAMP, MIN_TIMESTAMP } from "./block-codec.js";
 import type { BlockStore, SummaryRow } from "./block-store.js";
 
@@ -107,7 +107,10 @@ export class BlockCache implements ChartSource {
     const hit = this.get(key, sid)?.index;
     if (hit !== undefined) return hit;
     const generation = this.generation(sid);
-    const index = indexOf(await this.store.summaries(sid, MIN_TIMESTAMP, MAX_TIMESTAMP, Infinity));
+    // Read a batch at a time: a 1B-row series' 60,000 rows are never all objects at once.
+    const parts: BlockIndex[] = [];
+    for await (const run of this.storeRuns(sid, MIN_TIMESTAMP, MAX_TIMESTAMP)) parts.push(run.index);
+    const index = joinIndexes(parts);
     const bytes = index.summaries.length + index.count * 24 + ENTRY_OVERHEAD;
     if (bytes <= this.maxBytes / INDEX_SHARE) this.keep(key, { sid, generation, bytes, index });
     return index;
