@@ -46,14 +46,16 @@ function principalOf(claims: JWTPayload): Principal {
   const scopes = typeof claims.scope === "string" ? claims.scope.split(" ").filter(Boolean) : list(claims.scp);
   const clientId = typeof claims.client_id === "string" ? claims.client_id : typeof claims.sub === "string" ? claims.sub : "";
   const text = (v: unknown) => (typeof v === "string" ? v : undefined);
+  const roles = [...list(claims.role), ...list(claims.roles)];
   return {
     clientId,
-    roles: [...list(claims.role), ...list(claims.roles)],
+    roles,
     scopes,
     projects: list(claims.projects),
     via: "jwt",
     issuer: text(claims.iss),
     subject: text(claims.sub),
     expiresAt: typeof claims.exp === "number" ? claims.exp * 1000 : undefined,
+    audiences: [...new Set([...list(claims.groups), ...roles])], // D61
   };
 }

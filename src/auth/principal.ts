@@ -27,7 +27,7 @@ export interface Principal {
   expiresAt?: number;
   /** D60: present for a public key, the features it reads and the origins it serves (public-keys.ts). */
   publicKey?: PublicKeyLimits;
-  /** D61: the audiences a key was given (--audience), that targeted messages are matched against. */
+  /** D61: what targeted messages are matched against: a key's --audience values, a token's groups and roles claims. */
   audiences?: string[];
 }
 

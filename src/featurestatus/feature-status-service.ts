@@ -14,6 +14,8 @@ import type {
 } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import type { CursorSeal } from "../core/cursor-seal.js";
 import { authorizeActiveRead, authorizeWrite, type Scope } from "./access.js";
+import { ROLES, hasRole, principalOf } from "../auth/principal.js";
+import { readerView, type ReaderParams, type View } from "./reader-view.js";
 import { auditPage } from "./audit-listing.js";
 import { MessageEdits } from "./message-edits.js";
 import { nowSeconds } from "./message-fields.js";
@@ -74,17 +76,27 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
   deps.stopSignal?.addEventListener("abort", () => watch.stop(), { once: true });
   const streams = new WatchStreams(listings, watch, { heartbeatMs, isUnavailable: deps.isUnavailable });
 
+  /** D61, D62: who reads a listing or stream, and how it is answered. */
+  const viewOf = (ctx: HandlerContext, r: ReaderParams): View =>
+    readerView(principalOf(ctx), hasRole(principalOf(ctx), ROLES.backOffice), r, ctx.requestHeader.get("accept-language"));
+
   /** D21, D47: a listing page with its ETag (REST answers If-None-Match with 304, transcoder.ts). */
-  const list = async (ctx: HandlerContext, scope: Scope, p: ListParams): Promise<ListMessagesResponse> => {
+  const list = async (ctx: HandlerContext, scope: Scope, p: ListParams & ReaderParams): Promise<ListMessagesResponse> => {
     authorizeActiveRead(ctx, scope, p.expiry);
-    const page = await listings.page(scope, p);
+    const page = await listings.page(scope, viewOf(ctx, p), p);
     ctx.responseHeader.set("etag", listings.etagOf(page));
+    // D62: the languages the page's messages are in (none: every one in its default text), and that a cache must keep one answer per language.
+    const languages = [...new Set(page.data.flatMap((m) => (m.language === undefined ? [] : [m.language])))];
+    if (languages.length > 0) ctx.responseHeader.set("content-language", languages.join(", "));
+    ctx.responseHeader.set("vary", "accept-language");
     return page;
   };
 
-  /** The SSE routes deliver the same stream as WatchMessages. */
-  const watchSse = (ctx: HandlerContext, scope: Scope, req: WatchMessagesRequest) =>
-    deps.sse(ctx, req.lastEventId, (lastEventId) => streams.open(ctx, scope, lastEventId));
+  /** The SSE routes deliver the same stream as WatchMessages (D62: its events in the reader's language). */
+  const watchSse = (ctx: HandlerContext, scope: Scope, req: WatchMessagesRequest) => {
+    ctx.responseHeader.set("vary", "accept-language");
+    return deps.sse(ctx, req.lastEventId, (lastEventId) => streams.open(ctx, scope, () => viewOf(ctx, req), lastEventId));
+  };
 
   return {
     listFeatureMessages: (req, ctx) => list(ctx, req.featureId, req),
@@ -99,7 +111,8 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     getGlobalMessage: (req, ctx) => edits.get(ctx, null, req.messageId),
     listMessageAudit: (req, ctx) => auditPage(ctx, req, deps.store, deps.cursors),
     watchMessages: async function* (req, ctx) {
-      for await (const item of streams.open(ctx, req.featureId ?? null, req.lastEventId)) if (typeof item !== "string") yield item;
+      const scope = req.featureId ?? null;
+      for await (const item of streams.open(ctx, scope, () => viewOf(ctx, req), req.lastEventId)) if (typeof item !== "string") yield item;
     },
     watchFeatureMessagesSse: (req, ctx) => watchSse(ctx, req.featureId ?? null, req),
     watchGlobalMessagesSse: (req, ctx) => watchSse(ctx, null, req),

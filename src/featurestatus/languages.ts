@@ -3,6 +3,8 @@
 // (Accept-Language with its q-values, or a `lang` parameter that overrides it),
 // `de-CH` falling back to `de`, and the default text when none is acceptable.
 import Negotiator from "negotiator";
+import type { ViolationList } from "../transport/errors.js";
+import type { Translation } from "./message-store.js";
 
 export const MAX_TRANSLATIONS = 50;
 /** Longer than any tag in use (the grammar bounds subtags, not their number). */
@@ -48,4 +50,56 @@ export function languageWish(lang: string | undefined, acceptLanguage: string | 
 export function chooseLanguage(available: readonly string[], wish: LanguageWish): string | undefined {
   if (wish === undefined || available.length === 0) return undefined;
   return new Negotiator({ headers: { "accept-language": wish } }).language([...available]);
+}
+
+/** Checks and cleans one text of a translation as the default's are (D62: one implementation of D17, D20); undefined with a violation. */
+export type TextCheck = (field: string, kind: "title" | "body", text: string) => string | undefined;
+
+/**
+ * A write's `translations` (an object of {title, body} by BCP 47 tag; body
+ * may be absent, as on create): keys canonical, at most MAX_TRANSLATIONS,
+ * each text checked by `check`. Undefined (and violations naming the field)
+ * when it is not one.
+ */
+export function translationsOf(json: unknown, check: TextCheck, v: ViolationList): Record<string, Translation> | undefined {
+  if (json === null || typeof json !== "object" || Array.isArray(json))
+    return void v.add("translations", "must be an object keyed by language tag");
+  const entries = Object.entries(json as Record<string, unknown>);
+  if (entries.length > MAX_TRANSLATIONS) return void v.add("translations", `must hold at most ${MAX_TRANSLATIONS} languages`);
+  const out: Record<string, Translation> = {};
+  let ok = true;
+  let entryOk = true;
+  const fail = (field: string, message: string) => {
+    v.add(field, message);
+    ok = entryOk = false;
+  };
+  for (const [tag, value] of entries) {
+    entryOk = true;
+    const field = `translations.${tag}`;
+    const canonical = canonicalTag(tag);
+    if (canonical === undefined) {
+      fail(field, "is not a BCP 47 language tag such as de or de-CH");
+      continue;
+    }
+    if (canonical in out) {
+      fail(field, `names the language of ${canonical} again`);
+      continue;
+    }
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      fail(field, "must be an object with title and body");
+      continue;
+    }
+    const t = value as Record<string, unknown>;
+    for (const name of Object.keys(t))
+      if (name !== "title" && name !== "body") fail(`${field}.${name}`, "is not a field of a translation (title, body)");
+    if (t.title === undefined) fail(`${field}.title`, "is required");
+    for (const kind of ["title", "body"] as const)
+      if (t[kind] !== undefined && typeof t[kind] !== "string") fail(`${field}.${kind}`, "must be a string");
+    if (!entryOk) continue;
+    const title = check(`${field}.title`, "title", t.title as string);
+    const body = t.body === undefined ? "" : check(`${field}.body`, "body", t.body as string);
+    if (title === undefined || body === undefined) ok = false;
+    else out[canonical] = { title, body };
+  }
+  return ok ? out : undefined;
 }

@@ -10,6 +10,7 @@ import { merged, newMessage } from "./message-input.js";
 import { toMessage } from "./message-protos.js";
 import type { MessageRow, MessageStore } from "./message-store.js";
 import type { Sanitizer } from "./sanitize.js";
+import { EDITING } from "./reader-view.js";
 
 const MERGE_ATTEMPTS = 5; // an unconditional update merged again when others keep writing the message
 
@@ -79,8 +80,8 @@ export class MessageEdits {
   }
 }
 
-/** A message as answered, with its ETag (D47). */
+/** A message as answered, with its ETag (D47): as stored, to an editor (D62: the default text and every translation). */
 function answer(ctx: HandlerContext, row: MessageRow): Message {
   ctx.responseHeader.set("etag", messageEtag(row));
-  return toMessage(row);
+  return toMessage(row, EDITING);
 }

@@ -1,20 +1,26 @@
 // A message as written: the fields sent over what is there, each validated
 // (D15-D17, D20) and its text sanitised; a write is refused whole, naming
 // every field at fault, or stored as cleaned.
-import { create } from "@bufbuild/protobuf";
+import { create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
+import { ListValueSchema } from "@bufbuild/protobuf/wkt";
 import { MessageFieldsSchema, type MessageFields } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { ViolationList } from "../core/errors.js";
 import type { Scope } from "./access.js";
 import { BODY_MAX, TITLE_MAX, formatDate, parseMessageType, parseZonedDate, withinLength } from "./message-fields.js";
 import type { MessageData } from "./message-store.js";
 import type { Sanitizer } from "./sanitize.js";
+import { targetList } from "./targeting.js";
+import { translationsOf } from "./languages.js";
+
+/** D61, D62: a message for everyone, every page, in one language. */
+const UNTARGETED = { audiences: [], paths: [], translations: {} };
 
 /** A new message of `scope`: every field but the body is required. */
 export function newMessage(scope: Scope, fields: MessageFields | undefined, sanitizer: Sanitizer): MessageData {
   const f = fields ?? ({} as MessageFields);
   const v = new ViolationList();
   for (const name of ["type", "title", "startDate", "expiringDate"] as const) if (f[name] === undefined) v.add(name, "is required");
-  return validated({ feature_id: scope, type: "", title: "", body: "", start_date: 0, expiring_date: 0 }, f, sanitizer, v);
+  return validated({ feature_id: scope, type: "", title: "", body: "", start_date: 0, expiring_date: 0, ...UNTARGETED }, f, sanitizer, v);
 }
 
 /** D16: absent fields keep their value; the merge is validated as on create. featureId never changes. */
@@ -35,34 +41,46 @@ export function previewed(fields: MessageFields, sanitizer: Sanitizer): MessageF
     body: "",
     start_date: -Infinity,
     expiring_date: Infinity,
-  } as const;
+    ...UNTARGETED,
+  };
   const out = validated(neutral, fields, sanitizer);
+  const list = (values: string[]) => fromJson(ListValueSchema, values);
   return create(MessageFieldsSchema, {
     type: fields.type === undefined ? undefined : out.type,
     title: fields.title === undefined ? undefined : out.title,
     body: fields.body === undefined ? undefined : out.body,
     startDate: fields.startDate === undefined ? undefined : formatDate(out.start_date),
     expiringDate: fields.expiringDate === undefined ? undefined : formatDate(out.expiring_date),
+    audiences: fields.audiences === undefined ? undefined : list(out.audiences),
+    paths: fields.paths === undefined ? undefined : list(out.paths),
+    translations: fields.translations === undefined ? undefined : ({ ...out.translations } as unknown as JsonObject),
   });
 }
 
 /** Applies the given fields over `base`, validating and sanitising the result (D15-D17, D20). */
 function validated(base: MessageData, f: MessageFields, sanitizer: Sanitizer, v = new ViolationList()): MessageData {
   const out: MessageData = { ...base };
+  const text = (field: string, kind: "title" | "body", t: string) => checkedText(field, kind, t, sanitizer, v);
   if (f.type !== undefined) out.type = parseMessageType(f.type, "type", v) ?? out.type;
-  if (f.title !== undefined) {
-    const title = cleaned("title", f.title, TITLE_MAX, (t) => sanitizer.title(t), "holds encoded markup that cannot be made plain", v);
-    if (title === "") v.add("title", "is empty once markup is removed");
-    else if (title !== undefined) out.title = title;
-  }
-  if (f.body !== undefined) {
-    out.body = cleaned("body", f.body, BODY_MAX, (b) => sanitizer.body(b), "holds markup outside the allowed HTML subset", v) ?? out.body;
-  }
+  if (f.title !== undefined) out.title = text("title", "title", f.title) ?? out.title;
+  if (f.body !== undefined) out.body = text("body", "body", f.body) ?? out.body;
+  // D61, D62: sent, they replace what was stored; [] and {} clear it.
+  if (f.audiences !== undefined) out.audiences = targetList("audiences", toJson(ListValueSchema, f.audiences), v) ?? out.audiences;
+  if (f.paths !== undefined) out.paths = targetList("paths", toJson(ListValueSchema, f.paths), v) ?? out.paths;
+  if (f.translations !== undefined) out.translations = translationsOf(f.translations, text, v) ?? out.translations;
   if (f.startDate !== undefined) out.start_date = parseZonedDate(f.startDate, "startDate", v) ?? out.start_date;
   if (f.expiringDate !== undefined) out.expiring_date = parseZonedDate(f.expiringDate, "expiringDate", v) ?? out.expiring_date;
   if (v.empty && out.expiring_date <= out.start_date) v.add("expiringDate", "must be after startDate");
   v.throwIfAny();
   return out;
+}
+
+/** A title or body, the default's or a translation's (D62), checked and sanitised (D17, D20), or undefined with a violation. */
+function checkedText(field: string, kind: "title" | "body", text: string, sanitizer: Sanitizer, v: ViolationList): string | undefined {
+  if (kind === "body") return cleaned(field, text, BODY_MAX, (b) => sanitizer.body(b), "holds markup outside the allowed HTML subset", v);
+  const title = cleaned(field, text, TITLE_MAX, (t) => sanitizer.title(t), "holds encoded markup that cannot be made plain", v);
+  if (title === "") return void v.add(field, "is empty once markup is removed");
+  return title;
 }
 
 /**

@@ -10,6 +10,9 @@ import { issueListingCursor, listingBinding, openListingCursor } from "./listing
 import { listingOf, type ListParams } from "./listing-params.js";
 import type { MessageStore } from "./message-store.js";
 import { toMessage } from "./message-protos.js";
+import { filters, sees, viewKey, type View } from "./reader-view.js";
+import { sortKeyOf, type MessageRow } from "./message-store.js";
+import { DEFAULT_LIMIT } from "./listing-params.js";
 
 export class MessageListings {
   private readonly cache: ListingCache<ListMessagesResponse>;
@@ -27,20 +30,34 @@ export class MessageListings {
     this.cache = new ListingCache<ListMessagesResponse>(store, cacheBytes, pageBytes, onCacheEvent);
   }
 
-  /** A listing page, from the cache when it is current. */
-  page(scope: Scope, p: ListParams): Promise<ListMessagesResponse> {
+  /**
+   * A listing page as `view` reads it (D61, D62), from the cache when it is
+   * current: each view is a listing of its own there, every audience and
+   * language its own pages. The cursor is bound to the listing, not the view:
+   * a position in it means the same whoever reads.
+   */
+  page(scope: Scope, view: View, p: ListParams): Promise<ListMessagesResponse> {
     const listing = listingOf(p);
     const binding = listingBinding(scope, listing);
     const at = this.now();
-    return this.cache.get(`${binding}|${listing.limit}|${p.cursor ?? ""}`, at, async () => {
-      const after = openListingCursor(this.cursors, binding, p.cursor);
-      // One row more than asked tells whether another page follows.
+    return this.cache.get(`${binding}|${viewKey(view)}|${listing.limit}|${p.cursor ?? ""}`, at, async () => {
+      let after = openListingCursor(this.cursors, binding, p.cursor);
+      // One row more than asked tells whether another page follows. Rows the view does not see (D61)
+      // are skipped: the store is read on from the last row until the page is full or the rows end.
       const { expiry, sortBy, sortOrder, limit } = listing;
-      const rows = await this.store.list({ featureId: scope, expiry, sortBy, sortOrder, after, limit: limit + 1, now: at });
-      const more = rows.length > limit;
-      const page = more ? rows.slice(0, limit) : rows;
+      const batch = filters(view) ? Math.max(limit + 1, DEFAULT_LIMIT) : limit + 1;
+      const seen: MessageRow[] = [];
+      for (;;) {
+        const rows = await this.store.list({ featureId: scope, expiry, sortBy, sortOrder, after, limit: batch, now: at });
+        for (const r of rows) if (sees(view, r)) seen.push(r);
+        if (seen.length > limit || rows.length < batch) break;
+        const end = rows[rows.length - 1];
+        after = { key: sortKeyOf(end, sortBy), id: end.id };
+      }
+      const more = seen.length > limit;
+      const page = seen.slice(0, limit);
       return create(ListMessagesResponseSchema, {
-        data: page.map(toMessage),
+        data: page.map((row) => toMessage(row, view)),
         cursor: more ? issueListingCursor(this.cursors, binding, listing, page[page.length - 1]) : undefined,
       });
     });
@@ -61,6 +78,10 @@ export class MessageListings {
  */
 function pageBytes(p: ListMessagesResponse): number {
   let chars = p.cursor?.length ?? 0;
-  for (const m of p.data) chars += m.title.length + m.body.length + (m.featureId?.length ?? 0) + 140;
+  for (const m of p.data) {
+    chars += m.title.length + m.body.length + (m.featureId?.length ?? 0) + 140;
+    for (const s of [...m.audiences, ...m.paths]) chars += s.length + 4;
+    for (const [tag, t] of Object.entries(m.translations)) chars += tag.length + t.title.length + t.body.length + 40;
+  }
   return 4 * chars + 256 * p.data.length;
 }

@@ -5,22 +5,33 @@ import { AuditEntrySchema, MessageSchema, type AuditEntry, type Message } from "
 import type { AuditRow } from "./audit.js";
 import { formatDate } from "./message-fields.js";
 import type { MessageRow } from "./message-store.js";
+import { chooseLanguage } from "./languages.js";
+import { EDITING, type View } from "./reader-view.js";
 
-export function toMessage(row: MessageRow): Message {
+/** A message as `view` reads it (D62: in the language it prefers), with its targeting and translations for BackOffice (D61). */
+export function toMessage(row: MessageRow, view: View): Message {
+  // Audit images written before D61/D62 lack the fields.
+  const translations = row.translations ?? {};
+  const language = chooseLanguage(Object.keys(translations), view.wish);
+  const text = language === undefined ? row : translations[language];
   return create(MessageSchema, {
     id: row.id,
     featureId: row.feature_id ?? undefined,
     type: row.type,
-    title: row.title,
-    body: row.body,
+    title: text.title,
+    body: text.body,
     startDate: formatDate(row.start_date),
     expiringDate: formatDate(row.expiring_date),
+    audiences: view.full ? (row.audiences ?? []) : [],
+    paths: view.full ? (row.paths ?? []) : [],
+    translations: view.full ? translations : {},
+    language,
   });
 }
 
 /** An audit entry, with the message before and after the write as it was answered then (D48). */
 export function toAuditEntry(r: AuditRow): AuditEntry {
-  const message = (json: string | null) => (json === null ? undefined : toMessage(JSON.parse(json) as MessageRow));
+  const message = (json: string | null) => (json === null ? undefined : toMessage(JSON.parse(json) as MessageRow, EDITING));
   return create(AuditEntrySchema, {
     id: BigInt(r.id),
     at: new Date(r.at).toISOString(),

@@ -7,6 +7,12 @@ import type { ChangeSource } from "./listing-cache.js";
 import type { ConnectError } from "@connectrpc/connect";
 import { failure } from "../core/errors.js";
 
+/** D62: a message's title and body in one language. */
+export interface Translation {
+  title: string;
+  body: string;
+}
+
 export interface MessageRow {
   id: number;
   feature_id: string | null;
@@ -17,9 +23,40 @@ export interface MessageRow {
   expiring_date: number;
   /** 1 when created, one more at each update (D47: the ETag). */
   version: number;
+  /** D61: whom and which pages it is for; empty: everyone, every page. */
+  audiences: string[];
+  paths: string[];
+  /** D62: by canonical BCP 47 tag. */
+  translations: Record<string, Translation>;
 }
 
 export type MessageData = Omit<MessageRow, "id" | "version">;
+type Targeted = "audiences" | "paths" | "translations";
+/** What an insert takes: without targeting and translations, a message for everyone in one language. */
+export type NewMessage = Omit<MessageData, Targeted> & Partial<Pick<MessageData, Targeted>>;
+
+/** A row as both databases hold it: targeting and translations as JSON text. */
+export type StoredRow = Omit<MessageRow, "audiences" | "paths" | "translations"> & {
+  audiences: string;
+  paths: string;
+  translations: string;
+};
+export type StoredData = Omit<StoredRow, "id" | "version">;
+
+/** A row read from a database, as the service sees it. */
+export function fromStored(r: StoredRow): MessageRow {
+  return { ...r, audiences: JSON.parse(r.audiences), paths: JSON.parse(r.paths), translations: JSON.parse(r.translations) };
+}
+
+/** A message's fields as a database stores them. */
+export function toStored(d: NewMessage): StoredData {
+  return {
+    ...d,
+    audiences: JSON.stringify(d.audiences ?? []),
+    paths: JSON.stringify(d.paths ?? []),
+    translations: JSON.stringify(d.translations ?? {}),
+  };
+}
 
 /** D19: the listing windows and orders, as callers spell them (they may use any case). */
 export const EXPIRIES = ["All", "NonExpired", "Expired", "Pending"] as const;
@@ -51,7 +88,7 @@ export function messageIdsExhausted(): ConnectError {
 export interface MessageStore extends ChangeSource {
   // Every write is recorded in the audit trail with it (D48), `by` whom (absent: unknown).
   /** Inserts and returns the row; refuses (and stores nothing) once ids pass the API's int32. */
-  insert(data: MessageData, by?: Actor): Promise<MessageRow>;
+  insert(data: NewMessage, by?: Actor): Promise<MessageRow>;
   get(id: number): Promise<MessageRow | undefined>;
   /**
    * Writes `after`'s fields over `before` if the stored message is still at `before.version` (and

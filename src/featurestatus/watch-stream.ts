@@ -18,6 +18,7 @@ import { digest } from "./etags.js";
 import { MAX_LIMIT } from "./listing-params.js";
 import type { MessageListings } from "./message-listings.js";
 import type { MessageWatch } from "./message-watch.js";
+import type { View } from "./reader-view.js";
 
 /**
  * Besides the sets: "open" once the watcher is admitted, before anything else
@@ -71,19 +72,31 @@ export class WatchStreams {
    * (PostgreSQL's change feed tells when it is back, or the heartbeat comes),
    * so the stream outlives an outage.
    */
-  async *open(ctx: HandlerContext, scope: Scope, lastEventId: string | undefined): AsyncGenerator<ActiveMessages | WatchSignal> {
+  async *open(
+    ctx: HandlerContext,
+    scope: Scope,
+    viewOf: () => View,
+    lastEventId: string | undefined,
+  ): AsyncGenerator<ActiveMessages | WatchSignal> {
     authorizeActiveRead(ctx, scope);
+    // D61, D62: who reads, and in which language; a bad parameter is refused before the watcher is counted.
+    const view = viewOf();
     const address = ctx.values.get(requestInfoKey)?.clientAddress ?? "";
     const release = this.watch.enter(`${credentialOf(principalOf(ctx))} from ${address}`, ctx.values.get(outletKey));
     try {
       yield "open";
-      yield* this.sets(ctx, scope, lastEventId);
+      yield* this.sets(ctx, scope, view, lastEventId);
     } finally {
       release(); // whenever the caller leaves, also before the first set
     }
   }
 
-  private async *sets(ctx: HandlerContext, scope: Scope, lastEventId: string | undefined): AsyncGenerator<ActiveMessages | "heartbeat"> {
+  private async *sets(
+    ctx: HandlerContext,
+    scope: Scope,
+    view: View,
+    lastEventId: string | undefined,
+  ): AsyncGenerator<ActiveMessages | "heartbeat"> {
     const { heartbeatMs, isUnavailable } = this.options;
     const expiresAt = principalOf(ctx).expiresAt;
     let sent = lastEventId;
@@ -94,7 +107,7 @@ export class WatchStreams {
       let set: ActiveMessages | undefined;
       if (changed) {
         try {
-          set = await this.activeSet(scope);
+          set = await this.activeSet(scope, view);
         } catch (e) {
           if (first || !isUnavailable?.(e)) throw e;
         }
@@ -116,12 +129,12 @@ export class WatchStreams {
     }
   }
 
-  /** The active messages of a scope (D19 NonExpired, every page), named by a digest (D46). */
-  private async activeSet(scope: Scope): Promise<ActiveMessages> {
+  /** The active messages of a scope as a view reads them (D19 NonExpired, every page), named by a digest (D46). */
+  private async activeSet(scope: Scope, view: View): Promise<ActiveMessages> {
     const pages: ListMessagesResponse[] = [];
     let cursor: string | undefined;
     do {
-      const page = await this.listings.page(scope, { expiry: "NonExpired", limit: MAX_LIMIT, cursor });
+      const page = await this.listings.page(scope, view, { expiry: "NonExpired", limit: MAX_LIMIT, cursor });
       pages.push(page);
       cursor = page.cursor;
     } while (cursor);

@@ -5,9 +5,13 @@ import type { Sql } from "./database.js";
 import type { ChangeFeed } from "./changes.js";
 import {
   MAX_MESSAGE_ID,
+  fromStored,
   messageIdsExhausted,
+  toStored,
+  type StoredRow,
   type ListQuery,
   type MessageData,
+  type NewMessage,
   type MessageRow,
   type MessageStore,
 } from "../featurestatus/message-store.js";
@@ -45,12 +49,14 @@ export class PostgresMessageStore implements MessageStore {
     return row.next ?? Infinity;
   }
 
-  async insert(data: MessageData, by?: Actor): Promise<MessageRow> {
+  async insert(data: NewMessage, by?: Actor): Promise<MessageRow> {
     try {
       return await this.sql.begin(async (tx) => {
-        const [row] = await tx<MessageRow[]>`
-          INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date)
-          VALUES (${data.feature_id}, ${data.type}, ${data.title}, ${data.body}, ${data.start_date}, ${data.expiring_date}) RETURNING *`;
+        const d = toStored(data);
+        const [stored] = await tx<StoredRow[]>`
+          INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date, audiences, paths, translations)
+          VALUES (${d.feature_id}, ${d.type}, ${d.title}, ${d.body}, ${d.start_date}, ${d.expiring_date}, ${d.audiences}, ${d.paths}, ${d.translations}) RETURNING *`;
+        const row = fromStored(stored);
         if (row.id > MAX_MESSAGE_ID) throw messageIdsExhausted();
         await tx`INSERT INTO message_audit ${tx(auditRecord("create", undefined, row, by), ...AUDIT_COLUMNS)}`;
         return row;
@@ -65,17 +71,20 @@ export class PostgresMessageStore implements MessageStore {
   }
 
   async get(id: number): Promise<MessageRow | undefined> {
-    const [row] = await this.sql<MessageRow[]>`SELECT * FROM messages WHERE id = ${id}`;
-    return row;
+    const [row] = await this.sql<StoredRow[]>`SELECT * FROM messages WHERE id = ${id}`;
+    return row && fromStored(row);
   }
 
   async update(before: MessageRow, after: MessageData, by?: Actor): Promise<MessageRow | undefined> {
     try {
       return await this.sql.begin(async (tx) => {
-        const [out] = await tx<MessageRow[]>`
-          UPDATE messages SET type = ${after.type}, title = ${after.title}, body = ${after.body},
-            start_date = ${after.start_date}, expiring_date = ${after.expiring_date}, version = version + 1
+        const a = toStored(after);
+        const [stored] = await tx<StoredRow[]>`
+          UPDATE messages SET type = ${a.type}, title = ${a.title}, body = ${a.body},
+            start_date = ${a.start_date}, expiring_date = ${a.expiring_date},
+            audiences = ${a.audiences}, paths = ${a.paths}, translations = ${a.translations}, version = version + 1
           WHERE id = ${before.id} AND version = ${before.version} RETURNING *`;
+        const out = stored && fromStored(stored);
         if (out) await tx`INSERT INTO message_audit ${tx(auditRecord("update", before, out, by), ...AUDIT_COLUMNS)}`;
         return out;
       });
@@ -88,9 +97,10 @@ export class PostgresMessageStore implements MessageStore {
     try {
       const at = version ?? null;
       return await this.sql.begin(async (tx) => {
-        const [before] = await tx<
-          MessageRow[]
+        const [stored] = await tx<
+          StoredRow[]
         >`DELETE FROM messages WHERE id = ${id} AND (${at}::integer IS NULL OR version = ${at}::integer) RETURNING *`;
+        const before = stored && fromStored(stored);
         if (before) await tx`INSERT INTO message_audit ${tx(auditRecord("delete", before, undefined, by), ...AUDIT_COLUMNS)}`;
         return before !== undefined;
       });
@@ -102,7 +112,7 @@ export class PostgresMessageStore implements MessageStore {
   async purgeExpiredBefore(cutoff: number): Promise<number> {
     try {
       return await this.sql.begin(async (tx) => {
-        const rows = await tx<MessageRow[]>`DELETE FROM messages WHERE expiring_date < ${cutoff} RETURNING *`;
+        const rows = (await tx<StoredRow[]>`DELETE FROM messages WHERE expiring_date < ${cutoff} RETURNING *`).map(fromStored);
         const at = Date.now();
         // In slices: a statement's parameters are bounded (65,535).
         for (let i = 0; i < rows.length; i += 1000) {
@@ -145,10 +155,11 @@ export class PostgresMessageStore implements MessageStore {
       this.listings.set(shape, listing);
     }
     const values = listingParams(q);
-    return (await this.sql.unsafe(
+    const rows = (await this.sql.unsafe(
       listing.text,
       listing.names.map((n) => values[n]!),
       { prepare: true },
-    )) as unknown as MessageRow[];
+    )) as unknown as StoredRow[];
+    return rows.map(fromStored);
   }
 }

@@ -188,6 +188,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       }
     },
   },
+  {
+    version: 7,
+    name: "message targeting and translations (D61, D62)",
+    sql: `
+      -- JSON: audiences and path globs as arrays of strings (empty: everyone, every
+      -- page), translations as an object of {title, body} by BCP 47 tag.
+      ALTER TABLE messages ADD COLUMN audiences text NOT NULL DEFAULT '[]';
+      ALTER TABLE messages ADD COLUMN paths text NOT NULL DEFAULT '[]';
+      ALTER TABLE messages ADD COLUMN translations text NOT NULL DEFAULT '{}';
+    `,
+  },
 ];
 
 /** Applies the migrations above the database's version, all in one transaction (DDL is transactional here); returns how many. */

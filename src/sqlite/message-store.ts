@@ -4,9 +4,14 @@ import type { Statement } from "better-sqlite3";
 import type { Db } from "./database.js";
 import {
   MAX_MESSAGE_ID,
+  fromStored,
   messageIdsExhausted,
+  toStored,
+  type StoredData,
+  type StoredRow,
   type ListQuery,
   type MessageData,
+  type NewMessage,
   type MessageRow,
   type MessageStore,
 } from "../featurestatus/message-store.js";
@@ -31,17 +36,17 @@ export class SqliteMessageStore implements MessageStore {
   private readonly auditListings = new Map<string, Statement>();
 
   constructor(private readonly db: Db) {
-    this.insertStmt = db.prepare<MessageData, MessageRow>(
-      "INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date) VALUES (@feature_id, @type, @title, @body, @start_date, @expiring_date) RETURNING *",
+    this.insertStmt = db.prepare<StoredData, StoredRow>(
+      "INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date, audiences, paths, translations) VALUES (@feature_id, @type, @title, @body, @start_date, @expiring_date, @audiences, @paths, @translations) RETURNING *",
     );
-    this.getStmt = db.prepare<[number], MessageRow>("SELECT * FROM messages WHERE id = ?");
-    this.updateStmt = db.prepare<MessageRow, MessageRow>(
-      "UPDATE messages SET type = @type, title = @title, body = @body, start_date = @start_date, expiring_date = @expiring_date, version = version + 1 WHERE id = @id AND version = @version RETURNING *",
+    this.getStmt = db.prepare<[number], StoredRow>("SELECT * FROM messages WHERE id = ?");
+    this.updateStmt = db.prepare<StoredRow, StoredRow>(
+      "UPDATE messages SET type = @type, title = @title, body = @body, start_date = @start_date, expiring_date = @expiring_date, audiences = @audiences, paths = @paths, translations = @translations, version = version + 1 WHERE id = @id AND version = @version RETURNING *",
     );
-    this.deleteStmt = db.prepare<{ id: number; version: number | null }, MessageRow>(
+    this.deleteStmt = db.prepare<{ id: number; version: number | null }, StoredRow>(
       "DELETE FROM messages WHERE id = @id AND (@version IS NULL OR version = @version) RETURNING *",
     );
-    this.purgeStmt = db.prepare<[number], MessageRow>("DELETE FROM messages WHERE expiring_date < ? RETURNING *");
+    this.purgeStmt = db.prepare<[number], StoredRow>("DELETE FROM messages WHERE expiring_date < ? RETURNING *");
     this.auditStmt = db.prepare(
       `INSERT INTO message_audit (${AUDIT_COLUMNS.join(", ")}) VALUES (${AUDIT_COLUMNS.map((c) => "@" + c).join(", ")})`,
     );
@@ -65,10 +70,10 @@ export class SqliteMessageStore implements MessageStore {
     return (this.nextChangeStmt.get({ now }) as number | null) ?? Infinity;
   }
 
-  async insert(data: MessageData, by?: Actor): Promise<MessageRow> {
+  async insert(data: NewMessage, by?: Actor): Promise<MessageRow> {
     this.writes++;
     const row = this.db.transaction(() => {
-      const row = this.insertStmt.get(data)!;
+      const row = fromStored(this.insertStmt.get(toStored(data))!);
       if (row.id > MAX_MESSAGE_ID) throw messageIdsExhausted();
       this.auditStmt.run(auditRecord("create", undefined, row, by));
       return row;
@@ -78,13 +83,15 @@ export class SqliteMessageStore implements MessageStore {
   }
 
   async get(id: number): Promise<MessageRow | undefined> {
-    return this.getStmt.get(id);
+    const row = this.getStmt.get(id);
+    return row && fromStored(row);
   }
 
   async update(before: MessageRow, after: MessageData, by?: Actor): Promise<MessageRow | undefined> {
     this.writes++;
     const out = this.db.transaction(() => {
-      const written = this.updateStmt.get({ ...after, id: before.id, version: before.version });
+      const stored = this.updateStmt.get({ ...toStored(after), id: before.id, version: before.version });
+      const written = stored && fromStored(stored);
       if (written) this.auditStmt.run(auditRecord("update", before, written, by));
       return written;
     })();
@@ -95,7 +102,8 @@ export class SqliteMessageStore implements MessageStore {
   async delete(id: number, version?: number, by?: Actor): Promise<boolean> {
     this.writes++;
     const before = this.db.transaction(() => {
-      const before = this.deleteStmt.get({ id, version: version ?? null });
+      const stored = this.deleteStmt.get({ id, version: version ?? null });
+      const before = stored && fromStored(stored);
       if (before) this.auditStmt.run(auditRecord("delete", before, undefined, by));
       return before;
     })();
@@ -106,7 +114,7 @@ export class SqliteMessageStore implements MessageStore {
   async purgeExpiredBefore(cutoff: number): Promise<number> {
     this.writes++;
     const gone = this.db.transaction(() => {
-      const rows = this.purgeStmt.all(cutoff);
+      const rows = this.purgeStmt.all(cutoff).map(fromStored);
       const at = Date.now();
       for (const r of rows) this.auditStmt.run(auditRecord("cleanup", r, undefined, undefined, at));
       return rows.length;
@@ -143,6 +151,6 @@ export class SqliteMessageStore implements MessageStore {
       stmt = this.db.prepare(listingSql(q, (name) => `@${name}`));
       this.listStatements.set(shape, stmt);
     }
-    return stmt.all(listingParams(q)) as MessageRow[];
+    return (stmt.all(listingParams(q)) as StoredRow[]).map(fromStored);
   }
 }

@@ -187,6 +187,17 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       }
     },
   },
+  {
+    version: 11,
+    name: "message targeting and translations (D61, D62)",
+    sql: `
+      -- JSON: audiences and path globs as arrays of strings (empty: everyone, every
+      -- page), translations as an object of {title, body} by BCP 47 tag.
+      ALTER TABLE messages ADD COLUMN audiences TEXT NOT NULL DEFAULT '[]';
+      ALTER TABLE messages ADD COLUMN paths TEXT NOT NULL DEFAULT '[]';
+      ALTER TABLE messages ADD COLUMN translations TEXT NOT NULL DEFAULT '{}';
+    `,
+  },
 ];
 
 /**

@@ -63,6 +63,9 @@ const msg = (over: Partial<MessageData> = {}): MessageData => ({
   body: "",
   start_date: NOW - 100,
   expiring_date: NOW + 100,
+  audiences: [],
+  paths: [],
+  translations: {},
   ...over,
 });
 
@@ -87,6 +90,30 @@ describe.each(backends)("message store on $name", ({ name, open }) => {
         expect(await p.store.get(row.id)).toEqual(v2);
         expect(await p.store.delete(row.id, 2)).toBe(true);
         expect(await p.store.update(v2, { ...v2, title: "gone" })).toBeUndefined();
+      } finally {
+        await p.close();
+      }
+    });
+
+    it("D61 D62 audiences, paths and translations round-trip, through an update and into the audit images", async () => {
+      const p = await open();
+      try {
+        const targeted = {
+          audiences: ["staff", "beta"],
+          paths: ["/orders/**"],
+          translations: { de: { title: "Wartung", body: "<b>bald</b>" } },
+        };
+        const row = await p.store.insert(msg(targeted));
+        expect(row).toEqual({ id: row.id, version: 1, ...msg(targeted) });
+        expect(await p.other.get(row.id)).toEqual(row);
+        const changed = { audiences: [], paths: ["/help"], translations: { fr: { title: "Maintenance", body: "" } } };
+        const updated = await p.store.update(row, { ...row, ...changed });
+        expect(updated).toEqual({ ...row, ...changed, version: 2 });
+        const [entry] = await p.store.listAudit({ messageId: row.id, limit: 1 });
+        expect(JSON.parse(entry.before!)).toMatchObject(targeted);
+        expect(JSON.parse(entry.after!)).toMatchObject(changed);
+        const [listed] = await p.store.list({ featureId: "f", expiry: "All", sortBy: "StartDate", sortOrder: "Desc", limit: 1, now: NOW });
+        expect(listed).toEqual(updated);
       } finally {
         await p.close();
       }

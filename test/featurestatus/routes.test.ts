@@ -9,7 +9,20 @@ describe("the eight routes", () => {
     const r = await t.a.create("alpha", { ...draft(), featureId: "beta" });
     expect(r.status).toBe(201);
     expect(r.json).toMatchObject({ featureId: "alpha", type: "Warning", title: "Maintenance", body: "<b>soon</b>" });
-    expect(Object.keys(r.json).sort()).toEqual(["body", "expiringDate", "featureId", "id", "startDate", "title", "type"]);
+    expect(Object.keys(r.json).sort()).toEqual([
+      "audiences",
+      "body",
+      "expiringDate",
+      "featureId",
+      "id",
+      "language",
+      "paths",
+      "startDate",
+      "title",
+      "translations",
+      "type",
+    ]);
+    expect(r.json).toMatchObject({ audiences: [], paths: [], translations: {}, language: null });
     expect(Number.isInteger(r.json.id)).toBe(true);
   });
 

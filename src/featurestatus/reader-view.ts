@@ -1,0 +1,67 @@
+// Who reads a listing or a stream, and how it is answered (D61, D62): the
+// audiences whose messages it sees, the page it is on, the language it
+// prefers, and whether it sees targeting and translations (BackOffice).
+import type { Principal } from "../auth/principal.js";
+import { permissionDenied, ViolationList } from "../transport/errors.js";
+import { canonicalTag, languageWish, type LanguageWish } from "./languages.js";
+import type { MessageRow } from "./message-store.js";
+import { audienceMatches, audienceProblem, pathMatches, pathProblem } from "./targeting.js";
+
+/** What a listing or stream request says of its reader. */
+export interface ReaderParams {
+  path?: string;
+  lang?: string;
+  /** BackOffice only: read as these audiences would. */
+  audience: string[];
+}
+
+export interface View {
+  /** "all": every message (BackOffice, unfiltered); else these audiences' messages, sorted. */
+  audiences: readonly string[] | "all";
+  /** The page path asked for; undefined: every page's messages. */
+  path?: string;
+  wish: LanguageWish;
+  /** BackOffice: the messages' audiences, paths and translations too. */
+  full: boolean;
+}
+
+/** How editors read the stored message (reads by id, write answers, the audit trail): the default text and everything. */
+export const EDITING: View = { audiences: "all", wish: undefined, full: true };
+
+/**
+ * The view of a caller and its request. A BackOffice caller sees every
+ * message, or what the audiences it names see; anyone else sees what its own
+ * audiences see and may not name others (403). Bad parameters are a 400 naming them.
+ */
+export function readerView(principal: Principal, backOffice: boolean, r: ReaderParams, acceptLanguage: string | null): View {
+  if (r.audience.length > 0 && !backOffice) throw permissionDenied("filtering by audience is for the BackOffice role");
+  const v = new ViolationList();
+  for (const a of r.audience) {
+    const problem = audienceProblem(a);
+    if (problem) v.add("audience", problem);
+  }
+  const pathIssue = r.path === undefined ? undefined : pathProblem(r.path);
+  if (pathIssue) v.add("path", pathIssue);
+  const asked = r.lang === undefined || r.lang === "" ? undefined : r.lang;
+  const lang = asked === undefined ? undefined : canonicalTag(asked);
+  if (asked !== undefined && lang === undefined) v.add("lang", "must be a BCP 47 language tag such as de or de-CH");
+  v.throwIfAny();
+  const sorted = (names: readonly string[]) => [...new Set(names)].sort();
+  const audiences = !backOffice ? sorted(principal.audiences ?? []) : r.audience.length > 0 ? sorted(r.audience) : "all";
+  return { audiences, path: r.path, wish: languageWish(lang, acceptLanguage), full: backOffice };
+}
+
+/** The cache's name of a view: views that answer alike share it. */
+export function viewKey(view: View): string {
+  return JSON.stringify([view.audiences, view.path ?? null, view.wish ?? null, view.full]);
+}
+
+/** Whether the view reads the message at all (D61): one of its audiences, and a page of its globs. */
+export function sees(view: View, row: MessageRow): boolean {
+  return (view.audiences === "all" || audienceMatches(row.audiences, view.audiences)) && pathMatches(row.paths, view.path);
+}
+
+/** Whether the view leaves out any message (so a page may need more rows than its size). */
+export function filters(view: View): boolean {
+  return view.audiences !== "all" || view.path !== undefined;
+}
