@@ -5,12 +5,14 @@
 // the event streams of D46, and an example of each operation.
 import type { DescField } from "@bufbuild/protobuf";
 import { FeatureStatusService } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
-import type { OperationExamples, RestDocs, Schema } from "../transport/rest/openapi.js";
+import type { OperationExamples, Parameter, RestDocs, Schema } from "../transport/rest/openapi.js";
 import { OPAQUE_ID, OPAQUE_ID_RULE } from "../core/ids.js";
 import type { ServiceRegistry } from "../transport/service-registry.js";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "../featurestatus/listing-params.js";
 import { BODY_MAX, MESSAGE_TYPES, TITLE_MAX } from "../featurestatus/message-fields.js";
 import { EXPIRIES, SORT_BYS, SORT_ORDERS } from "../featurestatus/message-store.js";
+import { AUDIENCE_MAX, GLOB_MAX, MAX_AUDIENCES, MAX_PATHS, PATH_MAX } from "../featurestatus/targeting.js";
+import { MAX_TRANSLATIONS, TAG_MAX } from "../featurestatus/languages.js";
 
 const SSE =
   'Server-Sent Events: `event: messages` with `data: {"data": [message...]}`, the active messages the caller may see, at once and again whenever that set changes (by a write on any replica, or by the clock); each event\'s id names its set; a `: heartbeat` comment when quiet. Beyond MERIDIAN_MAX_WATCHERS streams, 503.';
@@ -26,6 +28,23 @@ const caseless = (values: readonly string[], fallback: string, what: string): Sc
   default: fallback,
   description: `${what}. Case is ignored: ${values[0].toLowerCase()} is ${values[0]}.`,
 });
+
+/** A BCP 47 tag's shape (D62; the server checks the grammar itself, Intl.getCanonicalLocales). */
+const TAG: Schema = { type: "string", minLength: 2, maxLength: TAG_MAX, pattern: "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$" };
+const AUDIENCE: Schema = { type: "string", minLength: 1, maxLength: AUDIENCE_MAX };
+const GLOB: Schema = { type: "string", minLength: 1, maxLength: GLOB_MAX };
+const TRANSLATION_IN: Schema = {
+  type: "object",
+  required: ["title"],
+  properties: {
+    title: { type: "string", description: "As the default title: plain text, checked and cleaned the same way." },
+    body: { type: "string", description: "As the default body: the allowed HTML subset. Absent: empty." },
+  },
+  additionalProperties: false,
+};
+const AUDIENCES_DOC = `Whom the message is for: it is listed and streamed only to callers holding one of these audiences (a token's groups or roles claims, an API key's audiences); BackOffice sees every message. At most ${MAX_AUDIENCES}; empty: everyone.`;
+const PATHS_DOC = `On which pages: globs on the page path (* within a segment, ** across segments, ?, [classes], {a,b}); a listing or stream that names a path gets the message only if one matches. At most ${MAX_PATHS}; empty: every page.`;
+const TRANSLATIONS_DOC = `The title and body in other languages, by BCP 47 tag (de, de-CH), each checked as the default ones; at most ${MAX_TRANSLATIONS}. Listings choose one by Accept-Language or lang.`;
 
 /** The schema facts of the message fields, by `Message.field`, from the rules of D15-D21. */
 const FACTS: Record<string, Schema> = {
@@ -46,6 +65,34 @@ const FACTS: Record<string, Schema> = {
     deprecated: true,
     description:
       "Ignored: a message belongs to the feature of its path, or is global. Accepted so that a body carrying it is not refused; do not send it.",
+  },
+  "MessageFields.audiences": {
+    items: AUDIENCE,
+    maxItems: MAX_AUDIENCES,
+    description: `${AUDIENCES_DOC} On update, absent keeps them and [] clears them.`,
+  },
+  "MessageFields.paths": { items: GLOB, maxItems: MAX_PATHS, description: `${PATHS_DOC} On update, absent keeps them and [] clears them.` },
+  "MessageFields.translations": {
+    maxProperties: MAX_TRANSLATIONS,
+    propertyNames: TAG,
+    additionalProperties: TRANSLATION_IN,
+    description: `${TRANSLATIONS_DOC} On update, the object replaces every translation; {} removes them.`,
+  },
+  "Message.audiences": {
+    items: AUDIENCE,
+    maxItems: MAX_AUDIENCES,
+    description: `${AUDIENCES_DOC} Shown to BackOffice only (empty for others).`,
+  },
+  "Message.paths": { items: GLOB, maxItems: MAX_PATHS, description: `${PATHS_DOC} Shown to BackOffice only (empty for others).` },
+  "Message.translations": {
+    maxProperties: MAX_TRANSLATIONS,
+    propertyNames: TAG,
+    description: `${TRANSLATIONS_DOC} Shown to BackOffice only (empty for others).`,
+  },
+  "Message.language": {
+    ...TAG,
+    description:
+      "The language of title and body as answered: a key of the message's translations, chosen by lang or Accept-Language; null for the default text (also in reads by id and write answers, which give the stored message).",
   },
   "Message.type": { enum: [...MESSAGE_TYPES] },
   "Message.start_date": { format: "date-time", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$" },
@@ -81,12 +128,28 @@ const LISTING: Record<string, Schema> = {
   cursor: { description: "The cursor of the previous page, for the next one (it is bound to the listing's feature, filter and order)." },
 };
 
+/** What a listing or stream says of its reader (D61, D62). */
+const READER: Record<string, Schema> = {
+  path: {
+    maxLength: PATH_MAX,
+    description:
+      "The page the messages are for (a banner sends location.pathname): messages with paths are included only if one of their globs matches it.",
+  },
+  lang: { ...TAG, description: "The language to answer in, over Accept-Language: de-CH falls back to de, then to the default text." },
+  audience: {
+    items: AUDIENCE,
+    description:
+      "BackOffice only: the messages these audiences see (those for everyone and those naming one of them); without it, every message.",
+  },
+};
+
 function fieldFacts(f: DescField): Schema | undefined {
   const message = f.parent.typeName;
   if (!message.startsWith(`${PKG}.`)) return undefined;
   const local = message.slice(PKG.length + 1);
   const listing = local === "ListFeatureMessagesRequest" || local === "ListGlobalMessagesRequest";
   if (listing && LISTING[f.name]) return LISTING[f.name];
+  if ((listing || local === "WatchMessagesRequest") && READER[f.name]) return READER[f.name];
   if (local === "ListMessageAuditRequest" && f.name === "limit") return LIMIT;
   // Feature ids (D18), wherever one is given or answered, but in a message body, where it is ignored.
   if (f.name === "feature_id" && local !== "MessageFields")
@@ -102,7 +165,7 @@ const DRAFT = {
   startDate: "2026-03-01T20:00:00Z",
   expiringDate: "2026-03-01T23:00:00Z",
 };
-const MESSAGE = { id: 42, featureId: "orders", ...DRAFT };
+const MESSAGE = { id: 42, featureId: "orders", ...DRAFT, audiences: [], paths: [], translations: {}, language: null };
 const GLOBAL = {
   ...MESSAGE,
   id: 43,
@@ -111,6 +174,14 @@ const GLOBAL = {
   title: "New console",
   body: '<p>See <a href="https://example.com/console">the console</a>.</p>',
 };
+// D61, D62: for staff on the order pages, in German too.
+const TARGETED_DRAFT = {
+  ...DRAFT,
+  audiences: ["staff"],
+  paths: ["/orders/**"],
+  translations: { de: { title: "Wartung heute Abend", body: "<p>Bestellungen ruhen von <b>22:00</b> bis 23:00 UTC.</p>" } },
+};
+const TARGETED = { ...MESSAGE, ...TARGETED_DRAFT };
 const PATCH = { title: "Maintenance tonight, 22:00 to 23:30", expiringDate: "2026-03-01T23:30:00Z" };
 const PATCHED = { ...MESSAGE, ...PATCH };
 const CURSOR = "AZ2L8f3x0p4Q9mJb";
@@ -120,7 +191,7 @@ const EXAMPLES: Record<string, OperationExamples> = {
     response: { data: [MESSAGE, GLOBAL], cursor: CURSOR },
   },
   ListGlobalMessages: { parameters: { sortBy: "ExpiringDate", sortOrder: "Asc" }, response: { data: [GLOBAL], cursor: null } },
-  CreateFeatureMessage: { parameters: { feature_id: "orders" }, request: DRAFT, response: MESSAGE },
+  CreateFeatureMessage: { parameters: { feature_id: "orders" }, request: TARGETED_DRAFT, response: TARGETED },
   CreateGlobalMessage: {
     request: { type: GLOBAL.type, title: GLOBAL.title, body: GLOBAL.body, startDate: GLOBAL.startDate, expiringDate: GLOBAL.expiringDate },
     response: GLOBAL,
@@ -141,7 +212,17 @@ const EXAMPLES: Record<string, OperationExamples> = {
   WatchGlobalMessagesSse: { response: `id: Vb7kP0qW2nR4sT6uX8yZ1a\nevent: messages\ndata: ${JSON.stringify({ data: [GLOBAL] })}\n\n` },
   PreviewMessage: {
     request: { title: "Pause <script>alert(1)</script>& resume", body: '<p onclick="x()">Soon</p>' },
-    response: { type: null, title: "Pause & resume", body: "<p>Soon</p>", startDate: null, expiringDate: null, featureId: null },
+    response: {
+      type: null,
+      title: "Pause & resume",
+      body: "<p>Soon</p>",
+      startDate: null,
+      expiringDate: null,
+      featureId: null,
+      audiences: null,
+      paths: null,
+      translations: null,
+    },
   },
   ListMessageAudit: {
     parameters: { messageId: 42, limit: 20 },
@@ -164,6 +245,14 @@ const EXAMPLES: Record<string, OperationExamples> = {
       cursor: null,
     },
   },
+};
+
+const ACCEPT_LANGUAGE: Parameter = {
+  name: "accept-language",
+  in: "header",
+  description:
+    "the reader's languages with q-values: each message in its most preferred translation (de-CH falls back to de), else its default text; the lang parameter overrides it. Listings name the languages chosen in Content-Language",
+  schema: { type: "string" },
 };
 
 export function documentFeatureStatusRest(registry: ServiceRegistry): void {
@@ -219,6 +308,7 @@ export function documentFeatureStatusRest(registry: ServiceRegistry): void {
                 description: "the id of the last event received: no first event while the set is still that one",
                 schema: { type: "string" },
               },
+              ACCEPT_LANGUAGE,
             ]
           : LISTINGS.has(route.method.name)
             ? [
@@ -228,6 +318,7 @@ export function documentFeatureStatusRest(registry: ServiceRegistry): void {
                   description: "the ETag of a listing already held: 304 while it is still the answer",
                   schema: { type: "string" },
                 },
+                ACCEPT_LANGUAGE,
               ]
             : [],
     responses: (route): ReturnType<NonNullable<RestDocs["responses"]>> =>

@@ -21,7 +21,18 @@ describe("D51 query parameter names", () => {
     const trie = buildRestRoutes(Object.values(createServiceImplSpec(FeatureStatusService, {}).methods));
     const m = trie.match("GET", ["api", "admin", "feature", "f1", "message"]);
     if (m.kind !== "found") throw new Error("no route");
-    expect([...m.route.queryFields.keys()].sort()).toEqual(["cursor", "expiry", "limit", "sortBy", "sortOrder", "sort_by", "sort_order"]);
+    expect([...m.route.queryFields.keys()].sort()).toEqual([
+      "audience",
+      "cursor",
+      "expiry",
+      "lang",
+      "limit",
+      "path",
+      "sortBy",
+      "sortOrder",
+      "sort_by",
+      "sort_order",
+    ]);
   });
 
   it("D51 thousands of distinct long unknown query names leave the server's heap where it was", async () => {

@@ -18,7 +18,9 @@ describe("D59 unknown JSON fields", () => {
     const before = (await a.list(null, "expiry=All&limit=1000")).json.data.length;
     for (const [body, field] of [
       [{ ...draft(), bdy: "typo" }, "bdy"],
-      [{ ...draft(), translations: { de: { title: "Wartung" } } }, "translations"],
+      [{ ...draft(), translatoins: { de: { title: "Wartung" } } }, "translatoins"],
+      // D62: a translation's fields are named too.
+      [{ ...draft(), translations: { de: { title: "Wartung", colour: "red" } } }, "translations.de.colour"],
     ] as const) {
       const r = await a.create(null, body);
       expect(problem(r)).toEqual({ status: 400, fields: [field] });
