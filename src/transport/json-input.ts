@@ -6,8 +6,12 @@ import { fromJsonString, type DescField, type DescMessage, type JsonValue } from
 import { ConnectError } from "@connectrpc/connect";
 import { invalidArgument, invalidField } from "../core/errors.js";
 
-/** A ConnectError for a JSON body that protobuf-es refused (or a ConnectError already). */
-export function jsonInputError(e: unknown): ConnectError {
+/**
+ * A ConnectError for a JSON body that protobuf-es refused (or a ConnectError
+ * already). Given the body and its type, a list or struct field holding
+ * something else is named, which protobuf-es's error does not do.
+ */
+export function jsonInputError(e: unknown, schema?: DescMessage, json?: JsonValue): ConnectError {
   if (e instanceof ConnectError) return e;
   const cause = (e as Error).cause;
   if (cause instanceof SyntaxError) return invalidField("body", `malformed JSON: ${cause.message}`, "MALFORMED_BODY");
@@ -15,7 +19,30 @@ export function jsonInputError(e: unknown): ConnectError {
     const field = cause.field();
     return invalidField(field.jsonName ?? field.name, publicText(cause.message));
   }
+  const misshapen = schema && json !== undefined ? misshapenWellKnown(schema, json, "") : undefined;
+  if (misshapen) return invalidField(misshapen.path, misshapen.message);
   return invalidField("body", publicText(e instanceof Error ? e.message : String(e)));
+}
+
+const WELL_KNOWN_SHAPES: Record<string, { ok: (v: JsonValue) => boolean; message: string }> = {
+  "google.protobuf.ListValue": { ok: (v) => Array.isArray(v), message: "must be an array" },
+  "google.protobuf.Struct": { ok: (v) => typeof v === "object" && !Array.isArray(v), message: "must be an object" },
+};
+
+/** The first field (by its path in the body) whose ListValue or Struct holds another kind of JSON value. */
+function misshapenWellKnown(schema: DescMessage, json: JsonValue, prefix: string): { path: string; message: string } | undefined {
+  if (json === null || typeof json !== "object" || Array.isArray(json)) return undefined;
+  for (const [key, value] of Object.entries(json)) {
+    const f = schema.fields.find((x) => x.jsonName === key || x.name === key);
+    if (!f || f.fieldKind !== "message" || value === null) continue;
+    const shape = WELL_KNOWN_SHAPES[f.message.typeName];
+    if (shape && !shape.ok(value)) return { path: prefix + key, message: shape.message };
+    if (!f.message.typeName.startsWith("google.protobuf.")) {
+      const inner = misshapenWellKnown(f.message, value, `${prefix}${key}.`);
+      if (inner) return inner;
+    }
+  }
+  return undefined;
 }
 
 /** protobuf-es's message text without the type names it starts with. */
@@ -42,12 +69,20 @@ export function checkedJsonDecoder(schema: DescMessage): { decode(data: Uint8Arr
         // protobuf-es's own parse, for what JSON.parse lets through (a key given twice).
         fromJsonString(schema, text, { ignoreUnknownFields: true });
       } catch (e) {
-        throw jsonInputError(e);
+        throw jsonInputError(e, schema, parsedOrUndefined(text));
       }
       rejectUnknownFields(schema, JSON.parse(text) as JsonValue);
       return text;
     },
   };
+}
+
+function parsedOrUndefined(text: string): JsonValue | undefined {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return undefined;
+  }
 }
 
 /** protobuf-es gives fromJson's error a FieldError cause naming the field (not exported, hence the shape test). */

@@ -138,7 +138,8 @@ export class Transcoder {
 
   private async buildInput(route: RestRoute, req: NodeRequest, url: URL, segments: string[]): Promise<Message> {
     const json: JsonObject = {};
-    // 1. Body.
+    // 1. Body. (Kept, with its type, to name a field protobuf-es refuses without naming it.)
+    let sent: { schema: DescMessage; json: JsonValue } | undefined;
     if (route.body !== "none") {
       const text = await readJsonBody(req, route.maxBodyBytes);
       if (text !== undefined) {
@@ -153,9 +154,12 @@ export class Transcoder {
             throw invalidField("body", "must be a JSON object", "MALFORMED_BODY");
           rejectUnknownFields(route.method.input, parsed);
           Object.assign(json, parsed);
+          sent = { schema: route.method.input, json: parsed };
         } else {
-          rejectUnknownFields(route.method.input, parsed, route.body[route.body.length - 1]);
+          const bodyField = route.body[route.body.length - 1];
+          rejectUnknownFields(route.method.input, parsed, bodyField);
           setAtPath(json, route.body, parsed);
+          if (bodyField.fieldKind === "message") sent = { schema: bodyField.message, json: parsed };
         }
       }
     } else {
@@ -200,7 +204,7 @@ export class Transcoder {
     try {
       return fromJson(route.method.input, json, { ignoreUnknownFields: true });
     } catch (e) {
-      throw jsonInputError(e);
+      throw jsonInputError(e, sent?.schema, sent?.json);
     }
   }
 
