@@ -26,6 +26,9 @@ export interface Outcome {
   staleStatus: number;
   deleteStatus: number;
   listedAfterDelete: number[];
+  /** D61, D62: a targeted, translated message as created, and as a German reader of its page lists it. */
+  targeted: Message;
+  german: { title: string; language: string | null | undefined; contentLanguage: string | null }[];
   uploaded: number;
   rows: Row[];
   /** row[1] of each row read, where it is a number. */
@@ -71,6 +74,24 @@ export async function roundTrip(baseUrl: string, key: string, project: string): 
     params: { path: { ...feature, message_id: id }, header: { "if-match": current } },
   });
   const after = await client.GET("/api/admin/feature/{feature_id}/message", { params: { path: feature, query: { expiry: "All" } } });
+
+  // D61, D62: audiences, paths and translations in, the reader's language out.
+  const targeted = await client.POST("/api/admin/feature/{feature_id}/message", {
+    params: { path: feature },
+    body: {
+      type: "Informational",
+      title: "Stock count",
+      startDate: hour(-1),
+      expiringDate: hour(2),
+      audiences: ["staff"],
+      paths: ["/orders/**"],
+      translations: { de: { title: "Inventur", body: "<b>Freitag</b>" } },
+    },
+  });
+  if (!targeted.data) throw new Error(`targeted create: ${targeted.response.status}`);
+  const german = await client.GET("/api/admin/feature/{feature_id}/message", {
+    params: { path: feature, query: { path: "/orders/7", lang: "de-CH", audience: ["staff"] } },
+  });
 
   // Values: a dataset and a series, rows up, read whole, paged, as a chart, for several series, then a range deleted.
   const ts = { "svc-service-id": "timeseries" as const, "svc-project-id": project };
@@ -131,6 +152,12 @@ export async function roundTrip(baseUrl: string, key: string, project: string): 
     patched: patched.data,
     staleStatus: stale.response.status,
     deleteStatus: deleted.response.status,
+    targeted: targeted.data,
+    german: (german.data?.data ?? []).map((m) => ({
+      title: m.title ?? "",
+      language: m.language,
+      contentLanguage: german.response.headers.get("content-language"),
+    })),
     listedAfterDelete: (after.data?.data ?? []).map((m) => m.id ?? 0),
     uploaded: uploaded.data?.count ?? -1,
     rows,
