@@ -254,6 +254,11 @@ describe("D62 languages", () => {
     const de = await restList("lg", auth, "", { "accept-language": "fr;q=0.5, de;q=0.9, en;q=0.1" });
     expect(byTitle(de.json.data)).toEqual({ Wartung: "de", "Only English": null });
     expect(de.headers.get("content-language")).toBe("de");
+    // A cache between must keep one answer per language (RFC 9110, 12.5.5).
+    expect(de.headers.get("vary")?.toLowerCase()).toContain("accept-language");
+    expect(
+      (await restList("lg", auth, "", { "accept-language": "de", "if-none-match": de.headers.get("etag")! })).headers.get("vary"),
+    ).toContain("accept-language");
     expect(de.json.data.find((m: ApiMessage) => m.title === "Wartung").body).toBe("<b>heute Abend</b>");
     // de-CH falls back to de; an unknown language to the default text (and no Content-Language).
     expect(byTitle((await restList("lg", auth, "", { "accept-language": "de-CH" })).json.data)).toEqual({

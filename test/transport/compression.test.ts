@@ -81,7 +81,7 @@ describe("D44 response compression", () => {
     const r = await get("/api/admin/feature/message", { "svc-open-api-key": key, "accept-encoding": accept });
     expect(r.status).toBe(200);
     expect(r.headers["content-encoding"] ?? "identity").toBe(coding);
-    expect(r.headers.vary).toBe("accept-encoding");
+    expect(r.headers.vary).toBe("accept-encoding, accept-language"); // D62: listings are in the reader's language too
     expect(decode[coding](r.body).toString()).toBe(plain.body.toString());
     if (coding !== "identity") expect(r.body.length).toBeLessThan(plain.body.length / 2);
   });

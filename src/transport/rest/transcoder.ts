@@ -235,7 +235,7 @@ export class Transcoder {
       const headers = passHeaders(ctx.responseHeader);
       if (req.method === "GET" && notModified(req.headers["if-none-match"], ctx.responseHeader.get("etag"))) {
         // D47: the caller has this answer already (RFC 9110, 13.1.2: weak comparison).
-        writeHead(res, 304, headers);
+        writeHead(res, 304, { ...headers, vary: varyOf(res, ctx) });
         res.end();
         return;
       }
@@ -250,7 +250,7 @@ export class Transcoder {
         const body = await compress(coding, Buffer.from(text));
         writeHead(res, route.successStatus, {
           ...headers,
-          vary: varyAlso(res, "accept-encoding"),
+          vary: varyOf(res, ctx),
           "content-type": JSON_CONTENT_TYPE,
           "content-encoding": coding,
           "content-length": String(body.length),
@@ -258,7 +258,7 @@ export class Transcoder {
         res.end(body);
         return;
       }
-      sendJsonText(res, route.successStatus, text, { ...headers, vary: varyAlso(res, "accept-encoding") });
+      sendJsonText(res, route.successStatus, text, { ...headers, vary: varyOf(res, ctx) });
     } finally {
       res.off("close", onClose);
       ctx.abort(CALL_ENDED); // ends the call's signal: work tied to it stops
@@ -301,11 +301,10 @@ export class Transcoder {
       // A Parquet file's pages are zstd already (D64): compressing it again gains under 2% of its bytes (W1).
       if (contentType === PARQUET_MEDIA_TYPE) coding = undefined;
       const encoding: Record<string, string> = coding ? { "content-encoding": coding } : {};
-      // A handler that chose its answer's format by Accept says so in Vary (D64).
-      const handlerVary = ctx.responseHeader.get("vary");
+      // A handler that chose its answer's format by Accept (D64) or its language (D62) says so in Vary.
       writeHead(res, route.successStatus, {
         ...passHeaders(ctx.responseHeader),
-        vary: varyAlso(res, handlerVary ? `accept-encoding, ${handlerVary}` : "accept-encoding"),
+        vary: varyOf(res, ctx),
         ...encoding,
         "content-type": contentType || JSON_CONTENT_TYPE,
       });
@@ -403,6 +402,12 @@ function splitPath(pathname: string): string[] {
   const parts = pathname.split("/");
   parts.shift(); // leading ""
   return parts;
+}
+
+/** Vary: what the answer's coding depends on, and what the handler said its content depends on (D62: Accept-Language). */
+function varyOf(res: NodeResponse, ctx: HandlerContext): string {
+  const handler = ctx.responseHeader.get("vary");
+  return varyAlso(res, handler ? `accept-encoding, ${handler}` : "accept-encoding");
 }
 
 /** Handler response headers worth passing on (custom ones, auth challenges); protocol headers stay behind. */
