@@ -415,6 +415,32 @@ describe("D61 D62 bad input and edits", () => {
     expect(audit[3].after).toMatchObject({ audiences: ["staff"], paths: ["/a"] });
   });
 
+  it("D61 D62 audit images written before the new fields read as untargeted, in one language", async () => {
+    const image = JSON.stringify({
+      id: 999_999,
+      feature_id: "old",
+      type: "Warning",
+      title: "Old",
+      body: "",
+      start_date: 1,
+      expiring_date: 2,
+      version: 1,
+    });
+    await server.query(
+      "INSERT INTO message_audit (at, action, message_id, feature_id, client_id, before, after) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+      Date.now(),
+      "update",
+      999_999,
+      "old",
+      "console",
+      image,
+      image,
+    );
+    const r = await w.call("GET", "/api/admin/feature/message/audit?messageId=999999");
+    expect(r.status).toBe(200);
+    expect(r.json.data[0].after).toMatchObject({ title: "Old", audiences: [], paths: [], translations: {}, language: null });
+  });
+
   it("D61 D62 a preview shows targeting and translations as they would be stored", async () => {
     const r = await w.call("POST", "/api/admin/feature/message/preview", {
       audiences: ["staff", "staff"],
