@@ -2,7 +2,7 @@
 // audiences whose messages it sees, the page it is on, the language it
 // prefers, and whether it sees targeting and translations (BackOffice).
 import type { Principal } from "../auth/principal.js";
-import { permissionDenied, ViolationList } from "../transport/errors.js";
+import { permissionDenied, ViolationList } from "../core/errors.js";
 import { canonicalTag, languageWish, type LanguageWish } from "./languages.js";
 import type { MessageRow } from "./message-store.js";
 import { audienceMatches, audienceProblem, pathMatches, pathProblem } from "./targeting.js";

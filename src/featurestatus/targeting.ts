@@ -3,7 +3,7 @@
 // target_path). Empty means everyone, every page. Globs are picomatch's: `*`
 // within one path segment, `**` across segments, `?`, [classes], {a,b}.
 import picomatch from "picomatch";
-import type { ViolationList } from "../transport/errors.js";
+import type { ViolationList } from "../core/errors.js";
 
 export const MAX_AUDIENCES = 50;
 export const MAX_PATHS = 50;

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { audienceMatches, globProblem, pathMatches, targetList } from "../../src/featurestatus/targeting.js";
 import { canonicalTag, chooseLanguage, languageWish } from "../../src/featurestatus/languages.js";
-import { ViolationList } from "../../src/transport/errors.js";
+import { ViolationList } from "../../src/core/errors.js";
 
 describe("D61 targeting rules", () => {
   it("D61 a message without audiences is for everyone; one with audiences for callers holding one of them", () => {
