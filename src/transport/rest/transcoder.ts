@@ -5,7 +5,7 @@
 // Connect) and turn its answer into the spec's JSON, or its error into
 // problem+json (D8). The call stays in-process as message objects: no
 // protobuf binary round trip on the REST path.
-import { fromJson, ScalarType, type DescField, type JsonObject, type JsonValue, type Message } from "@bufbuild/protobuf";
+import { fromJson, ScalarType, type DescField, type DescMessage, type JsonObject, type JsonValue, type Message } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
