@@ -79,6 +79,12 @@ export function bodyFragment(html) {
   return document.importNode(template.content, true);
 }
 
+/** navigator.languages as an Accept-Language value: each next one a little less preferred (D62). */
+function acceptLanguage(languages) {
+  const list = (languages ?? []).filter((l) => /^[A-Za-z0-9-]+$/.test(l)).slice(0, 10);
+  return list.map((l, i) => (i === 0 ? l : `${l};q=${(1 - i / 10).toFixed(1)}`)).join(", ") || "*";
+}
+
 /** What dismissing remembers: the message as it is now (a change shows it again). */
 function dismissalKey(m) {
   return `meridian-banner:${m.id}:${m.type}:${m.title}:${m.body}:${m.startDate}:${m.expiringDate}`;
@@ -128,8 +134,10 @@ class MeridianBanner extends HTMLElement {
   async #read(signal) {
     const feature = this.getAttribute("feature");
     const base = this.getAttribute("server") ?? "";
-    const path = feature ? `/api/admin/feature/${encodeURIComponent(feature)}/message/stream` : "/api/admin/feature/message/stream";
-    const headers = { accept: "text/event-stream" };
+    const stream = feature ? `/api/admin/feature/${encodeURIComponent(feature)}/message/stream` : "/api/admin/feature/message/stream";
+    // D61: the messages of this page; D62: in the reader's languages, in navigator.languages order.
+    const path = `${stream}?path=${encodeURIComponent(location.pathname)}`;
+    const headers = { accept: "text/event-stream", "accept-language": acceptLanguage(navigator.languages) };
     const key = this.getAttribute("api-key");
     const token = this.getAttribute("token");
     if (key) headers["svc-open-api-key"] = key;
@@ -212,6 +220,7 @@ class MeridianBanner extends HTMLElement {
       const title = document.createElement("div");
       title.className = "title";
       title.textContent = m.title;
+      if (m.language) text.lang = m.language; // D62: screen readers speak it in its language
       const body = document.createElement("div");
       body.className = "body";
       body.append(bodyFragment(m.body));

@@ -42,15 +42,23 @@ export async function watchedPage(
 export const BANNER_PAGE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; require-trusted-types-for 'script'; trusted-types meridian-banner";
 
-export async function bannerPage(browser: Browser, serverUrl: string, feature: string, key: string) {
-  const watched = await watchedPage(browser);
-  await watched.page.route(`${serverUrl}/banner-test`, (route) =>
+export async function bannerPage(
+  browser: Browser,
+  serverUrl: string,
+  feature: string,
+  key: string,
+  /** The page's path (D61: the banner asks for its messages), and the browser's settings (D62: its locale). */
+  opts: { path?: string; context?: BrowserContextOptions } = {},
+) {
+  const path = opts.path ?? "/banner-test";
+  const watched = await watchedPage(browser, opts.context);
+  await watched.page.route(`${serverUrl}${path}`, (route) =>
     route.fulfill({
       status: 200,
       headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": BANNER_PAGE_CSP },
       body: `<!doctype html><html><head><title>banner</title><script type="module" src="/ui/meridian-banner.js"></script></head><body><meridian-banner feature="${feature}" api-key="${key}"></meridian-banner><p>page</p></body></html>`,
     }),
   );
-  await watched.page.goto(`${serverUrl}/banner-test`);
+  await watched.page.goto(`${serverUrl}${path}`);
   return watched;
 }

@@ -33,6 +33,23 @@ async function openBanner(feature: string) {
 const titles = (page: Page) => page.locator("meridian-banner .message .title").allTextContents();
 
 describe.skipIf(NO_CHROMIUM)(`D49 <meridian-banner> in Chromium${NO_CHROMIUM ? ` (${NO_CHROMIUM})` : ""}`, () => {
+  it("D61 D62 the banner shows its page's messages in the browser's language (path, navigator.languages)", async () => {
+    await writer.create(
+      "pages",
+      draft({ title: "Orders news", paths: ["/orders/**"], translations: { de: { title: "Bestellneuigkeiten" } } }),
+    );
+    await writer.create("pages", draft({ title: "Help news", paths: ["/help"] }));
+    const key = await server.key({ clientId: "pages", scopes: ["platform_iam_featurestatus_read"] });
+    const { page, violations } = await bannerPage(browser, server.url, "pages", key, { path: "/orders/7", context: { locale: "de-CH" } });
+    try {
+      await expect.poll(() => titles(page)).toEqual(["Bestellneuigkeiten"]); // de-CH falls back to de; /help's message is not for this page
+      expect(await page.locator("meridian-banner .message .text").first().getAttribute("lang")).toBe("de");
+      expect(await violations()).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
   it("D46 D49 a message published through the API shows within 1 s; Critical is role=alert; dismissal is remembered until the message changes", async () => {
     const { page, dialogs, violations } = await openBanner("orders");
     try {
