@@ -198,7 +198,7 @@ describe("D36 CORS", () => {
     expect(pre.headers.get("access-control-allow-origin")).toBeNull();
   });
 
-  it("D36 D44 an answer that varies on the origin and on Accept-Encoding says both (Vary: Origin and accept-encoding)", async () => {
+  it("D36 D44 D62 an answer that varies on the origin, on Accept-Encoding and on Accept-Language says all three", async () => {
     const key = await server.key({ scopes: ["platform_iam_featurestatus_read"] });
     for (const acceptEncoding of ["identity", "gzip"]) {
       const r = await fetch(`${server.url}/api/admin/feature/message`, {
@@ -206,7 +206,7 @@ describe("D36 CORS", () => {
       });
       expect(r.status).toBe(200);
       const vary = (r.headers.get("vary") ?? "").split(",").map((v) => v.trim().toLowerCase());
-      expect([acceptEncoding, vary.sort()]).toEqual([acceptEncoding, ["accept-encoding", "origin"]]);
+      expect([acceptEncoding, vary.sort()]).toEqual([acceptEncoding, ["accept-encoding", "accept-language", "origin"]]);
     }
     // Refused: the answer still varies on the origin.
     const refused = await fetch(`${server.url}/api/admin/feature/message`, { headers: { origin: "https://app.example" } });
