@@ -23,7 +23,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const before = (all: readonly Migration[]) =>
   all.slice(
     0,
-    all.findIndex((m) => m.name.includes("D61")),
+    all.findIndex((m) => m.name.startsWith("message targeting")),
   );
 
 const OLD = { title: "From before", body: "<b>old</b>" };
