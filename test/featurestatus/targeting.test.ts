@@ -83,6 +83,20 @@ describe("D61 targeting", () => {
     expect(titles((await restList("tg", nobody)).json.data)).toEqual(["For everyone", "Orders pages"]);
   });
 
+  it("D60 D61 a public key's audiences (--audience) choose its targeted messages, over REST and SSE", async () => {
+    const staffPage = await server.key({ clientId: "shop", publicKey: { features: ["tg"], origins: [] }, audiences: ["staff"] });
+    const anyone = await server.key({ clientId: "shop", publicKey: { features: ["tg"], origins: [] } });
+    const listed = await restList("tg", { "svc-open-api-key": staffPage }, "path=/orders/1");
+    expect(titles(listed.json.data)).toEqual(["For everyone", "Orders pages", "Staff only", "Staff or beta"]);
+    expect(titles((await restList("tg", { "svc-open-api-key": anyone })).json.data)).toEqual(["For everyone", "Orders pages"]);
+    const sse = await openSse(`${server.url}/api/admin/feature/tg/message/stream?path=/help`, { "svc-open-api-key": staffPage });
+    try {
+      expect(titles((await nextEvent(sse)).messages)).toEqual(["For everyone", "Staff only", "Staff or beta"]);
+    } finally {
+      sse.close();
+    }
+  });
+
   it("D61 a listing that names a path holds the messages for every page and those whose globs match it", async () => {
     const staff = bearer(await reader("tg", { groups: ["staff"] }));
     expect(titles((await restList("tg", staff, "path=/orders/7")).json.data)).toEqual([
