@@ -14,17 +14,17 @@ import { connectPostgres } from "../../src/postgres/database.js";
 import { ChangeFeed } from "../../src/postgres/changes.js";
 import { PG_MIGRATIONS, migratePostgres } from "../../src/postgres/schema.js";
 import { PG_SKIP_REASON, PG_URL, freshPgDatabase } from "../helpers/postgres.js";
-import type { Migration } from "../../src/core/migration.js";
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-targeting-migration-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The migrations before the one that added targeting and translations. */
-const before = (all: readonly Migration[]) =>
-  all.slice(
+function before<M extends { name: string }>(all: readonly M[]): M[] {
+  return all.slice(
     0,
     all.findIndex((m) => m.name.startsWith("message targeting")),
   );
+}
 
 const OLD = { title: "From before", body: "<b>old</b>" };
 const UNTARGETED = { audiences: [], paths: [], translations: {} };
