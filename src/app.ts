@@ -150,6 +150,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     FeatureStatusService,
     featureStatusService({
       store: messages,
+      dismissals: backend.dismissals,
       sanitizer: new Sanitizer({ allowHttpLinks: settings.allowHttpLinks }),
       listingCacheBytes: settings.listingCacheMb * 1024 * 1024,
       onCacheEvent: metrics && ((event) => metrics.cache.inc({ event })),

@@ -165,7 +165,17 @@ const DRAFT = {
   startDate: "2026-03-01T20:00:00Z",
   expiringDate: "2026-03-01T23:00:00Z",
 };
-const MESSAGE = { id: 42, featureId: "orders", ...DRAFT, audiences: [], paths: [], translations: {}, language: null };
+const MESSAGE = {
+  id: 42,
+  featureId: "orders",
+  ...DRAFT,
+  dismissible: true,
+  dismissed: false,
+  audiences: [],
+  paths: [],
+  translations: {},
+  language: null,
+};
 const GLOBAL = {
   ...MESSAGE,
   id: 43,
@@ -205,6 +215,8 @@ const EXAMPLES: Record<string, OperationExamples> = {
   DeleteFeatureMessage: { parameters: { feature_id: "orders", message_id: 42, "if-match": '"42.2"' } },
   DeleteGlobalMessage: { parameters: { message_id: 43 } },
   GetFeatureMessage: { parameters: { feature_id: "orders", message_id: 42 }, response: MESSAGE },
+  DismissFeatureMessage: { parameters: { feature_id: "orders", message_id: 42 } },
+  DismissGlobalMessage: { parameters: { message_id: 43 } },
   WatchFeatureMessagesSse: {
     parameters: { feature_id: "orders" },
     response: `id: 3nq8Qw1sXh0bT5rYk2LmZa\nevent: messages\ndata: ${JSON.stringify({ data: [MESSAGE, GLOBAL] })}\n\n`,
@@ -222,6 +234,7 @@ const EXAMPLES: Record<string, OperationExamples> = {
       audiences: null,
       paths: null,
       translations: null,
+      dismissible: null,
     },
   },
   ListMessageAudit: {
@@ -259,6 +272,7 @@ export function documentFeatureStatusRest(registry: ServiceRegistry): void {
   const writes = (method: string) => method === "PATCH" || method === "DELETE";
   const LISTINGS = new Set(["ListFeatureMessages", "ListGlobalMessages"]); // the answers that carry an ETag
   const CREATES = new Set(["CreateFeatureMessage", "CreateGlobalMessage"]);
+  const DISMISSALS = new Set(["DismissFeatureMessage", "DismissGlobalMessage"]);
   registry.documentRest(FeatureStatusService, {
     tag: {
       name: "Feature status messages",
@@ -333,7 +347,9 @@ export function documentFeatureStatusRest(registry: ServiceRegistry): void {
           ? { "304": { description: "the listing is still the one of If-None-Match" } }
           : CREATES.has(route.method.name)
             ? { "507": { description: "every message id has been used (reason MESSAGE_IDS_EXHAUSTED)", problem: true } }
-            : {},
+            : DISMISSALS.has(route.method.name)
+              ? { "409": { description: "the message is marked not dismissible (reason MESSAGE_NOT_DISMISSIBLE)", problem: true } }
+              : {},
     streamedJson: {
       WatchFeatureMessagesSse: { mediaType: "text/event-stream", schema: { type: "string" }, description: SSE },
       WatchGlobalMessagesSse: { mediaType: "text/event-stream", schema: { type: "string" }, description: SSE },

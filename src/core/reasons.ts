@@ -73,6 +73,15 @@ export const REASONS = {
     httpStatus: 412,
     description: "If-Match names a version the message no longer has; read it again",
   },
+  DISMISSAL_NEEDS_SUBJECT: {
+    code: Code.PermissionDenied,
+    description: "a dismissal is kept for a person: the caller needs a bearer token with a sub claim (an API key names no person)",
+  },
+  MESSAGE_NOT_DISMISSIBLE: {
+    code: Code.FailedPrecondition,
+    httpStatus: 409,
+    description: "the message is marked not dismissible (dismissible: false)",
+  },
   WRITE_CONFLICT: { code: Code.Aborted, description: "the message kept changing while it was written; retry" },
   MESSAGE_IDS_EXHAUSTED: { code: Code.ResourceExhausted, httpStatus: 507, description: "every message id (up to 2^31-1) has been used" },
   WATCHERS_EXHAUSTED: {

@@ -7,16 +7,20 @@
 // every rule; they differ only in scope (a feature, or global) and in what a
 // 404 means.
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import type {
-  FeatureStatusService,
-  ListMessagesResponse,
-  WatchMessagesRequest,
+import { create } from "@bufbuild/protobuf";
+import {
+  ListMessagesResponseSchema,
+  type FeatureStatusService,
+  type ListMessagesResponse,
+  type WatchMessagesRequest,
 } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { failure } from "../core/errors.js";
 import type { CursorSeal } from "../core/cursor-seal.js";
-import { authorizeActiveRead, authorizeWrite, type Scope } from "./access.js";
+import { authorizeActiveRead, authorizeRead, authorizeWrite, type Scope } from "./access.js";
 import { ROLES, hasRole, principalOf } from "../auth/principal.js";
 import { readerView, type ReaderParams, type View } from "./reader-view.js";
 import { auditPage } from "./audit-listing.js";
+import { dismissalsOf, dismissingSubject, markDismissed, type DismissalStore } from "./dismissals.js";
 import { MessageEdits } from "./message-edits.js";
 import { nowSeconds } from "./message-fields.js";
 import { previewed } from "./message-input.js";
@@ -31,6 +35,8 @@ const LISTING_CACHE_BYTES = 32 * 1024 * 1024;
 
 export interface FeatureStatusDeps {
   store: MessageStore;
+  /** D63: dismissals kept for a person (a token's subject). */
+  dismissals: DismissalStore;
   sanitizer: Sanitizer;
   cursors: CursorSeal;
   /** Delivers the live streams as Server-Sent Events (D46) on the SSE routes. */
@@ -72,9 +78,10 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
       onDropped: deps.onWatcherDropped,
     },
     now,
+    [(fn) => deps.dismissals.watch(fn)],
   );
   deps.stopSignal?.addEventListener("abort", () => watch.stop(), { once: true });
-  const streams = new WatchStreams(listings, watch, { heartbeatMs, isUnavailable: deps.isUnavailable });
+  const streams = new WatchStreams(listings, watch, { heartbeatMs, isUnavailable: deps.isUnavailable, dismissals: deps.dismissals });
 
   /** D61, D62: who reads a listing or stream, and how it is answered. */
   const viewOf = (ctx: HandlerContext, r: ReaderParams): View =>
@@ -83,13 +90,28 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
   /** D21, D47: a listing page with its ETag (REST answers If-None-Match with 304, transcoder.ts). */
   const list = async (ctx: HandlerContext, scope: Scope, p: ListParams & ReaderParams): Promise<ListMessagesResponse> => {
     authorizeActiveRead(ctx, scope, p.expiry);
-    const page = await listings.page(scope, viewOf(ctx, p), p);
+    const shared = await listings.page(scope, viewOf(ctx, p), p);
+    // D63: a person's dismissals marked on their own copy; the cached page stays everyone's.
+    const dismissed = await dismissalsOf(ctx, deps.dismissals);
+    const page = shared.data.some((m) => dismissed.has(m.id))
+      ? create(ListMessagesResponseSchema, { data: markDismissed(shared.data, dismissed), cursor: shared.cursor })
+      : shared;
     ctx.responseHeader.set("etag", listings.etagOf(page));
     // D62: the languages the page's messages are in (none: every one in its default text), and that a cache must keep one answer per language.
     const languages = [...new Set(page.data.flatMap((m) => (m.language === undefined ? [] : [m.language])))];
     if (languages.length > 0) ctx.responseHeader.set("content-language", languages.join(", "));
     ctx.responseHeader.set("vary", "accept-language");
     return page;
+  };
+
+  /** D63: the caller's person dismisses a message of the scope at its current version. */
+  const dismiss = async (ctx: HandlerContext, scope: Scope, messageId: number): Promise<object> => {
+    const subject = dismissingSubject(ctx); // first: an API key of any kind is told why it cannot
+    authorizeRead(ctx, scope);
+    const row = await edits.find(scope, messageId);
+    if (row.dismissible === 0) throw failure("MESSAGE_NOT_DISMISSIBLE", `message ${messageId} is marked not dismissible`);
+    await deps.dismissals.dismiss(subject, row.id, row.version);
+    return {};
   };
 
   /** The SSE routes deliver the same stream as WatchMessages (D62: its events in the reader's language). */
@@ -120,5 +142,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     updateGlobalMessage: (req, ctx) => edits.update(ctx, null, req.messageId, req.message, req.etag),
     deleteFeatureMessage: (req, ctx) => edits.delete(ctx, req.featureId, req.messageId, req.etag),
     deleteGlobalMessage: (req, ctx) => edits.delete(ctx, null, req.messageId, req.etag),
+    dismissFeatureMessage: (req, ctx) => dismiss(ctx, req.featureId, req.messageId),
+    dismissGlobalMessage: (req, ctx) => dismiss(ctx, null, req.messageId),
   };
 }

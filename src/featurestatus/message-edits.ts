@@ -67,7 +67,7 @@ export class MessageEdits {
   }
 
   /** The message, if it belongs to this scope. */
-  private async find(scope: Scope, messageId: number): Promise<MessageRow> {
+  async find(scope: Scope, messageId: number): Promise<MessageRow> {
     checkScope(scope);
     const row = messageId > 0 ? await this.store.get(messageId) : undefined;
     if (!row || row.feature_id !== scope) {

@@ -20,7 +20,12 @@ export function newMessage(scope: Scope, fields: MessageFields | undefined, sani
   const f = fields ?? ({} as MessageFields);
   const v = new ViolationList();
   for (const name of ["type", "title", "startDate", "expiringDate"] as const) if (f[name] === undefined) v.add(name, "is required");
-  return validated({ feature_id: scope, type: "", title: "", body: "", start_date: 0, expiring_date: 0, ...UNTARGETED }, f, sanitizer, v);
+  return validated(
+    { feature_id: scope, type: "", title: "", body: "", start_date: 0, expiring_date: 0, dismissible: 1, ...UNTARGETED },
+    f,
+    sanitizer,
+    v,
+  );
 }
 
 /** D16: absent fields keep their value; the merge is validated as on create. featureId never changes. */
@@ -36,11 +41,13 @@ export function merged(existing: MessageData, fields: MessageFields | undefined,
 export function previewed(fields: MessageFields, sanitizer: Sanitizer): MessageFields {
   const neutral = {
     feature_id: null,
-    type: "Informational",
+    // Critical when the preview marks the message not dismissible, so that it meets no rule it was not sent with.
+    type: fields.dismissible === false ? "Critical" : "Informational",
     title: "-",
     body: "",
     start_date: -Infinity,
     expiring_date: Infinity,
+    dismissible: 1,
     ...UNTARGETED,
   };
   const out = validated(neutral, fields, sanitizer);
@@ -54,6 +61,7 @@ export function previewed(fields: MessageFields, sanitizer: Sanitizer): MessageF
     audiences: fields.audiences === undefined ? undefined : list(out.audiences),
     paths: fields.paths === undefined ? undefined : list(out.paths),
     translations: fields.translations === undefined ? undefined : ({ ...out.translations } as unknown as JsonObject),
+    dismissible: fields.dismissible === undefined ? undefined : out.dismissible !== 0,
   });
 }
 
@@ -71,6 +79,9 @@ function validated(base: MessageData, f: MessageFields, sanitizer: Sanitizer, v 
   if (f.startDate !== undefined) out.start_date = parseZonedDate(f.startDate, "startDate", v) ?? out.start_date;
   if (f.expiringDate !== undefined) out.expiring_date = parseZonedDate(f.expiringDate, "expiringDate", v) ?? out.expiring_date;
   if (v.empty && out.expiring_date <= out.start_date) v.add("expiringDate", "must be after startDate");
+  if (f.dismissible !== undefined) out.dismissible = f.dismissible ? 1 : 0;
+  // D63: only what must be read may refuse dismissal; a message no longer Critical must be made dismissible with it.
+  if (v.empty && out.dismissible === 0 && out.type !== "Critical") v.add("dismissible", "may be false only for a Critical message");
   v.throwIfAny();
   return out;
 }

@@ -26,6 +26,8 @@ export function toMessage(row: MessageRow, view: View): Message {
     paths: view.full ? (row.paths ?? []) : [],
     translations: view.full ? translations : {},
     language,
+    // Audit images written before D63 have no dismissible: they were.
+    dismissible: row.dismissible !== 0,
   });
 }
 

@@ -21,6 +21,8 @@ export interface MessageRow {
   body: string;
   start_date: number;
   expiring_date: number;
+  /** D63: 0 for a message the reader may not dismiss. */
+  dismissible: number;
   /** 1 when created, one more at each update (D47: the ETag). */
   version: number;
   /** D61: whom and which pages it is for; empty: everyone, every page. */

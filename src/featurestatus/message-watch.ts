@@ -59,6 +59,8 @@ export class MessageWatch {
     private readonly store: MessageStore,
     private readonly limits: WatchLimits,
     private readonly now: () => number,
+    /** Other changes that may alter what a watcher is sent (D63: a person's dismissals); each subscribes and returns its unsubscribe. */
+    private readonly alsoChanges: ((fn: () => void) => () => void)[] = [],
   ) {}
 
   /**
@@ -106,7 +108,8 @@ export class MessageWatch {
     };
     this.watchers.add(watcher);
     if (this.watchers.size === 1) {
-      this.unwatch = this.store.watch(() => this.changed());
+      const offs = [this.store.watch(() => this.changed()), ...this.alsoChanges.map((watch) => watch(() => this.changed()))];
+      this.unwatch = () => offs.forEach((off) => off());
       this.arm();
       this.sweeper = setInterval(() => this.sweep(), this.limits.sweepMs).unref();
     }

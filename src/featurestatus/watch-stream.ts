@@ -19,6 +19,7 @@ import { MAX_LIMIT } from "./listing-params.js";
 import type { MessageListings } from "./message-listings.js";
 import type { MessageWatch } from "./message-watch.js";
 import type { View } from "./reader-view.js";
+import { dismissalsOf, markDismissed, type DismissalStore } from "./dismissals.js";
 
 /**
  * Besides the sets: "open" once the watcher is admitted, before anything else
@@ -46,6 +47,8 @@ export interface WatchStreamOptions {
   heartbeatMs: number;
   /** Whether an error means the database is away for now (D40): a watcher then waits for it instead of ending. */
   isUnavailable?: (e: unknown) => boolean;
+  /** D63: a person's dismissals, marked in the sets sent to them. */
+  dismissals?: DismissalStore;
 }
 
 export class WatchStreams {
@@ -107,7 +110,7 @@ export class WatchStreams {
       let set: ActiveMessages | undefined;
       if (changed) {
         try {
-          set = await this.activeSet(scope, view);
+          set = await this.personal(ctx, await this.activeSet(scope, view));
         } catch (e) {
           if (first || !isUnavailable?.(e)) throw e;
         }
@@ -127,6 +130,16 @@ export class WatchStreams {
       changed = (await this.watch.next(Math.max(0, wait), ctx.signal)) || unread;
       if (ctx.signal.aborted || this.watch.stopped) return;
     }
+  }
+
+  /** D63: the set as this caller reads it: the messages its person dismissed marked so, and named by a digest of its own. */
+  private async personal(ctx: HandlerContext, set: ActiveMessages): Promise<ActiveMessages> {
+    const store = this.options.dismissals;
+    const dismissed = store ? await dismissalsOf(ctx, store) : new Set<number>();
+    if (!set.data.some((m) => dismissed.has(m.id))) return set;
+    const own = create(ActiveMessagesSchema, { data: markDismissed(set.data, dismissed) });
+    own.eventId = digest(toBinary(ActiveMessagesSchema, own));
+    return own;
   }
 
   /** The active messages of a scope as a view reads them (D19 NonExpired, every page), named by a digest (D46). */

@@ -54,8 +54,8 @@ export class PostgresMessageStore implements MessageStore {
       return await this.sql.begin(async (tx) => {
         const d = toStored(data);
         const [stored] = await tx<StoredRow[]>`
-          INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date, audiences, paths, translations)
-          VALUES (${d.feature_id}, ${d.type}, ${d.title}, ${d.body}, ${d.start_date}, ${d.expiring_date}, ${d.audiences}, ${d.paths}, ${d.translations}) RETURNING *`;
+          INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date, dismissible, audiences, paths, translations)
+          VALUES (${d.feature_id}, ${d.type}, ${d.title}, ${d.body}, ${d.start_date}, ${d.expiring_date}, ${d.dismissible}, ${d.audiences}, ${d.paths}, ${d.translations}) RETURNING *`;
         const row = fromStored(stored);
         if (row.id > MAX_MESSAGE_ID) throw messageIdsExhausted();
         await tx`INSERT INTO message_audit ${tx(auditRecord("create", undefined, row, by), ...AUDIT_COLUMNS)}`;
@@ -81,7 +81,7 @@ export class PostgresMessageStore implements MessageStore {
         const a = toStored(after);
         const [stored] = await tx<StoredRow[]>`
           UPDATE messages SET type = ${a.type}, title = ${a.title}, body = ${a.body},
-            start_date = ${a.start_date}, expiring_date = ${a.expiring_date},
+            start_date = ${a.start_date}, expiring_date = ${a.expiring_date}, dismissible = ${a.dismissible},
             audiences = ${a.audiences}, paths = ${a.paths}, translations = ${a.translations}, version = version + 1
           WHERE id = ${before.id} AND version = ${before.version} RETURNING *`;
         const out = stored && fromStored(stored);

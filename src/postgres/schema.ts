@@ -199,6 +199,25 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE messages ADD COLUMN translations text NOT NULL DEFAULT '{}';
     `,
   },
+  {
+    version: 8,
+    name: "dismissals that follow a person, and messages that may not be dismissed (D63)",
+    sql: `
+      ALTER TABLE messages ADD COLUMN dismissible integer NOT NULL DEFAULT 1 CHECK (dismissible IN (0, 1));
+      -- A subject (a token's issuer and sub, as JSON) dismissed a message at a
+      -- version; a later version is not dismissed. Gone with the message.
+      CREATE TABLE message_dismissals (
+        subject    text NOT NULL,
+        message_id integer NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+        version    integer NOT NULL,
+        at         bigint NOT NULL, -- epoch milliseconds
+        PRIMARY KEY (subject, message_id)
+      );
+      CREATE INDEX message_dismissals_by_message ON message_dismissals (message_id);
+      CREATE TRIGGER message_dismissals_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON message_dismissals
+        FOR EACH STATEMENT EXECUTE FUNCTION meridian_notify_change();
+    `,
+  },
 ];
 
 /** Applies the migrations above the database's version, all in one transaction (DDL is transactional here); returns how many. */

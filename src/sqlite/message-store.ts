@@ -37,11 +37,11 @@ export class SqliteMessageStore implements MessageStore {
 
   constructor(private readonly db: Db) {
     this.insertStmt = db.prepare<StoredData, StoredRow>(
-      "INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date, audiences, paths, translations) VALUES (@feature_id, @type, @title, @body, @start_date, @expiring_date, @audiences, @paths, @translations) RETURNING *",
+      "INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date, dismissible, audiences, paths, translations) VALUES (@feature_id, @type, @title, @body, @start_date, @expiring_date, @dismissible, @audiences, @paths, @translations) RETURNING *",
     );
     this.getStmt = db.prepare<[number], StoredRow>("SELECT * FROM messages WHERE id = ?");
     this.updateStmt = db.prepare<StoredRow, StoredRow>(
-      "UPDATE messages SET type = @type, title = @title, body = @body, start_date = @start_date, expiring_date = @expiring_date, audiences = @audiences, paths = @paths, translations = @translations, version = version + 1 WHERE id = @id AND version = @version RETURNING *",
+      "UPDATE messages SET type = @type, title = @title, body = @body, start_date = @start_date, expiring_date = @expiring_date, dismissible = @dismissible, audiences = @audiences, paths = @paths, translations = @translations, version = version + 1 WHERE id = @id AND version = @version RETURNING *",
     );
     this.deleteStmt = db.prepare<{ id: number; version: number | null }, StoredRow>(
       "DELETE FROM messages WHERE id = @id AND (@version IS NULL OR version = @version) RETURNING *",

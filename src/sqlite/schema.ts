@@ -198,6 +198,23 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       ALTER TABLE messages ADD COLUMN translations TEXT NOT NULL DEFAULT '{}';
     `,
   },
+  {
+    version: 12,
+    name: "dismissals that follow a person, and messages that may not be dismissed (D63)",
+    sql: `
+      ALTER TABLE messages ADD COLUMN dismissible INTEGER NOT NULL DEFAULT 1 CHECK (dismissible IN (0, 1));
+      -- A subject (a token's issuer and sub, as JSON) dismissed a message at a
+      -- version; a later version is not dismissed. Gone with the message.
+      CREATE TABLE message_dismissals (
+        subject    TEXT NOT NULL,
+        message_id INTEGER NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+        version    INTEGER NOT NULL,
+        at         INTEGER NOT NULL, -- epoch milliseconds
+        PRIMARY KEY (subject, message_id)
+      ) STRICT;
+      CREATE INDEX message_dismissals_by_message ON message_dismissals (message_id);
+    `,
+  },
 ];
 
 /**

@@ -138,6 +138,7 @@ const fixture = (() => {
           void store.insert({
             feature_id: null,
             type: "Warning",
+            dismissible: 1,
             title: `t${i} `.padEnd(255, "x"),
             body: `<p>${i}</p>`.padEnd(4000, "y"),
             start_date: now - 3600 - i,

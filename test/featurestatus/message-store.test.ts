@@ -59,6 +59,7 @@ const NOW = 2_000_000_000;
 const msg = (over: Partial<MessageData> = {}): MessageData => ({
   feature_id: "f",
   type: "Warning",
+  dismissible: 1,
   title: "t",
   body: "",
   start_date: NOW - 100,

@@ -20,6 +20,7 @@ async function seed(store: SqliteMessageStore, now: number) {
       await store.insert({
         feature_id: feature,
         type: "Warning",
+        dismissible: 1,
         title: "t",
         body: "",
         start_date: now - expiredDaysAgo * DAY - 10,
@@ -88,6 +89,7 @@ describe("D22 retention", () => {
       const { id } = await store.insert({
         feature_id: null,
         type: "Warning",
+        dismissible: 1,
         title: "t",
         body: "",
         start_date: now - 100,

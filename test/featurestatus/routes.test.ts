@@ -12,6 +12,8 @@ describe("the eight routes", () => {
     expect(Object.keys(r.json).sort()).toEqual([
       "audiences",
       "body",
+      "dismissed",
+      "dismissible",
       "expiringDate",
       "featureId",
       "id",
