@@ -1,12 +1,17 @@
 // <meridian-banner feature="orders" api-key="..."> (or token="..."; server="https://..."
-// for another origin; data-state tells connecting, live or refused, and the
-// console why it was refused): the active feature status messages of a
-// feature (and the global ones), live
-// (D46 stream, reconnecting after a drop), styled by severity, each
-// dismissible until it changes (D49). No dependency, no inline script or
-// style, and Trusted Types ready: a message's body (sanitised by the server
-// already) is parsed once through a <template> and checked again against the
-// allowlist here before it is shown; nothing is ever concatenated into HTML.
+// for another origin; lang="de" to choose the language over the browser's;
+// data-state tells connecting, live or refused, and the console why it was
+// refused): the active feature status
+// messages of a feature (and the global ones) for this page (path, D61) in the
+// reader's languages (D62), live (D46 stream, reconnecting after a drop),
+// styled by severity, the most severe first and the others behind "N more"
+// when there are more than two. Each is dismissible until it changes (D49):
+// signed in with a token, on the server, so that the dismissal follows the
+// person to every device (D63); with an API key, in this browser. No
+// dependency, no inline script or style, and Trusted Types ready: a message's
+// body (sanitised by the server already) is parsed once through a <template>
+// and checked again against the allowlist here before it is shown; nothing is
+// ever concatenated into HTML.
 /**
  * The server's allowlist (BODY_ALLOWLIST of src/featurestatus/sanitize.ts):
  * each element with the attributes it may keep. A copy, as this file is served
@@ -29,6 +34,14 @@ export const BODY_ALLOWLIST = {
 const ALLOWED = new Map(Object.entries(BODY_ALLOWLIST).map(([tag, attributes]) => [tag.toUpperCase(), attributes]));
 const SEVERITY = { Critical: 0, Warning: 1, Informational: 2 };
 
+/** The banner's own words, by language (D62); English when none of the reader's languages is here. */
+export const STRINGS = {
+  en: { dismiss: "Dismiss: {title}", more: "{n} more", less: "Show fewer", until: "Until {date}" },
+  de: { dismiss: "Ausblenden: {title}", more: "{n} weitere", less: "Weniger anzeigen", until: "Bis {date}" },
+};
+/** Shown before "N more": with more than this many messages the others wait behind it. */
+const SHOWN_AT_ONCE = 2;
+
 const CSS = `
 :host { display: block; font: inherit; }
 .message { display: flex; gap: .75em; align-items: flex-start; padding: .6em .9em; margin: 0 0 .4em; border-radius: 4px; border-left: 4px solid; }
@@ -38,6 +51,9 @@ const CSS = `
 .text { flex: 1; }
 .title { font-weight: 600; }
 .body p { margin: .2em 0; }
+.date { font-size: .85em; opacity: .8; }
+.more { font-size: .9em; text-decoration: underline; padding: .2em .9em; }
+.rest[hidden] { display: none; }
 button { background: none; border: 0; font: inherit; font-size: 1.2em; line-height: 1; cursor: pointer; color: inherit; }
 button:focus-visible { outline: 2px solid currentColor; outline-offset: 2px; }
 `;
@@ -90,11 +106,33 @@ function dismissalKey(m) {
   return `meridian-banner:${m.id}:${m.type}:${m.title}:${m.body}:${m.startDate}:${m.expiringDate}`;
 }
 
+/** The reader's languages, most wanted first: the element's lang, then the browser's (D62). */
+function readerLanguages(element) {
+  const own = element.getAttribute("lang");
+  return [...(own ? [own] : []), ...(navigator.languages ?? [navigator.language])].filter(Boolean);
+}
+
+/** The banner's strings in the first of the reader's languages that STRINGS has (de-CH: de). */
+export function stringsFor(languages) {
+  for (const tag of languages) {
+    const base = tag.toLowerCase().split("-")[0];
+    if (base in STRINGS) return STRINGS[base];
+  }
+  return STRINGS.en;
+}
+
+function fill(text, values) {
+  return text.replace(/\{(\w+)\}/g, (_, name) => String(values[name]));
+}
+
 class MeridianBanner extends HTMLElement {
   #root = this.attachShadow({ mode: "open" });
   #abort;
   #lastEventId;
   #messages = [];
+  /** Dismissed here while the server has not said so yet (D63), by dismissalKey. */
+  #dismissedHere = new Set();
+  #expanded = false;
 
   connectedCallback() {
     this.#root.adoptedStyleSheets = [styles()];
@@ -131,22 +169,30 @@ class MeridianBanner extends HTMLElement {
     }
   }
 
-  async #read(signal) {
-    const feature = this.getAttribute("feature");
-    const base = this.getAttribute("server") ?? "";
-    const stream = feature ? `/api/admin/feature/${encodeURIComponent(feature)}/message/stream` : "/api/admin/feature/message/stream";
-    // D61: the messages of this page; D62: in the reader's languages, in navigator.languages order.
-    const path = `${stream}?path=${encodeURIComponent(location.pathname)}`;
-    const headers = { accept: "text/event-stream", "accept-language": acceptLanguage(navigator.languages) };
+  /** The credential's headers: an API key, or a person's token. */
+  #credentials() {
+    const headers = {};
     const key = this.getAttribute("api-key");
     const token = this.getAttribute("token");
     if (key) headers["svc-open-api-key"] = key;
     if (token) headers.authorization = `Bearer ${token}`;
+    return headers;
+  }
+
+  async #read(signal) {
+    const feature = this.getAttribute("feature");
+    const base = this.getAttribute("server") ?? "";
+    const route = feature ? `/api/admin/feature/${encodeURIComponent(feature)}/message/stream` : "/api/admin/feature/message/stream";
+    // D61: the messages for this page; D62: in the reader's languages (lang, when the element names one, wins on the server too).
+    const query = new URLSearchParams({ path: location.pathname });
+    const own = this.getAttribute("lang");
+    if (own) query.set("lang", own);
+    const headers = { accept: "text/event-stream", "accept-language": acceptLanguage(readerLanguages(this)), ...this.#credentials() };
     if (this.#lastEventId) headers["last-event-id"] = this.#lastEventId;
     this.dataset.state = "connecting";
     let res;
     try {
-      res = await fetch(base + path, { headers, signal, cache: "no-store" });
+      res = await fetch(`${base}${route}?${query}`, { headers, signal, cache: "no-store" });
     } catch (e) {
       if (signal.aborted) throw e;
       throw await this.#whyNoAnswer(base, e);
@@ -206,15 +252,48 @@ class MeridianBanner extends HTMLElement {
     );
   }
 
+  /**
+   * D63: with a token, the server keeps the dismissal for the person (every
+   * device's stream then says dismissed); with an API key, or when the server
+   * cannot keep it (a token without a subject), this browser does.
+   */
+  async #dismiss(m) {
+    const key = dismissalKey(m);
+    this.#dismissedHere.add(key);
+    this.#render();
+    if (this.getAttribute("token")) {
+      const base = this.getAttribute("server") ?? "";
+      const route = m.featureId
+        ? `/api/admin/feature/${encodeURIComponent(m.featureId)}/message/${m.id}`
+        : `/api/admin/feature/message/${m.id}`;
+      try {
+        const res = await fetch(`${base}${route}/dismissal`, { method: "POST", headers: this.#credentials() });
+        if (res.ok) return;
+        console.warn(`meridian-banner: the server did not keep the dismissal of message ${m.id} (${res.status}); this browser keeps it`);
+      } catch (e) {
+        console.warn(`meridian-banner: the dismissal of message ${m.id} did not reach the server (${e}); this browser keeps it`);
+      }
+    }
+    localStorage.setItem(key, "1");
+  }
+
   #render() {
+    const languages = readerLanguages(this);
+    const words = stringsFor(languages);
+    const dates = new Intl.DateTimeFormat(languages, { dateStyle: "medium", timeStyle: "short" });
     const shown = this.#messages
-      .filter((m) => localStorage.getItem(dismissalKey(m)) === null)
+      .filter((m) => {
+        const key = dismissalKey(m);
+        // A message that may not be dismissed shows whatever was remembered of it.
+        return m.dismissible === false || (!m.dismissed && !this.#dismissedHere.has(key) && localStorage.getItem(key) === null);
+      })
       .sort((a, b) => (SEVERITY[a.type] ?? 9) - (SEVERITY[b.type] ?? 9));
     const items = shown.map((m) => {
       const box = document.createElement("div");
       box.className = `message ${m.type in SEVERITY ? m.type : "Informational"}`;
       box.setAttribute("role", m.type === "Critical" ? "alert" : "status");
       box.dataset.id = String(m.id);
+      if (m.language) box.lang = m.language;
       const text = document.createElement("div");
       text.className = "text";
       const title = document.createElement("div");
@@ -224,19 +303,45 @@ class MeridianBanner extends HTMLElement {
       const body = document.createElement("div");
       body.className = "body";
       body.append(bodyFragment(m.body));
-      text.append(title, body);
-      const close = document.createElement("button");
-      close.type = "button";
-      close.textContent = "\u00d7";
-      close.setAttribute("aria-label", `Dismiss: ${m.title}`);
-      close.addEventListener("click", () => {
-        localStorage.setItem(dismissalKey(m), "1");
-        this.#render();
-      });
-      box.append(text, close);
+      const until = document.createElement("time");
+      until.className = "date";
+      until.dateTime = m.expiringDate;
+      until.textContent = fill(words.until, { date: dates.format(new Date(m.expiringDate)) });
+      text.append(title, body, until);
+      box.append(text);
+      if (m.dismissible !== false) {
+        const close = document.createElement("button");
+        close.type = "button";
+        close.className = "dismiss";
+        close.textContent = "\u00d7";
+        close.setAttribute("aria-label", fill(words.dismiss, { title: m.title }));
+        close.addEventListener("click", () => void this.#dismiss(m));
+        box.append(close);
+      }
       return box;
     });
-    this.#root.replaceChildren(...items);
+    if (items.length <= SHOWN_AT_ONCE) {
+      this.#root.replaceChildren(...items);
+      return;
+    }
+    // The most severe at once, the others behind a real button (keyboard: Tab, then Enter or Space).
+    const rest = document.createElement("div");
+    rest.className = "rest";
+    rest.id = "rest";
+    rest.hidden = !this.#expanded;
+    rest.append(...items.slice(1));
+    const more = document.createElement("button");
+    more.type = "button";
+    more.className = "more";
+    more.setAttribute("aria-controls", rest.id);
+    more.setAttribute("aria-expanded", String(this.#expanded));
+    more.textContent = this.#expanded ? words.less : fill(words.more, { n: items.length - 1 });
+    more.addEventListener("click", () => {
+      this.#expanded = !this.#expanded;
+      this.#render();
+      this.#root.querySelector("button.more")?.focus();
+    });
+    this.#root.replaceChildren(items[0], more, rest);
   }
 }
 
