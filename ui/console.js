@@ -164,6 +164,8 @@ function openEditor(title, values) {
   const form = $("editor");
   $("editor-title").textContent = title;
   for (const name of ["type", "title", "body", "startDate", "expiringDate"]) form.elements[name].value = values[name] ?? "";
+  // Connect's JSON (getMessage) leaves a false field out: only true is there to read.
+  form.elements.mustRead.checked = "id" in values && values.dismissible !== true;
   showErrors();
   preview();
   form.hidden = false;
@@ -185,7 +187,8 @@ async function edit(scope, id) {
 async function save(event) {
   event.preventDefault();
   const form = $("editor");
-  const fields = Object.fromEntries(new FormData(form));
+  const { mustRead, ...fields } = Object.fromEntries(new FormData(form));
+  fields.dismissible = mustRead === undefined; // D63: a Critical message may be marked not dismissible
   const r = editing
     ? await call("PATCH", `${base(editing.scope)}/${editing.id}`, fields, editing.etag ? { "if-match": editing.etag } : {})
     : await call("POST", base(filters().feature), fields);

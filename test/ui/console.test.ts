@@ -268,4 +268,32 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
       await b.page.close();
     }
   });
+
+  it("D63 the console marks a Critical message not dismissible; for a Warning the server's refusal shows beside the field", async () => {
+    const w = await signedInConsole();
+    try {
+      await listFeature(w.page, "must-read");
+      await w.page.click("#new");
+      await w.page.selectOption("#editor select[name=type]", "Warning");
+      await w.page.fill("#editor input[name=title]", "Must read");
+      await w.page.check("#editor input[name=mustRead]");
+      await w.page.click("#editor button[type=submit]");
+      await expect.poll(() => w.page.textContent('#editor .error[data-field="dismissible"]')).toMatch(/Critical/);
+      await w.page.selectOption("#editor select[name=type]", "Critical");
+      await w.page.click("#editor button[type=submit]");
+      await expect.poll(() => w.page.textContent("#notice")).toContain("published");
+      const listed = (await api(server, key).list("must-read")).json.data;
+      expect(listed).toEqual([expect.objectContaining({ title: "Must read", type: "Critical", dismissible: false })]);
+      // Editing shows it marked; unmarking makes it dismissible again.
+      await w.page.locator(`#messages tr[data-id="${listed[0].id}"] button`, { hasText: "Edit" }).click();
+      await expect.poll(() => w.page.isChecked("#editor input[name=mustRead]")).toBe(true);
+      await w.page.uncheck("#editor input[name=mustRead]");
+      await w.page.click("#editor button[type=submit]");
+      await expect.poll(() => w.page.textContent("#notice")).toContain("saved");
+      expect((await api(server, key).list("must-read")).json.data[0].dismissible).toBe(true);
+      expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+    }
+  });
 });
