@@ -6,7 +6,7 @@
 // Through a real server over REST, Connect and gRPC, on either backend.
 import { describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { FeatureStatusService, type ActiveMessages } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { connectClient, grpcUnary } from "../helpers/clients.js";
 import { draft, useMessageServer } from "../helpers/messages.js";
 import { checkAnswer } from "../helpers/openapi.js";
@@ -151,6 +151,25 @@ describe("D63 dismissal that follows the person", () => {
       expect((await sets()).data.find((x: { id: number }) => x.id === m.id).dismissed).toBe(true);
     } finally {
       s.close();
+    }
+  });
+
+  it("D63 WatchMessages over Connect: the person's stream is sent the set again, the message marked dismissed", async () => {
+    const m = (await t.a.create("watched", draft({ title: "Watched" }))).json;
+    const client = connectClient(FeatureStatusService, t.server.url);
+    const abort = new AbortController();
+    const sets = client
+      .watchMessages({ featureId: "watched" }, { headers: bearer(await reader("frank", "watched")), signal: abort.signal })
+      [Symbol.asyncIterator]();
+    try {
+      const first = (await sets.next()).value as ActiveMessages;
+      expect(first.data.find((x) => x.id === m.id)?.dismissed).toBe(false);
+      await client.dismissFeatureMessage({ featureId: "watched", messageId: m.id }, { headers: bearer(await reader("frank", "watched")) });
+      const second = (await sets.next()).value as ActiveMessages;
+      expect(second.data.find((x) => x.id === m.id)?.dismissed).toBe(true);
+      expect(second.eventId).not.toBe(first.eventId);
+    } finally {
+      abort.abort();
     }
   });
 
