@@ -8,6 +8,9 @@ import type { Settings } from "../config/settings.js";
 import type { MessageStore } from "../featurestatus/message-store.js";
 import { SqliteMessageStore } from "../sqlite/message-store.js";
 import { PostgresMessageStore } from "../postgres/message-store.js";
+import type { WebhookStore } from "../featurestatus/webhooks.js";
+import { SqliteWebhookStore } from "../sqlite/webhook-store.js";
+import { PostgresWebhookStore } from "../postgres/webhook-store.js";
 import type { Logger } from "../log/logger.js";
 import type { BlockStore } from "../timeseries/blocks/block-store.js";
 import { SqliteBlockStore } from "../sqlite/block-store.js";
@@ -33,6 +36,8 @@ export interface Backend {
   /** The database, for logs: a file path, or a URL without its password. */
   where: string;
   messages: MessageStore;
+  /** D63 webhooks, the outbox of message events and the delivery log. */
+  webhooks: WebhookStore;
   apiKeys: ApiKeyStore;
   /** Datasets and series. */
   metadata: MetadataStore;
@@ -75,6 +80,7 @@ function openSqlite(path: string): Backend {
     kind: "sqlite",
     where: path,
     messages: new SqliteMessageStore(db),
+    webhooks: new SqliteWebhookStore(db),
     apiKeys: new SqliteApiKeyStore(db),
     metadata: new SqliteMetadataStore(db),
     blocks: new SqliteBlockStore(db),
@@ -114,6 +120,7 @@ async function openPostgres(settings: Settings): Promise<Backend> {
       kind: "postgres",
       where: displayUrl(settings.db),
       messages: new PostgresMessageStore(sql, changes),
+      webhooks: new PostgresWebhookStore(sql),
       apiKeys: new PostgresApiKeyStore(sql, changes),
       metadata: new PostgresMetadataStore(sql),
       blocks: new PostgresBlockStore(sql, PG_SERIES_BLOCKS, false, changes),
