@@ -2,7 +2,6 @@
 // delivery log) and the Atom feeds of the active messages.
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { randomUUID } from "node:crypto";
 import {
   ListWebhookDeliveriesResponseSchema,
   ListWebhooksResponseSchema,
@@ -18,7 +17,7 @@ import { formatDate, nowSeconds } from "./message-fields.js";
 import type { MessageStore } from "./message-store.js";
 import { authorizeRead, authorizeWrite } from "./access.js";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "./listing-params.js";
-import { checkWebhook, type DeliveryRow, type WebhookRow, type WebhookStore } from "./webhooks.js";
+import { newWebhook, type DeliveryRow, type WebhookRow, type WebhookStore } from "./webhooks.js";
 import { ATOM_CONTENT_TYPE, atomFeed } from "./atom-feed.js";
 
 export interface MessageDeliveryDeps {
@@ -72,8 +71,7 @@ export function messageDeliveryService(deps: MessageDeliveryDeps): ServiceImpl<t
   return {
     async createWebhook(req, ctx) {
       authorizeWrite(ctx);
-      const checked = checkWebhook(req, deps.httpHosts);
-      const row: WebhookRow = { id: randomUUID(), ...checked, created_at: Date.now() };
+      const row = newWebhook(req, deps.httpHosts);
       await deps.webhooks.create(row);
       return toWebhook(row);
     },

@@ -1,6 +1,6 @@
 // D63 webhooks: which events there are, what an endpoint may be, how a
 // delivery is signed, and what the stores keep of them (both backends).
-import { createHmac } from "node:crypto";
+import { createHmac, randomUUID } from "node:crypto";
 import { ViolationList } from "../core/errors.js";
 
 export const WEBHOOK_EVENTS = ["message.created", "message.updated", "message.deleted", "message.started", "message.expired"] as const;
@@ -94,11 +94,8 @@ export function retryDelayMs(failedAttempts: number): number {
   return Math.min(1000 * 2 ** Math.max(0, failedAttempts - 1), 3600_000);
 }
 
-/** Checks a registration (D63, issue 29 item 7); the events as stored (every one when none are named). */
-export function checkWebhook(
-  input: { url: string; secret: string; events: readonly string[] },
-  httpHosts: readonly string[],
-): { url: string; secret: string; events: string } {
+/** A registration checked (D63, issue 29 item 7) and made a row: a new id, the events as stored (every one when none are named). */
+export function newWebhook(input: { url: string; secret: string; events: readonly string[] }, httpHosts: readonly string[]): WebhookRow {
   const v = new ViolationList();
   let url: URL | undefined;
   if (input.url === "") v.add("url", "is required");
@@ -121,5 +118,6 @@ export function checkWebhook(
     else v.add(`events[${i}]`, `must be one of ${WEBHOOK_EVENTS.join(", ")}`);
   });
   v.throwIfAny();
-  return { url: url!.href, secret: input.secret, events: (events.size ? [...events] : WEBHOOK_EVENTS).join(" ") };
+  const stored = (events.size ? [...events] : WEBHOOK_EVENTS).join(" ");
+  return { id: randomUUID(), url: url!.href, secret: input.secret, events: stored, created_at: Date.now() };
 }

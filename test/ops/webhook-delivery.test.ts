@@ -56,3 +56,48 @@ describe("D63 delivery across a crash", () => {
     }
   });
 });
+
+describe("D63 meridian webhook", () => {
+  it("D63 meridian webhook add|list|remove: add prints the secret deliveries are signed with, list never shows it, bad input changes nothing", async () => {
+    const db = await freshDatabase(dir);
+    const env = { MERIDIAN_DB: db, ...WEBHOOK_ENV };
+    expect(meridian(["init"], env).status).toBe(0);
+    const refused = meridian(["webhook", "add", "--url", "http://hooks.example/x"], env);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain("url: must be https:");
+    expect(meridian(["webhook", "add", "--url", "https://hooks.example/x", "--event", "message.read"], env).stderr).toContain("events[0]");
+    expect(meridian(["webhook", "list"], env).stdout).toBe("");
+
+    const rx = await startReceiver();
+    const added = meridian(["webhook", "add", "--url", rx.url, "--event", "message.created"], env);
+    expect(added.status).toBe(0);
+    const secret = added.stdout.trim();
+    expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const id = /added webhook (\S+) for/.exec(added.stderr)![1];
+    const listed = JSON.parse(meridian(["webhook", "list", "--json"], env).stdout);
+    expect(listed).toEqual([{ id, url: rx.url, events: ["message.created"], createdAt: expect.any(String) }]);
+    expect(meridian(["webhook", "list"], env).stdout).not.toContain(secret);
+
+    const key = meridian(
+      ["apikey", "create", "--client-id", "t", "--scope", "platform_iam_featurestatus_readwrite", "--role", "BackOffice"],
+      env,
+    ).stdout.trim();
+    const served = await serve(env);
+    try {
+      await fetch(`${served.url}/api/admin/feature/message`, {
+        method: "POST",
+        headers: { "svc-open-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify(draft()),
+      });
+      const [r] = await rx.until((x) => x.length >= 1);
+      expect(signatureValid(r, secret)).toBe(true);
+    } finally {
+      served.child.kill("SIGKILL");
+      await exited(served.child);
+      await rx.close();
+    }
+    expect(meridian(["webhook", "remove", id], env).status).toBe(0);
+    expect(meridian(["webhook", "remove", id], env).status).toBe(1);
+    expect(meridian(["webhook", "list"], env).stdout).toBe("");
+  });
+});
