@@ -219,6 +219,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     intervalS: settings.cleanupIntervalS,
     retentionDays: settings.messageRetentionDays,
     auditRetentionDays: settings.auditRetentionDays,
+    webhooks: backend.webhooks,
     logger,
     // With replicas on one PostgreSQL database, one of them runs it per interval (D22, D40).
     gate: (run) => backend.oncePerInterval("message-cleanup", settings.cleanupIntervalS, run),

@@ -80,6 +80,8 @@ export interface WebhookStore {
   recordTimeEvents(nowS: number): Promise<number>;
   /** Runs fn unless another process is delivering (PostgreSQL); false when skipped. */
   deliveryTurn(fn: () => Promise<void>): Promise<boolean>;
+  /** Deletes events older than the cutoff (epoch milliseconds) that no endpoint still waits for, with their log; returns how many. */
+  purgeEventsBefore(cutoffMs: number): Promise<number>;
   /** When each message last changed (created or updated), epoch milliseconds, as far as the outbox knows. */
   lastChanges(messageIds: number[]): Promise<Map<number, number>>;
 }

@@ -99,6 +99,15 @@ export class PostgresWebhookStore implements WebhookStore {
     }
   }
 
+  async purgeEventsBefore(cutoffMs: number): Promise<number> {
+    return this.sql.begin(async (tx) => {
+      await tx`DELETE FROM webhook_deliveries WHERE state <> 'pending' AND event_id IN (SELECT id FROM message_events WHERE at < ${cutoffMs})`;
+      const gone = await tx`
+        DELETE FROM message_events e WHERE at < ${cutoffMs} AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`;
+      return gone.count;
+    }) as Promise<number>;
+  }
+
   async lastChanges(messageIds: number[]): Promise<Map<number, number>> {
     if (messageIds.length === 0) return new Map();
     const rows = await this.sql<{ message_id: number; at: number }[]>`

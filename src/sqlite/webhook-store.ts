@@ -102,6 +102,19 @@ export class SqliteWebhookStore implements WebhookStore {
     return true;
   }
 
+  async purgeEventsBefore(cutoffMs: number): Promise<number> {
+    return this.db.transaction(() => {
+      this.db
+        .prepare("DELETE FROM webhook_deliveries WHERE state <> 'pending' AND event_id IN (SELECT id FROM message_events WHERE at < ?)")
+        .run(cutoffMs);
+      return this.db
+        .prepare(
+          "DELETE FROM message_events WHERE at < ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = message_events.id)",
+        )
+        .run(cutoffMs).changes;
+    })();
+  }
+
   async lastChanges(messageIds: number[]): Promise<Map<number, number>> {
     if (messageIds.length === 0) return new Map();
     const rows = this.db

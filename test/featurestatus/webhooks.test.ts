@@ -228,4 +228,28 @@ describe("D63 webhooks", () => {
       await rx.close();
     }
   });
+
+  it("D63 events older than the audit's retention, their deliveries over, are deleted with their log by the cleanup", async () => {
+    const s2 = await startTestServer({ ...ENV, MERIDIAN_CLEANUP_INTERVAL_S: "1" });
+    const rx = await startReceiver();
+    try {
+      const b = api(s2, await s2.key(RW));
+      const hook = (await b.call("POST", "/api/admin/feature/message/webhooks", { url: rx.url, secret: SECRET })).json;
+      const old = (await b.create("aging", draft())).json;
+      await rx.until((r) => r.length >= 1);
+      await sleep(300);
+      await s2.query("UPDATE message_events SET at = at - $1", 400 * 86_400_000); // past the 365 days
+      const recent = (await b.create("aging", draft())).json;
+      await rx.until((r) => r.length >= 2);
+      await sleep(2500); // the cleanup runs every second here
+      const log = (await b.call("GET", `/api/admin/feature/message/webhooks/${hook.id}/deliveries`)).json.data;
+      expect(log.map((d: { messageId: number }) => d.messageId)).toEqual([recent.id]);
+      const left = await s2.query<{ message_id: number }>("SELECT message_id FROM message_events");
+      expect(left.map((e) => e.message_id)).toEqual([recent.id]);
+      expect(old.id).not.toBe(recent.id);
+    } finally {
+      await rx.close();
+      await s2.close();
+    }
+  });
 });
