@@ -19,6 +19,7 @@ import { openBackend, type Backend } from "./app/backend.js";
 import { Availability } from "./app/availability.js";
 import { busyRetryInterceptor } from "./sqlite/busy-retry.js";
 import { CursorSeal } from "./core/cursor-seal.js";
+import { isBusy } from "./core/database-busy.js";
 import { startCleanup } from "./featurestatus/cleanup.js";
 import { featureStatusService } from "./featurestatus/feature-status-service.js";
 import { ACTIVE_MESSAGE_READS } from "./featurestatus/access.js";
@@ -235,7 +236,8 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     json: registry.json,
     userAgent: `Meridian/${VERSION}`,
     onError: (e) => {
-      if (!backend.isUnavailable(e)) logger.error({ err: e }, "webhook delivery turn failed; the next one tries again");
+      // The database away or busy (an import's lock, D51) is routine: the next tick does the same work.
+      if (!backend.isUnavailable(e) && !isBusy(e)) logger.error({ err: e }, "webhook delivery turn failed; the next one tries again");
     },
   });
   backend.serving(logger);
