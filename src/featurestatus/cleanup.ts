@@ -38,9 +38,10 @@ export function startCleanup(store: MessageStore, opts: CleanupOptions): Cleanup
   const runOnce = async (): Promise<number | undefined> => {
     const auditDays = opts.auditRetentionDays ?? 365;
     const deleted = await gate(async () => {
+      // The outbox first: the messages' deletion is what a reader sees, and the run's log line follows it closely.
+      await opts.webhooks?.purgeEventsBefore((now() - auditDays * 86_400) * 1000);
       const n = await store.purgeExpiredBefore(now() - opts.retentionDays * 86_400);
       await store.purgeAuditBefore((now() - auditDays * 86_400) * 1000);
-      await opts.webhooks?.purgeEventsBefore((now() - auditDays * 86_400) * 1000);
       return n;
     });
     if (deleted === undefined) opts.logger.debug("message cleanup skipped: another process on the database ran it this interval");

@@ -54,7 +54,7 @@ describe("D63 delivery across a crash", () => {
       served.child.kill("SIGKILL");
       await rx.close();
     }
-  });
+  }, 90_000); // two starts of the real command, which take seconds each on a loaded machine
 });
 
 describe("D63 meridian webhook", () => {
@@ -99,5 +99,5 @@ describe("D63 meridian webhook", () => {
     expect(meridian(["webhook", "remove", id], env).status).toBe(0);
     expect(meridian(["webhook", "remove", id], env).status).toBe(1);
     expect(meridian(["webhook", "list"], env).stdout).toBe("");
-  });
+  }, 90_000); // nine runs of the real command and a start
 });
