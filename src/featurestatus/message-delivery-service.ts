@@ -15,7 +15,7 @@ import { HttpBodySchema, type HttpBody } from "../gen/google/api/httpbody_pb.js"
 import { invalidField, notFound } from "../core/errors.js";
 import { formatDate, nowSeconds } from "./message-fields.js";
 import type { MessageStore } from "./message-store.js";
-import { authorizeRead, authorizeWrite } from "./access.js";
+import { authorizeActiveRead, authorizeWrite } from "./access.js";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "./listing-params.js";
 import { newWebhook, type DeliveryRow, type WebhookRow, type WebhookStore } from "./webhooks.js";
 import { ATOM_CONTENT_TYPE, atomFeed } from "./atom-feed.js";
@@ -39,7 +39,7 @@ export function messageDeliveryService(deps: MessageDeliveryDeps): ServiceImpl<t
   };
 
   async function* feed(ctx: HandlerContext, scope: string | null): AsyncGenerator<HttpBody> {
-    authorizeRead(ctx, scope);
+    authorizeActiveRead(ctx, scope);
     const rows = await deps.messages.list({
       featureId: scope,
       expiry: "NonExpired",

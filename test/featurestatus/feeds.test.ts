@@ -123,4 +123,23 @@ describe("D63 Atom feeds", () => {
     expect(chunks[0].contentType).toBe("application/atom+xml; charset=utf-8");
     checkAtom(Buffer.from(chunks[0].data).toString());
   });
+
+  it("D63 a public key (D60) reads the feeds of its features and the global one, and no other feature's", async () => {
+    const page = (
+      await t.server.app.backend.apiKeys.create({
+        clientId: "shop",
+        roles: [],
+        scopes: [],
+        projects: [],
+        publicKey: { features: ["feeds"], origins: [] },
+      })
+    ).key;
+    const mine = await feed("/feeds", { "svc-open-api-key": page });
+    expect(mine.status).toBe(200);
+    checkAtom(await mine.text());
+    expect((await feed("", { "svc-open-api-key": page })).status).toBe(200);
+    const other = await feed("/other", { "svc-open-api-key": page });
+    expect(other.status).toBe(403);
+    expect((await other.json()).reason).toBe("PUBLIC_KEY_NOT_ALLOWED");
+  });
 });
