@@ -7,6 +7,7 @@ import { MessageSchema } from "../gen/meridian/featurestatus/v1/feature_status_p
 import type { JsonShaper } from "../core/json-shape.js";
 import type { MessageRow, MessageStore } from "./message-store.js";
 import { toMessage } from "./message-protos.js";
+import { EDITING } from "./reader-view.js"; // the whole message, every translation: endpoints are BackOffice's
 import { RETRY_FOR_MS, retryDelayMs, signature, type DeliveryOutcome, type DueDelivery, type WebhookStore } from "./webhooks.js";
 
 export const DELIVERY_TIMEOUT_MS = 5_000;
@@ -33,7 +34,7 @@ export interface Delivery {
 
 /** The body of a delivery: the event, and the message as it was (its last state, for a delete). */
 export function deliveryBody(d: Pick<DueDelivery, "event_id" | "type" | "at" | "message">, json: JsonShaper): string {
-  const message = json.json(MessageSchema, toMessage(JSON.parse(d.message) as MessageRow));
+  const message = json.json(MessageSchema, toMessage(JSON.parse(d.message) as MessageRow, EDITING));
   return JSON.stringify({ id: String(d.event_id), type: d.type, createdAt: new Date(d.at).toISOString(), data: { message } });
 }
 
