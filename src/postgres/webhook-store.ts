@@ -5,7 +5,7 @@
 // records each outcome as it comes, so a replica killed mid-turn leaves only
 // the deliveries in flight to be sent again (at least once).
 import type { Sql } from "./database.js";
-import type { MessageRow } from "../featurestatus/message-store.js";
+import { fromStored, type StoredRow } from "../featurestatus/message-store.js";
 import type { DeliveryOutcome, DeliveryRow, DueDelivery, WebhookRow, WebhookStore } from "../featurestatus/webhooks.js";
 import { recordMessageEvent } from "./message-events.js";
 
@@ -74,9 +74,10 @@ export class PostgresWebhookStore implements WebhookStore {
         ["message.started", "start_date"],
         ["message.expired", "expiring_date"],
       ] as const) {
-        const rows = await tx<MessageRow[]>`
+        const rows = await tx<StoredRow[]>`
           SELECT * FROM messages WHERE ${tx(column)} > ${mark} AND ${tx(column)} <= ${nowS} ORDER BY ${tx(column)}, id`;
-        for (const r of rows) if (await recordMessageEvent(tx, type, r, `${type}:${r.id}:${r[column]}`, r[column] * 1000)) written++;
+        for (const r of rows.map(fromStored))
+          if (await recordMessageEvent(tx, type, r, `${type}:${r.id}:${r[column]}`, r[column] * 1000)) written++;
       }
       await tx`UPDATE message_event_marks SET mark = ${nowS} WHERE name = 'time'`;
       return written;

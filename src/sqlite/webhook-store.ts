@@ -1,7 +1,7 @@
 // D63 webhooks and their delivery log in SQLite. One process serves a SQLite
 // file, so a delivery turn needs no lock beyond the deliverer's own.
 import type { Db } from "./database.js";
-import type { MessageRow } from "../featurestatus/message-store.js";
+import { fromStored, type StoredRow } from "../featurestatus/message-store.js";
 import type { DeliveryOutcome, DeliveryRow, DueDelivery, WebhookRow, WebhookStore } from "../featurestatus/webhooks.js";
 import { SqliteMessageEvents } from "./message-events.js";
 
@@ -90,8 +90,8 @@ export class SqliteWebhookStore implements WebhookStore {
       ] as const) {
         const rows = this.db
           .prepare(`SELECT * FROM messages WHERE ${column} > @mark AND ${column} <= @nowS ORDER BY ${column}, id`)
-          .all({ mark, nowS }) as MessageRow[];
-        for (const r of rows) if (this.events.record(type, r, `${type}:${r.id}:${r[column]}`, r[column] * 1000)) written++;
+          .all({ mark, nowS }) as StoredRow[];
+        for (const r of rows.map(fromStored)) if (this.events.record(type, r, `${type}:${r.id}:${r[column]}`, r[column] * 1000)) written++;
       }
       return written;
     })();
