@@ -11,6 +11,7 @@ import { translate, underSetting } from "./config/operator-error.js";
 import { unknownVariables, unknownVariableWarning, type Settings } from "./config/settings.js";
 import { Health } from "./gen/grpc/health/v1/health_pb.js";
 import { FeatureStatusService } from "./gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { MessageDeliveryService } from "./gen/meridian/featurestatus/v1/message_delivery_pb.js";
 import { TimeSeriesService } from "./gen/meridian/timeseries/v1/time_series_pb.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import type { Db } from "./sqlite/database.js";
@@ -18,11 +19,14 @@ import { openBackend, type Backend } from "./app/backend.js";
 import { Availability } from "./app/availability.js";
 import { busyRetryInterceptor } from "./sqlite/busy-retry.js";
 import { CursorSeal } from "./core/cursor-seal.js";
+import { isBusy } from "./core/database-busy.js";
 import { startCleanup } from "./featurestatus/cleanup.js";
 import { featureStatusService } from "./featurestatus/feature-status-service.js";
 import { ACTIVE_MESSAGE_READS } from "./featurestatus/access.js";
 import { Sanitizer } from "./featurestatus/sanitize.js";
 import { ACTIVE_SET_EVENTS } from "./featurestatus/watch-stream.js";
+import { messageDeliveryService } from "./featurestatus/message-delivery-service.js";
+import { startWebhookDelivery } from "./featurestatus/webhook-delivery.js";
 import { Cors } from "./transport/cors.js";
 import { CONNECT_COMPRESSIONS } from "./transport/compression.js";
 import { apiVersionInterceptor } from "./core/api-version.js";
@@ -40,11 +44,12 @@ import { listenForMetrics } from "./metrics/metrics-listener.js";
 import { timeSeriesService } from "./timeseries/time-series-service.js";
 import { documentTimeSeriesRest } from "./app/time-series-rest-docs.js";
 import { documentFeatureStatusRest } from "./app/feature-status-rest-docs.js";
+import { documentMessageDeliveryRest } from "./app/message-delivery-rest-docs.js";
 import { addTimeSeriesJsonShapes } from "./app/time-series-json-shapes.js";
 
 export { VERSION };
 /** The API's services (health and reflection aside): every one answers on every protocol. */
-export const SERVED_SERVICES = [FeatureStatusService, TimeSeriesService] as const;
+export const SERVED_SERVICES = [FeatureStatusService, MessageDeliveryService, TimeSeriesService] as const;
 const DRAIN_MS = 10_000; // D32
 const API_DESCRIPTION =
   "Feature status messages and time series, over REST (these paths), gRPC, gRPC-Web and Connect on the same port. " +
@@ -170,6 +175,10 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     }),
   );
   registry.add(
+    MessageDeliveryService,
+    messageDeliveryService({ webhooks: backend.webhooks, messages, httpHosts: settings.webhookHttpHosts }),
+  );
+  registry.add(
     TimeSeriesService,
     timeSeriesService({
       metadata: backend.metadata,
@@ -182,6 +191,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   addTimeSeriesJsonShapes(registry);
   documentTimeSeriesRest(registry);
   documentFeatureStatusRest(registry);
+  documentMessageDeliveryRest(registry);
   addReflection(registry, [Health, ...services]);
 
   const authenticate = createAuthenticator(backend.apiKeys, verifyJwt, backend.waitLimitMs, new PublicKeyGate(ACTIVE_MESSAGE_READS));
@@ -211,6 +221,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     intervalS: settings.cleanupIntervalS,
     retentionDays: settings.messageRetentionDays,
     auditRetentionDays: settings.auditRetentionDays,
+    webhooks: backend.webhooks,
     logger,
     // With replicas on one PostgreSQL database, one of them runs it per interval (D22, D40).
     gate: (run) => backend.oncePerInterval("message-cleanup", settings.cleanupIntervalS, run),
@@ -219,6 +230,17 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   // The run at start is over before start-up is (on PostgreSQL it is a round trip or two):
   // what it removes is never seen by a first request, whichever the backend.
   await cleanup.first;
+  // D63: the clock's events and the outbox's deliveries; on PostgreSQL one replica delivers at a time.
+  const delivery = startWebhookDelivery({
+    store: backend.webhooks,
+    messages,
+    json: registry.json,
+    userAgent: `Meridian/${VERSION}`,
+    onError: (e) => {
+      // The database away or busy (an import's lock, D51) is routine: the next tick does the same work.
+      if (!backend.isUnavailable(e) && !isBusy(e)) logger.error({ err: e }, "webhook delivery turn failed; the next one tries again");
+    },
+  });
   backend.serving(logger);
   health.set("serving");
   const url = `${listener.tls ? "https" : "http"}://${hostForUrl(listener.address)}:${listener.address.port}`;
@@ -243,6 +265,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
         health.set("draining");
         streamsEnd.abort();
         cleanup.stop();
+        await delivery.stop();
         await listener.close(graceMs);
         shutdown.abort();
         await metricsListener?.close();

@@ -11,6 +11,9 @@ import { PostgresMessageStore } from "../postgres/message-store.js";
 import type { DismissalStore } from "../featurestatus/dismissals.js";
 import { SqliteDismissalStore } from "../sqlite/dismissal-store.js";
 import { PostgresDismissalStore } from "../postgres/dismissal-store.js";
+import type { WebhookStore } from "../featurestatus/webhooks.js";
+import { SqliteWebhookStore } from "../sqlite/webhook-store.js";
+import { PostgresWebhookStore } from "../postgres/webhook-store.js";
 import type { Logger } from "../log/logger.js";
 import type { BlockStore } from "../timeseries/blocks/block-store.js";
 import { SqliteBlockStore } from "../sqlite/block-store.js";
@@ -38,6 +41,8 @@ export interface Backend {
   messages: MessageStore;
   /** D63: who dismissed which message, for readers signed in as a person. */
   dismissals: DismissalStore;
+  /** D63 webhooks, the outbox of message events and the delivery log. */
+  webhooks: WebhookStore;
   apiKeys: ApiKeyStore;
   /** Datasets and series. */
   metadata: MetadataStore;
@@ -81,6 +86,7 @@ function openSqlite(path: string): Backend {
     where: path,
     messages: new SqliteMessageStore(db),
     dismissals: new SqliteDismissalStore(db),
+    webhooks: new SqliteWebhookStore(db),
     apiKeys: new SqliteApiKeyStore(db),
     metadata: new SqliteMetadataStore(db),
     blocks: new SqliteBlockStore(db),
@@ -121,6 +127,7 @@ async function openPostgres(settings: Settings): Promise<Backend> {
       where: displayUrl(settings.db),
       messages: new PostgresMessageStore(sql, changes),
       dismissals: new PostgresDismissalStore(sql, changes),
+      webhooks: new PostgresWebhookStore(sql),
       apiKeys: new PostgresApiKeyStore(sql, changes),
       metadata: new PostgresMetadataStore(sql),
       blocks: new PostgresBlockStore(sql, PG_SERIES_BLOCKS, false, changes),

@@ -1,4 +1,4 @@
-// meridian serve | init | apikey | import | backup | --help | --version. What
+// meridian serve | init | apikey | webhook | import | backup | --help | --version. What
 // a command creates goes alone to stdout; logs and messages go to stderr (D33).
 // A failure an operator fixes is one line (D56); any other failure too, with
 // its stack only at log level debug.
@@ -23,6 +23,11 @@ Usage:
                                          lists the roles and scopes
   meridian apikey list [--json]          list keys: id, client id, roles, scopes, projects, created
   meridian apikey revoke ID|KEY          revoke a key; it gets 401 from then on
+  meridian webhook add --url URL [--secret S] [--event E]...
+                                         register an endpoint told of message changes; prints
+                                         its signing secret; meridian webhook --help says more
+  meridian webhook list [--json]         list endpoints: id, url, events, created
+  meridian webhook remove ID             remove an endpoint
   meridian import --dataset ID --series ID FILE.csv
                                          load a CSV (timestamp, one column per data field) into a
                                          time series, all or nothing; prints a summary line
@@ -46,6 +51,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import("./init.js")).initCommand(rest);
       case "apikey":
         return await (await import("./apikey.js")).apikeyCommand(rest);
+      case "webhook":
+        return await (await import("./webhook.js")).webhookCommand(rest);
       case "import":
         return await (await import("./import.js")).importCommand(rest);
       case "backup":

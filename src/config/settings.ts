@@ -32,6 +32,7 @@ export interface Settings {
   cleanupIntervalS: number;
   messageRetentionDays: number;
   allowHttpLinks: boolean;
+  webhookHttpHosts: string[];
   listingCacheMb: number;
   blockCacheMb: number;
   maxWatchers: number;
@@ -147,6 +148,13 @@ export const SETTINGS: readonly AnySpec[] = [
     parse: int(0, 36_500),
   },
   { key: "allowHttpLinks", env: "MERIDIAN_ALLOW_HTTP_LINKS", default: "false", help: "keep http: links in message bodies", parse: bool },
+  {
+    key: "webhookHttpHosts",
+    env: "MERIDIAN_WEBHOOK_HTTP_HOSTS",
+    default: "",
+    help: "hosts a webhook may reach over plain http:, comma separated (others need https:)",
+    parse: list,
+  },
   {
     key: "listingCacheMb",
     env: "MERIDIAN_LISTING_CACHE_MB",

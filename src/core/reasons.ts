@@ -63,6 +63,7 @@ export const REASONS = {
   },
   METHOD_NOT_FOUND: { code: Code.Unimplemented, description: "no RPC has this name" },
   MESSAGE_NOT_FOUND: { code: Code.NotFound, description: "no message has this id in this scope (feature or global)" },
+  WEBHOOK_NOT_FOUND: { code: Code.NotFound, description: "no webhook has this id" },
   DATASET_NOT_FOUND: { code: Code.NotFound, description: "no dataset has this id in the caller's project" },
   TIME_SERIES_NOT_FOUND: { code: Code.NotFound, description: "no time series has this id in the dataset" },
   SERVICE_NOT_FOUND: { code: Code.NotFound, description: "the health service knows no service of this name" },

@@ -6,6 +6,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { ROLES, SCOPES, hasRole, hasScope, principalOf, type Principal } from "../auth/principal.js";
 import { isPublicKey, onlyActive, requireActiveReader } from "../auth/public-keys.js";
 import { FeatureStatusService } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { MessageDeliveryService } from "../gen/meridian/featurestatus/v1/message_delivery_pb.js";
 import { invalidField, permissionDenied } from "../core/errors.js";
 import { OPAQUE_ID_RULE, isOpaqueId } from "../core/ids.js";
 import type { Actor } from "./audit.js";
@@ -29,6 +30,8 @@ export const ACTIVE_MESSAGE_READS = [
   FeatureStatusService.method.watchMessages,
   FeatureStatusService.method.watchFeatureMessagesSse,
   FeatureStatusService.method.watchGlobalMessagesSse,
+  MessageDeliveryService.method.getFeatureMessageFeed, // D63 feeds
+  MessageDeliveryService.method.getGlobalMessageFeed,
 ] as const;
 
 /**

@@ -1,8 +1,10 @@
 // D22: deletes messages that expired longer ago than the retention period,
 // global ones too, at start and then every interval; logs how many. The same
-// run removes audit entries older than theirs (D48).
+// run removes audit entries older than theirs (D48), and D63's events as old
+// whose deliveries are over, with their delivery log.
 import type { Logger } from "../log/logger.js";
 import type { MessageStore } from "./message-store.js";
+import type { WebhookStore } from "./webhooks.js";
 import { nowSeconds } from "./message-fields.js";
 import { isBusy } from "../core/database-busy.js";
 
@@ -16,6 +18,8 @@ export interface CleanupOptions {
   now?: () => number;
   /** Runs a cleanup, or skips it (undefined) when another process on the database just ran one. */
   gate?: (run: () => Promise<number>) => Promise<number | undefined>;
+  /** D63: the outbox, kept as long as the audit trail. */
+  webhooks?: Pick<WebhookStore, "purgeEventsBefore">;
   /** Errors that mean the database is away for now. */
   unavailable?: (e: unknown) => boolean;
 }
@@ -34,6 +38,8 @@ export function startCleanup(store: MessageStore, opts: CleanupOptions): Cleanup
   const runOnce = async (): Promise<number | undefined> => {
     const auditDays = opts.auditRetentionDays ?? 365;
     const deleted = await gate(async () => {
+      // The outbox first: the messages' deletion is what a reader sees, and the run's log line follows it closely.
+      await opts.webhooks?.purgeEventsBefore((now() - auditDays * 86_400) * 1000);
       const n = await store.purgeExpiredBefore(now() - opts.retentionDays * 86_400);
       await store.purgeAuditBefore((now() - auditDays * 86_400) * 1000);
       return n;

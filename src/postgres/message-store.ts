@@ -18,6 +18,7 @@ import {
 import { listingParams, listingShape, listingSql, type ListParam } from "../featurestatus/listing-sql.js";
 import type { Actor, AuditQuery, AuditRow } from "../featurestatus/audit.js";
 import { AUDIT_COLUMNS, auditListingSql, auditRecord } from "../featurestatus/audit-record.js";
+import { recordMessageEvent } from "./message-events.js";
 
 // Typed, so that PostgreSQL knows every parameter's type, used or not.
 const PG_TYPES: Record<ListParam, string> = { now: "bigint", limit: "bigint", feature: "text", afterKey: "bigint", afterId: "integer" };
@@ -59,6 +60,7 @@ export class PostgresMessageStore implements MessageStore {
         const row = fromStored(stored);
         if (row.id > MAX_MESSAGE_ID) throw messageIdsExhausted();
         await tx`INSERT INTO message_audit ${tx(auditRecord("create", undefined, row, by), ...AUDIT_COLUMNS)}`;
+        await recordMessageEvent(tx, "message.created", row);
         return row;
       });
     } catch (e) {
@@ -85,7 +87,10 @@ export class PostgresMessageStore implements MessageStore {
             audiences = ${a.audiences}, paths = ${a.paths}, translations = ${a.translations}, version = version + 1
           WHERE id = ${before.id} AND version = ${before.version} RETURNING *`;
         const out = stored && fromStored(stored);
-        if (out) await tx`INSERT INTO message_audit ${tx(auditRecord("update", before, out, by), ...AUDIT_COLUMNS)}`;
+        if (out) {
+          await tx`INSERT INTO message_audit ${tx(auditRecord("update", before, out, by), ...AUDIT_COLUMNS)}`;
+          await recordMessageEvent(tx, "message.updated", out);
+        }
         return out;
       });
     } finally {
@@ -101,7 +106,10 @@ export class PostgresMessageStore implements MessageStore {
           StoredRow[]
         >`DELETE FROM messages WHERE id = ${id} AND (${at}::integer IS NULL OR version = ${at}::integer) RETURNING *`;
         const before = stored && fromStored(stored);
-        if (before) await tx`INSERT INTO message_audit ${tx(auditRecord("delete", before, undefined, by), ...AUDIT_COLUMNS)}`;
+        if (before) {
+          await tx`INSERT INTO message_audit ${tx(auditRecord("delete", before, undefined, by), ...AUDIT_COLUMNS)}`;
+          await recordMessageEvent(tx, "message.deleted", before);
+        }
         return before !== undefined;
       });
     } finally {

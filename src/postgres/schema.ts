@@ -218,6 +218,47 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         FOR EACH STATEMENT EXECUTE FUNCTION meridian_notify_change();
     `,
   },
+  {
+    version: 9,
+    name: "webhooks and the outbox of message events (D63)",
+    sql: `
+      CREATE TABLE webhooks (
+        id         text PRIMARY KEY,
+        url        text NOT NULL,
+        secret     text NOT NULL,
+        events     text NOT NULL,    -- the event types it takes, separated by spaces
+        created_at bigint NOT NULL   -- epoch milliseconds
+      );
+      CREATE TABLE message_events (
+        id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        at         bigint NOT NULL,  -- epoch milliseconds
+        type       text NOT NULL,
+        message_id integer NOT NULL,
+        message    text NOT NULL,    -- the stored message (before a delete), as JSON
+        once_key   text UNIQUE       -- time events: the message and the instant that passed
+      );
+      CREATE INDEX message_events_by_message ON message_events (message_id, id);
+      CREATE TABLE webhook_deliveries (
+        webhook_id  text NOT NULL,
+        event_id    bigint NOT NULL,
+        message_id  integer NOT NULL,
+        state       text NOT NULL DEFAULT 'pending',
+        attempts    integer NOT NULL DEFAULT 0,
+        next_at     bigint NOT NULL,
+        last_at     bigint,
+        last_status integer,
+        last_answer text,
+        last_error  text,
+        PRIMARY KEY (webhook_id, event_id)
+      );
+      CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (webhook_id, message_id, event_id) WHERE state = 'pending';
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_at) WHERE state = 'pending';
+      CREATE TABLE message_event_marks (
+        name text PRIMARY KEY,
+        mark bigint NOT NULL
+      );
+    `,
+  },
 ];
 
 /** Applies the migrations above the database's version, all in one transaction (DDL is transactional here); returns how many. */

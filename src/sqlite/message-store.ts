@@ -18,6 +18,7 @@ import {
 import { listingParams, listingShape, listingSql } from "../featurestatus/listing-sql.js";
 import type { Actor, AuditQuery, AuditRow } from "../featurestatus/audit.js";
 import { AUDIT_COLUMNS, auditListingSql, auditRecord } from "../featurestatus/audit-record.js";
+import { SqliteMessageEvents } from "./message-events.js";
 
 export class SqliteMessageStore implements MessageStore {
   private readonly listStatements = new Map<string, Statement>();
@@ -34,8 +35,11 @@ export class SqliteMessageStore implements MessageStore {
   private readonly auditStmt;
   private readonly purgeAuditStmt;
   private readonly auditListings = new Map<string, Statement>();
+  /** D63: each change's event, in its transaction. */
+  private readonly events: SqliteMessageEvents;
 
   constructor(private readonly db: Db) {
+    this.events = new SqliteMessageEvents(db);
     this.insertStmt = db.prepare<StoredData, StoredRow>(
       "INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date, dismissible, audiences, paths, translations) VALUES (@feature_id, @type, @title, @body, @start_date, @expiring_date, @dismissible, @audiences, @paths, @translations) RETURNING *",
     );
@@ -76,6 +80,7 @@ export class SqliteMessageStore implements MessageStore {
       const row = fromStored(this.insertStmt.get(toStored(data))!);
       if (row.id > MAX_MESSAGE_ID) throw messageIdsExhausted();
       this.auditStmt.run(auditRecord("create", undefined, row, by));
+      this.events.record("message.created", row);
       return row;
     })();
     this.changed();
@@ -92,7 +97,10 @@ export class SqliteMessageStore implements MessageStore {
     const out = this.db.transaction(() => {
       const stored = this.updateStmt.get({ ...toStored(after), id: before.id, version: before.version });
       const written = stored && fromStored(stored);
-      if (written) this.auditStmt.run(auditRecord("update", before, written, by));
+      if (written) {
+        this.auditStmt.run(auditRecord("update", before, written, by));
+        this.events.record("message.updated", written);
+      }
       return written;
     })();
     if (out) this.changed();
@@ -104,7 +112,10 @@ export class SqliteMessageStore implements MessageStore {
     const before = this.db.transaction(() => {
       const stored = this.deleteStmt.get({ id, version: version ?? null });
       const before = stored && fromStored(stored);
-      if (before) this.auditStmt.run(auditRecord("delete", before, undefined, by));
+      if (before) {
+        this.auditStmt.run(auditRecord("delete", before, undefined, by));
+        this.events.record("message.deleted", before);
+      }
       return before;
     })();
     if (before) this.changed();

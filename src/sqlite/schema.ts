@@ -215,6 +215,48 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX message_dismissals_by_message ON message_dismissals (message_id);
     `,
   },
+  {
+    version: 13,
+    name: "webhooks and the outbox of message events (D63)",
+    sql: `
+      CREATE TABLE webhooks (
+        id         TEXT PRIMARY KEY,
+        url        TEXT NOT NULL,
+        secret     TEXT NOT NULL,
+        events     TEXT NOT NULL,     -- the event types it takes, separated by spaces
+        created_at INTEGER NOT NULL   -- epoch milliseconds
+      ) STRICT;
+      -- Written in the transaction of the change (or by the clock's scheduler, once: once_key).
+      CREATE TABLE message_events (
+        id         INTEGER PRIMARY KEY AUTOINCREMENT,
+        at         INTEGER NOT NULL,  -- epoch milliseconds
+        type       TEXT NOT NULL,     -- message.created, .updated, .deleted, .started, .expired
+        message_id INTEGER NOT NULL,
+        message    TEXT NOT NULL,     -- the stored message (before a delete), as JSON
+        once_key   TEXT UNIQUE        -- time events: the message and the instant that passed
+      ) STRICT;
+      CREATE INDEX message_events_by_message ON message_events (message_id, id);
+      CREATE TABLE webhook_deliveries (
+        webhook_id  TEXT NOT NULL,
+        event_id    INTEGER NOT NULL,
+        message_id  INTEGER NOT NULL,
+        state       TEXT NOT NULL DEFAULT 'pending',  -- pending, delivered, failed
+        attempts    INTEGER NOT NULL DEFAULT 0,
+        next_at     INTEGER NOT NULL,  -- epoch milliseconds
+        last_at     INTEGER,
+        last_status INTEGER,
+        last_answer TEXT,              -- at most 1 KB of the endpoint's answer
+        last_error  TEXT,
+        PRIMARY KEY (webhook_id, event_id)
+      ) STRICT;
+      CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (webhook_id, message_id, event_id) WHERE state = 'pending';
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_at) WHERE state = 'pending';
+      CREATE TABLE message_event_marks (
+        name TEXT PRIMARY KEY,
+        mark INTEGER NOT NULL          -- epoch seconds: time events are written up to here
+      ) STRICT;
+    `,
+  },
 ];
 
 /**

@@ -18,13 +18,15 @@ import { RW, api, draft, iso } from "../helpers/messages.js";
 import { openSse, nextEvent } from "../helpers/sse.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
-/** What a public key may call (D60): the active messages' listings and streams. Everything else is a 403. */
+/** What a public key may call (D60): the active messages' listings, streams and feeds (D63). Everything else is a 403. */
 const ALLOWED = new Set([
   "ListFeatureMessages",
   "ListGlobalMessages",
   "WatchMessages",
   "WatchFeatureMessagesSse",
   "WatchGlobalMessagesSse",
+  "GetFeatureMessageFeed",
+  "GetGlobalMessageFeed",
 ]);
 const SHOP = "https://shop.example";
 
@@ -96,7 +98,7 @@ function servedMethods(): { method: DescMethod; request: Record<string, unknown>
 }
 
 describe("D60 public keys: what they may read", () => {
-  it("D60 every route the OpenAPI document describes is a 403 (PUBLIC_KEY_NOT_ALLOWED) to a public key, but the active messages' listings and streams", async () => {
+  it("D60 every route the OpenAPI document describes is a 403 (PUBLIC_KEY_NOT_ALLOWED) to a public key, but the active messages' listings, streams and feeds", async () => {
     const routes = await describedRoutes();
     expect(routes.length).toBeGreaterThan(20);
     const answered: string[] = [];
@@ -121,7 +123,7 @@ describe("D60 public keys: what they may read", () => {
       }
       answered.push(`${method} ${template} ${r.status}`);
     }
-    expect(answered.filter((a) => a.endsWith(" 200"))).toHaveLength(4); // two listings, two SSE streams
+    expect(answered.filter((a) => a.endsWith(" 200"))).toHaveLength(6); // two listings, two SSE streams, two feeds (D63)
   });
 
   it("D60 every RPC of the served services is PERMISSION_DENIED to a public key over Connect and gRPC, but the active messages' reads", async () => {

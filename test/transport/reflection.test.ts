@@ -32,6 +32,7 @@ describe("D42 gRPC reflection", () => {
       "grpc.reflection.v1.ServerReflection",
       "grpc.reflection.v1alpha.ServerReflection",
       "meridian.featurestatus.v1.FeatureStatusService",
+      "meridian.featurestatus.v1.MessageDeliveryService",
       "meridian.timeseries.v1.TimeSeriesService",
     ]);
   });

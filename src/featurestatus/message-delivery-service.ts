@@ -1,0 +1,124 @@
+// D63 RPCs: webhooks (BackOffice registers, lists, removes, reads the
+// delivery log) and the Atom feeds of the active messages.
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import {
+  ListWebhookDeliveriesResponseSchema,
+  ListWebhooksResponseSchema,
+  MessageDeliveryService,
+  WebhookDeliverySchema,
+  WebhookSchema,
+  type Webhook,
+  type WebhookDelivery,
+} from "../gen/meridian/featurestatus/v1/message_delivery_pb.js";
+import { HttpBodySchema, type HttpBody } from "../gen/google/api/httpbody_pb.js";
+import { invalidField, notFound } from "../core/errors.js";
+import { formatDate, nowSeconds } from "./message-fields.js";
+import type { MessageStore } from "./message-store.js";
+import { authorizeActiveRead, authorizeWrite } from "./access.js";
+import { DEFAULT_LIMIT, MAX_LIMIT } from "./listing-params.js";
+import { newWebhook, type DeliveryRow, type WebhookRow, type WebhookStore } from "./webhooks.js";
+import { ATOM_CONTENT_TYPE, atomFeed } from "./atom-feed.js";
+
+export interface MessageDeliveryDeps {
+  webhooks: WebhookStore;
+  messages: MessageStore;
+  /** Hosts a webhook may reach over http: (MERIDIAN_WEBHOOK_HTTP_HOSTS). */
+  httpHosts: readonly string[];
+  /** Seconds since the epoch. */
+  now?: () => number;
+}
+
+export function messageDeliveryService(deps: MessageDeliveryDeps): ServiceImpl<typeof MessageDeliveryService> {
+  const now = deps.now ?? nowSeconds;
+
+  const webhookOf = async (id: string): Promise<WebhookRow> => {
+    const w = await deps.webhooks.get(id);
+    if (!w) throw notFound(`no webhook has id ${id}`, "WEBHOOK_NOT_FOUND");
+    return w;
+  };
+
+  async function* feed(ctx: HandlerContext, scope: string | null): AsyncGenerator<HttpBody> {
+    authorizeActiveRead(ctx, scope);
+    const rows = await deps.messages.list({
+      featureId: scope,
+      expiry: "NonExpired",
+      sortBy: "StartDate",
+      sortOrder: "Desc",
+      limit: MAX_LIMIT,
+      now: now(),
+    });
+    const changed = await deps.webhooks.lastChanges(rows.map((r) => r.id));
+    const entries = rows.map((r) => ({
+      id: `urn:meridian:message:${r.id}`,
+      title: r.title,
+      // Messages stored before the outbox existed: their start is the last change known.
+      updated: Math.max(changed.get(r.id) ?? 0, r.start_date * 1000),
+      published: r.start_date * 1000,
+      html: r.body,
+      category: r.type,
+    }));
+    const xml = atomFeed({
+      id: scope === null ? "urn:meridian:messages:global" : `urn:meridian:messages:feature:${scope}`,
+      title: scope === null ? "Meridian: global messages" : `Meridian: messages of ${scope}`,
+      updated: entries.length ? Math.max(...entries.map((e) => e.updated)) : now() * 1000,
+      author: "Meridian",
+      entries,
+    });
+    yield create(HttpBodySchema, { contentType: ATOM_CONTENT_TYPE, data: Buffer.from(xml) });
+  }
+
+  return {
+    async createWebhook(req, ctx) {
+      authorizeWrite(ctx);
+      const row = newWebhook(req, deps.httpHosts);
+      await deps.webhooks.create(row);
+      return toWebhook(row);
+    },
+    async listWebhooks(_req, ctx) {
+      authorizeWrite(ctx);
+      return create(ListWebhooksResponseSchema, { data: (await deps.webhooks.list()).map(toWebhook) });
+    },
+    async deleteWebhook(req, ctx) {
+      authorizeWrite(ctx);
+      if (!(await deps.webhooks.remove(req.webhookId))) throw notFound(`no webhook has id ${req.webhookId}`, "WEBHOOK_NOT_FOUND");
+      return {};
+    },
+    async listWebhookDeliveries(req, ctx) {
+      authorizeWrite(ctx);
+      const limit = req.limit ?? DEFAULT_LIMIT;
+      if (limit < 1 || limit > MAX_LIMIT) throw invalidField("limit", `must be 1 to ${MAX_LIMIT}`);
+      const w = await webhookOf(req.webhookId);
+      const rows = await deps.webhooks.deliveries(w.id, req.messageId, limit);
+      return create(ListWebhookDeliveriesResponseSchema, { data: rows.map(toDelivery) });
+    },
+    getFeatureMessageFeed: (req, ctx) => feed(ctx, req.featureId),
+    getGlobalMessageFeed: (_req, ctx) => feed(ctx, null),
+  };
+}
+
+function toWebhook(w: WebhookRow): Webhook {
+  return create(WebhookSchema, {
+    id: w.id,
+    url: w.url,
+    events: w.events.split(" "),
+    createdAt: formatDate(Math.floor(w.created_at / 1000)),
+  });
+}
+
+function toDelivery(d: DeliveryRow): WebhookDelivery {
+  const iso = (ms: number | null) => (ms === null ? undefined : new Date(ms).toISOString());
+  return create(WebhookDeliverySchema, {
+    eventId: BigInt(d.event_id),
+    event: d.type,
+    messageId: d.message_id,
+    status: d.state,
+    attempts: d.attempts,
+    createdAt: new Date(d.at).toISOString(),
+    lastAttemptAt: iso(d.last_at),
+    nextAttemptAt: d.state === "pending" && d.attempts > 0 ? iso(d.next_at) : undefined,
+    lastStatus: d.last_status ?? undefined,
+    lastAnswer: d.last_answer ?? undefined,
+    lastError: d.last_error ?? undefined,
+  });
+}

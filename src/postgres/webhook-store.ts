@@ -1,0 +1,119 @@
+// D63 webhooks and their delivery log in PostgreSQL, shared by replicas.
+// One replica delivers at a time: a delivery turn holds a session advisory
+// lock on a connection of its own (released when the turn ends, or by the
+// server when the process dies), and the others skip their turn. A turn
+// records each outcome as it comes, so a replica killed mid-turn leaves only
+// the deliveries in flight to be sent again (at least once).
+import type { Sql } from "./database.js";
+import { fromStored, type StoredRow } from "../featurestatus/message-store.js";
+import type { DeliveryOutcome, DeliveryRow, DueDelivery, WebhookRow, WebhookStore } from "../featurestatus/webhooks.js";
+import { recordMessageEvent } from "./message-events.js";
+
+const DELIVERY_LOCK = "meridian.webhook-delivery";
+
+export class PostgresWebhookStore implements WebhookStore {
+  constructor(private readonly sql: Sql) {}
+
+  async create(w: WebhookRow): Promise<void> {
+    await this.sql`INSERT INTO webhooks ${this.sql(w, "id", "url", "secret", "events", "created_at")}`;
+  }
+
+  async list(): Promise<WebhookRow[]> {
+    return await this.sql<WebhookRow[]>`SELECT * FROM webhooks ORDER BY created_at, id`;
+  }
+
+  async get(id: string): Promise<WebhookRow | undefined> {
+    const [row] = await this.sql<WebhookRow[]>`SELECT * FROM webhooks WHERE id = ${id}`;
+    return row;
+  }
+
+  async remove(id: string): Promise<boolean> {
+    return this.sql.begin(async (tx) => {
+      await tx`DELETE FROM webhook_deliveries WHERE webhook_id = ${id}`;
+      return (await tx`DELETE FROM webhooks WHERE id = ${id}`).count > 0;
+    }) as Promise<boolean>;
+  }
+
+  async deliveries(webhookId: string, messageId: number | undefined, limit: number): Promise<DeliveryRow[]> {
+    const m = messageId ?? null;
+    return await this.sql<DeliveryRow[]>`
+      SELECT d.webhook_id, d.event_id, e.type, d.message_id, d.state, d.attempts, e.at, d.last_at, d.next_at,
+             d.last_status, d.last_answer, d.last_error
+      FROM webhook_deliveries d JOIN message_events e ON e.id = d.event_id
+      WHERE d.webhook_id = ${webhookId} AND (${m}::integer IS NULL OR d.message_id = ${m}::integer)
+      ORDER BY d.event_id DESC LIMIT ${limit}`;
+  }
+
+  async due(nowMs: number, limit: number): Promise<DueDelivery[]> {
+    return await this.sql<DueDelivery[]>`
+      SELECT d.webhook_id, d.event_id, e.type, d.message_id, d.state, d.attempts, e.at, d.last_at, d.next_at,
+             d.last_status, d.last_answer, d.last_error, w.url, w.secret, e.message
+      FROM webhook_deliveries d JOIN message_events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
+      WHERE d.state = 'pending' AND d.next_at <= ${nowMs} AND NOT EXISTS (
+        SELECT 1 FROM webhook_deliveries p WHERE p.state = 'pending' AND p.webhook_id = d.webhook_id
+          AND p.message_id = d.message_id AND p.event_id < d.event_id)
+      ORDER BY d.event_id LIMIT ${limit}`;
+  }
+
+  async settle(d: { webhook_id: string; event_id: number }, o: DeliveryOutcome): Promise<void> {
+    const state = o.delivered ? "delivered" : o.nextAt === undefined ? "failed" : "pending";
+    await this.sql`
+      UPDATE webhook_deliveries SET state = ${state}, attempts = attempts + 1, last_at = ${o.at}, next_at = ${o.nextAt ?? o.at},
+        last_status = ${o.status ?? null}, last_answer = ${o.answer ?? null}, last_error = ${o.error ?? null}
+      WHERE webhook_id = ${d.webhook_id} AND event_id = ${d.event_id}`;
+  }
+
+  async recordTimeEvents(nowS: number): Promise<number> {
+    return this.sql.begin(async (tx) => {
+      await tx`INSERT INTO message_event_marks (name, mark) VALUES ('time', ${nowS}) ON CONFLICT (name) DO NOTHING RETURNING mark`;
+      // The row lock makes replicas take turns: the second reads the mark the first moved.
+      const [{ mark }] = await tx<{ mark: number }[]>`SELECT mark FROM message_event_marks WHERE name = 'time' FOR UPDATE`;
+      if (mark >= nowS) return 0; // also the first run, which starts the clock: nothing before it is an event
+      let written = 0;
+      for (const [type, column] of [
+        ["message.started", "start_date"],
+        ["message.expired", "expiring_date"],
+      ] as const) {
+        const rows = await tx<StoredRow[]>`
+          SELECT * FROM messages WHERE ${tx(column)} > ${mark} AND ${tx(column)} <= ${nowS} ORDER BY ${tx(column)}, id`;
+        for (const r of rows.map(fromStored))
+          if (await recordMessageEvent(tx, type, r, `${type}:${r.id}:${r[column]}`, r[column] * 1000)) written++;
+      }
+      await tx`UPDATE message_event_marks SET mark = ${nowS} WHERE name = 'time'`;
+      return written;
+    }) as Promise<number>;
+  }
+
+  async deliveryTurn(fn: () => Promise<void>): Promise<boolean> {
+    const conn = await this.sql.reserve();
+    try {
+      const [{ locked }] = await conn<{ locked: boolean }[]>`SELECT pg_try_advisory_lock(hashtext(${DELIVERY_LOCK})) AS locked`;
+      if (!locked) return false;
+      try {
+        await fn();
+      } finally {
+        await conn`SELECT pg_advisory_unlock(hashtext(${DELIVERY_LOCK}))`;
+      }
+      return true;
+    } finally {
+      conn.release();
+    }
+  }
+
+  async purgeEventsBefore(cutoffMs: number): Promise<number> {
+    return this.sql.begin(async (tx) => {
+      await tx`DELETE FROM webhook_deliveries WHERE state <> 'pending' AND event_id IN (SELECT id FROM message_events WHERE at < ${cutoffMs})`;
+      const gone = await tx`
+        DELETE FROM message_events e WHERE at < ${cutoffMs} AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`;
+      return gone.count;
+    }) as Promise<number>;
+  }
+
+  async lastChanges(messageIds: number[]): Promise<Map<number, number>> {
+    if (messageIds.length === 0) return new Map();
+    const rows = await this.sql<{ message_id: number; at: number }[]>`
+      SELECT message_id, max(at) AS at FROM message_events
+      WHERE type IN ('message.created', 'message.updated') AND message_id = ANY(${messageIds}::integer[]) GROUP BY message_id`;
+    return new Map(rows.map((r) => [r.message_id, r.at]));
+  }
+}
