@@ -27,7 +27,7 @@ export function documentMessageDeliveryRest(registry: ServiceRegistry): void {
     tag: {
       name: "Message delivery",
       description:
-        "Messages beyond the page (D63): webhooks told of every create, update, delete, start and expiry, signed with Meridian-Signature; and Atom feeds of the active messages.",
+        "Messages beyond the page: webhooks told of every create, update, delete, start and expiry, signed with Meridian-Signature; and Atom feeds of the active messages.",
     },
     examples: {
       CreateWebhook: {
