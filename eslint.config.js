@@ -42,6 +42,11 @@ export default defineConfig(
       "@typescript-eslint/restrict-template-expressions": ["error", { allowNumber: true }],
       // `(x) => resolve(x)` and `return send(res)` from a function that returns nothing are the callback and
       // early-return idioms, not a void value put to use; a void value in a condition or assignment still fails.
+      // An empty string is how an unset variable or setting reads (`process.env.X || fallback`): `||` is meant.
+      "@typescript-eslint/prefer-nullish-coalescing": ["error", { ignorePrimitives: { string: true } }],
+      // Passing on a caught value as it is (`reject(e)`, `Promise.reject(e)` in an iterator's throw) is not
+      // making a non-Error; a literal or object still fails.
+      "@typescript-eslint/prefer-promise-reject-errors": ["error", { allowThrowingUnknown: true }],
       "@typescript-eslint/no-confusing-void-expression": ["error", { ignoreArrowShorthand: true, ignoreVoidReturningFunctions: true }],
       // `() => {}` is how the tree says "nothing to do" (a rejection already handled elsewhere, a no-op
       // callback); an empty named function or method is still reported.

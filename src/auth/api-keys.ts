@@ -121,11 +121,16 @@ function hash(secret: string): Buffer {
 function grantOf(r: ApiKeyRow): ApiKeyGrant {
   const grant: ApiKeyGrant = {
     clientId: r.client_id,
-    roles: JSON.parse(r.roles),
-    scopes: JSON.parse(r.scopes),
-    projects: JSON.parse(r.projects),
-    audiences: JSON.parse(r.audiences),
+    roles: storedList(r.roles),
+    scopes: storedList(r.scopes),
+    projects: storedList(r.projects),
+    audiences: storedList(r.audiences),
   };
-  if (r.kind === "public") grant.publicKey = { features: JSON.parse(r.features), origins: JSON.parse(r.origins) };
+  if (r.kind === "public") grant.publicKey = { features: storedList(r.features), origins: storedList(r.origins) };
   return grant;
+}
+
+/** A list of names as create() stored it: JSON of a string array. */
+function storedList(json: string): string[] {
+  return JSON.parse(json) as string[];
 }

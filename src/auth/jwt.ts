@@ -1,7 +1,7 @@
 // OAuth2 access tokens (D12), verified by jose: algorithms pinned per key
 // kind, exp required, issuer and audience enforced when configured.
 import { readFileSync } from "node:fs";
-import { createLocalJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import type { Principal } from "./principal.js";
 
 export interface JwtSettings {
@@ -24,7 +24,7 @@ export function createJwtVerifier(s: JwtSettings): JwtVerifier | undefined {
     verifiers.push(async (t) => (await jwtVerify(t, key, { ...common, algorithms: ["HS256"] })).payload);
   }
   if (s.jwksFile) {
-    const jwks: JWTVerifyGetKey = createLocalJWKSet(JSON.parse(readFileSync(s.jwksFile, "utf8")));
+    const jwks: JWTVerifyGetKey = createLocalJWKSet(JSON.parse(readFileSync(s.jwksFile, "utf8")) as JSONWebKeySet); // jose checks its shape
     verifiers.push(async (t) => (await jwtVerify(t, jwks, { ...common, algorithms: ASYMMETRIC })).payload);
   }
   if (verifiers.length === 0) return undefined;

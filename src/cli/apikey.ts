@@ -27,7 +27,8 @@ export const APIKEY_USAGE = `usage:
 `;
 
 export async function apikeyCommand(argv: string[]): Promise<number> {
-  const [sub, ...rest] = argv;
+  const sub = argv.at(0);
+  const rest = argv.slice(1);
   switch (sub) {
     case "create":
       return create(rest);

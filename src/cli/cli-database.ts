@@ -28,10 +28,12 @@ export async function openCliBackend(command: string, mode: "create" | "existing
 }
 
 /** The SQLite connection of a command that works on the file itself (backup). */
-export async function openCliSqlite(command: string, unlessPostgres: string): Promise<{ db: Db; close(): Promise<void> }> {
+export async function openCliSqlite(command: string, unlessPostgres: string): Promise<{ db: Db; close: () => Promise<void> }> {
   const { db } = loadSettings();
   if (isPostgresUrl(db))
     throw new OperatorError("MERIDIAN_DB", db, `is a PostgreSQL URL; meridian ${command} works on a SQLite file`, unlessPostgres);
   const backend = await openCliBackend(command, "existing");
-  return { db: backend.sqlite!, close: () => backend.close() };
+  const { sqlite } = backend;
+  if (!sqlite) throw new Error(`meridian ${command}: ${db} opened as a SQLite file but has no SQLite connection`);
+  return { db: sqlite, close: () => backend.close() };
 }

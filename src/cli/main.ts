@@ -41,7 +41,8 @@ ${settingsHelp()}
 
 export async function main(argv: string[]): Promise<number> {
   try {
-    const [command, ...rest] = argv;
+    const command = argv.at(0);
+    const rest = argv.slice(1);
     // serve logs these as JSON lines (D34), as the first lines of its log.
     if (command !== "serve") for (const u of unknownVariables()) process.stderr.write(`meridian: warning: ${unknownVariableWarning(u)}\n`);
     switch (command) {

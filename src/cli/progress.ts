@@ -5,7 +5,8 @@ export function progressBar(out: WriteStream) {
   const started = performance.now();
   let last = 0;
   return {
-    update(done: number, total: number, rows: number): void {
+    // Arrows: update is handed on alone, as a callback.
+    update: (done: number, total: number, rows: number): void => {
       const now = performance.now();
       if (now - last < 200) return;
       last = now;
@@ -17,7 +18,7 @@ export function progressBar(out: WriteStream) {
         `\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${(share * 100).toFixed(0).padStart(3)}%  ${rows.toLocaleString("en")} rows  ${(rate / 1e6).toFixed(2)}M rows/s `,
       );
     },
-    done(): void {
+    done: (): void => {
       if (last > 0) out.write("\n");
     },
   };

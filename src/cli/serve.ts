@@ -20,7 +20,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     process.once("SIGINT", () => resolve("SIGINT"));
   });
   // A failure to start is an OperatorError, which main prints as one line (D56).
-  const app = await startMeridian(loadSettings(process.env, args.values as Record<string, string | undefined>));
+  const app = await startMeridian(loadSettings(process.env, args.values));
   const missing = missingNodeFlags();
   if (missing.length > 0) {
     app.logger.warn(

@@ -119,7 +119,7 @@ const TRANSLATIONS: readonly Translation[] = [
   {
     matches: (e, s) =>
       isDb(s) &&
-      (code("SQLITE_READONLY", "SQLITE_READONLY_DIRECTORY", "SQLITE_READONLY_DBMOVED")(e) || /readonly database/.test(e.message)),
+      (code("SQLITE_READONLY", "SQLITE_READONLY_DIRECTORY", "SQLITE_READONLY_DBMOVED")(e) || e.message.includes("readonly database")),
     problem: () => "the database file (or its folder) is read-only for this user",
     remedy: () => "run as the file's owner or give this user write access to the file and its folder",
     exit: EXIT_FAILURE,

@@ -13,7 +13,8 @@ export function parseMetricsSetting(text: string): MetricsExposure | undefined {
   if (t === "off" || t === "public") return { kind: t };
   const m = /^(?:([^:]+|\[[0-9a-f:]+\]):)?(\d{1,5})$/.exec(t);
   if (!m || Number(m[2]) > 65535) return undefined;
-  return { kind: "own", host: (m[1] ?? "127.0.0.1").replace(/^\[|\]$/g, ""), port: Number(m[2]) };
+  const [, host = "127.0.0.1", port] = m; // the host's group is optional
+  return { kind: "own", host: host.replace(/^\[|\]$/g, ""), port: Number(port) };
 }
 
 export interface Settings {
@@ -277,13 +278,12 @@ export const OTHER_VARIABLES: readonly { env: string; help?: string }[] = [
   { env: "MERIDIAN_NATIVE_PORTABLE" }, // native/check.sh: the addon's paths without SSE4.2
   { env: "MERIDIAN_DEBIAN_MIRROR" }, // release/image.mjs: where the image's Debian comes from
 ];
-const TEST_VARIABLES = /^MERIDIAN_TEST_/;
 
 /** MERIDIAN_* variables of `env` that Meridian does not read, each with the known name nearest to it (D56). */
 export function unknownVariables(env: NodeJS.ProcessEnv = process.env): { name: string; nearest: string }[] {
   const known = [...SETTINGS.map((s) => s.env), ...OTHER_VARIABLES.map((v) => v.env)];
   return Object.keys(env)
-    .filter((name) => name.startsWith("MERIDIAN_") && !TEST_VARIABLES.test(name) && !known.includes(name))
+    .filter((name) => name.startsWith("MERIDIAN_") && !name.startsWith("MERIDIAN_TEST_") && !known.includes(name))
     .sort()
     .map((name) => ({ name, nearest: nearestOf(name, known) }));
 }

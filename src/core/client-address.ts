@@ -13,7 +13,9 @@ export class ClientAddress {
   /** @param proxies addresses and CIDR ranges ("10.0.0.0/8", "::1"); throws on one that is neither */
   constructor(proxies: readonly string[]) {
     for (const entry of proxies) {
-      const [address, bits, extra] = entry.split("/");
+      const [address, ...rest] = entry.split("/");
+      const bits = rest.at(0);
+      const extra = rest.at(1);
       const family = isIP(address);
       const prefix = Number(bits);
       const max = family === 4 ? 32 : 128;
@@ -29,7 +31,8 @@ export class ClientAddress {
 
   /** The client's address: the peer's, or the nearest untrusted hop of X-Forwarded-For when the peer is trusted. */
   of(req: NodeRequest): string {
-    const peer = plain(req.socket?.remoteAddress ?? "");
+    // An HTTP/2 request whose stream has ended has no socket any more, whatever the types say.
+    const peer = plain((req.socket as NodeRequest["socket"] | undefined)?.remoteAddress ?? "");
     if (!this.any || !this.isTrusted(peer)) return peer;
     const header = req.headers["x-forwarded-for"];
     const hops = (Array.isArray(header) ? header.join(",") : (header ?? "")).split(",").map((h) => plain(h.trim()));

@@ -5,8 +5,7 @@
 // computed once per message type. One writer serves the server (the service
 // registry's): the transcoder's answers and the SSE events are written alike.
 import { toJson, type DescField, type DescMessage, type JsonObject, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
-
-const EXPLICIT = 1; // FeatureSet.FieldPresence.EXPLICIT
+import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 
 /** Reshapes the proto3 JSON object of one message in place. */
 export type ShapeRule = (json: JsonObject) => void;
@@ -45,7 +44,12 @@ export class JsonShaper {
 
   private addField(plan: Plan, field: DescField): void {
     const wkt = (m: DescMessage) => m.typeName.startsWith("google.protobuf.");
-    if (field.oneof === undefined && field.presence === EXPLICIT && field.fieldKind !== "list" && field.fieldKind !== "map") {
+    if (
+      field.oneof === undefined &&
+      field.presence === FeatureSet_FieldPresence.EXPLICIT &&
+      field.fieldKind !== "list" &&
+      field.fieldKind !== "map"
+    ) {
       plan.nullable.push(field.jsonName);
     }
     if (field.fieldKind === "message" && !wkt(field.message)) {
@@ -60,10 +64,10 @@ export class JsonShaper {
 
 function apply(plan: Plan, json: JsonValue): void {
   if (json === null || typeof json !== "object" || Array.isArray(json)) return;
-  const obj = json as JsonObject;
+  const obj = json;
   for (const key of plan.nullable) if (!(key in obj)) obj[key] = null;
   for (const n of plan.nested) {
-    const v = obj[n.key];
+    const v = obj[n.key] as JsonValue | undefined; // a key the answer leaves out
     if (v === undefined || v === null) continue;
     if (n.kind === "message") apply(n.plan, v);
     else if (n.kind === "list" && Array.isArray(v)) for (const item of v) apply(n.plan, item);

@@ -47,7 +47,7 @@ export function problemOf(err: ConnectError): Problem {
 }
 
 function violationsOf(err: ConnectError): Violations | undefined {
-  const [badRequest] = err.findDetails(BadRequestSchema);
+  const badRequest = err.findDetails(BadRequestSchema).at(0);
   if (!badRequest || badRequest.fieldViolations.length === 0) return undefined;
   const out: Violations = {};
   for (const v of badRequest.fieldViolations) (out[v.field] ??= []).push(v.description);

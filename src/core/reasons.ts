@@ -106,7 +106,7 @@ export const REASONS = {
 
 export type Reason = keyof typeof REASONS;
 
-const CODE_NAMES: Record<number, string> = {
+const CODE_NAMES: Partial<Record<number, string>> = {
   [Code.Canceled]: "canceled",
   [Code.Unknown]: "unknown",
   [Code.InvalidArgument]: "invalid_argument",
@@ -126,7 +126,7 @@ const CODE_NAMES: Record<number, string> = {
 };
 
 /** A Connect code's stable name ("not_found"), as problem details and the metrics give it. */
-export function codeName(code: Code): string {
+export function codeName(code: Code | number): string {
   return CODE_NAMES[code] ?? "unknown";
 }
 

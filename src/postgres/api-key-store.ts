@@ -72,11 +72,12 @@ export class PostgresApiKeyStore implements ApiKeyStore {
     const mark = this.changes.mark(TABLE);
     let row = mark === undefined ? undefined : this.cache.get(parsed.id);
     if (row === undefined) {
-      const [found] = await this.sql<ApiKeyRow[]>`SELECT * FROM api_keys WHERE id = ${parsed.id} AND revoked_at IS NULL`;
+      const found = (await this.sql<ApiKeyRow[]>`SELECT * FROM api_keys WHERE id = ${parsed.id} AND revoked_at IS NULL`).at(0);
       row = found ?? null;
       // Kept only if no change to the keys may have been missed while it was read.
       if (mark !== undefined && this.changes.mark(TABLE) === mark) {
-        if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!);
+        const oldest = this.cache.keys().next();
+        if (this.cache.size >= MAX_CACHED && !oldest.done) this.cache.delete(oldest.value);
         this.cache.set(parsed.id, row);
       }
     }

@@ -33,7 +33,7 @@ const GZIP_OPTIONS = { chunkSize: CHUNK, level: 1 };
 export function codingFor(req: NodeRequest): Coding | undefined {
   if (req.headers["accept-encoding"] === undefined) return undefined;
   // negotiator 1.x takes the preferred order for ties; its published types are 0.6's.
-  const negotiator = new Negotiator(req as never) as unknown as {
+  const negotiator = new Negotiator(req) as unknown as {
     encoding(available: string[], o: { preferred: string[] }): string | undefined;
   };
   const chosen = negotiator.encoding(OFFERED, { preferred: OFFERED });

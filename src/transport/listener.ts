@@ -40,7 +40,7 @@ export async function listen(handler: NodeHandler, opts: ListenOptions): Promise
   let draining = false;
   const countHttp1 = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
     if (req.httpVersionMajor !== 1) return;
-    const socket = req.socket as Socket;
+    const { socket } = req;
     active.set(socket, (active.get(socket) ?? 0) + 1);
     res.once("close", () => {
       const n = (active.get(socket) ?? 1) - 1;
@@ -58,15 +58,16 @@ export async function listen(handler: NodeHandler, opts: ListenOptions): Promise
   const socketOptions = { noDelay: true };
   let outer: net.Server;
   let h1: http.Server | undefined;
-  const tls = Boolean(opts.tlsCert && opts.tlsKey);
+  const certs = opts.tlsCert && opts.tlsKey ? { cert: opts.tlsCert, key: opts.tlsKey } : undefined;
+  const tls = certs !== undefined;
 
-  if (tls) {
+  if (certs) {
     const secure = http2.createSecureServer(
       {
         ...h2Options,
         ...socketOptions,
-        cert: readFileSync(opts.tlsCert!),
-        key: readFileSync(opts.tlsKey!),
+        cert: readFileSync(certs.cert),
+        key: readFileSync(certs.key),
         allowHTTP1: true,
         handshakeTimeout: timeouts.headersMs,
       },

@@ -107,7 +107,7 @@ export function createNodeHandler({
     if (publicMetrics && metrics && path === "/metrics" && req.method === "GET") {
       metrics.scrape().then(
         ({ text, contentType }) => sendJsonText(res, 200, text, {}, contentType),
-        (e) => {
+        (e: unknown) => {
           logger.error({ err: e }, "metrics scrape failed");
           sendProblem(res, failure("INTERNAL", "internal error"));
         },
@@ -126,7 +126,7 @@ export function createNodeHandler({
           reason === undefined
             ? sendJson(res, 200, { status: "ready" })
             : sendProblem(res, failure("NOT_READY", `not ready: ${reason}`, { headers: { "retry-after": "1" } })),
-        (e) => failed(e, res),
+        (e: unknown) => failed(e, res),
       );
       return;
     }
@@ -162,7 +162,7 @@ export function createNodeHandler({
         }
         return transcoder.serve(req, res, contextValues, rest);
       })
-      .catch((e) => failed(e, res));
+      .catch((e: unknown) => failed(e, res));
   }
 }
 
@@ -227,8 +227,10 @@ async function serveRpc(
     await universalResponseToNodeResponse(closingIfUnread(text ? binaryResponseToText(uRes) : uRes, req, res), res);
   } catch (e) {
     // A client gone mid-answer shows in the request line as cancelled (D34).
-    if (isCancellation(e, uReq.signal)) (contextValues.get(requestInfoKey) ?? ({} as RequestInfo)).cancelled = true;
-    else logger.error({ err: e, rpc: rpc.requestPath }, "RPC failed");
+    if (isCancellation(e, uReq.signal)) {
+      const info = contextValues.get(requestInfoKey);
+      if (info) info.cancelled = true;
+    } else logger.error({ err: e, rpc: rpc.requestPath }, "RPC failed");
   }
 }
 
@@ -295,7 +297,7 @@ function logRequest(logger: Logger, req: NodeRequest, path: string, res: NodeRes
       traceId: info.traceId,
       spanId: info.spanId,
       streamedBytes: info.streamedBytes,
-      cancelled: info.cancelled || !done || undefined,
+      cancelled: info.cancelled === true || !done ? true : undefined,
     },
     "request",
   );

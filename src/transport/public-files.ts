@@ -76,7 +76,7 @@ export class PublicFiles {
     }
     if (path === "/docs" || path === "/docs/") return sendStaticFile(res, "html", Buffer.from(PAGE));
     if (path === "/docs/docs.js") return sendStaticFile(res, "js", Buffer.from(START));
-    const ui = UI_FILES[path];
+    const ui = UI_FILES[path] as UiFile | undefined; // any path a client asks for
     if (ui)
       return sendStaticFile(
         res,
@@ -96,7 +96,13 @@ export class PublicFiles {
 }
 
 /** D49: the banner element and the operator console, files of the repository (ui/), served as they are. */
-const UI_FILES: Record<string, { asset: string; type: "html" | "js" | "css"; headers?: Record<string, string> }> = {
+interface UiFile {
+  asset: string;
+  type: "html" | "js" | "css";
+  headers?: Record<string, string>;
+}
+
+const UI_FILES: Record<string, UiFile> = {
   // Loaded as a module by other origins' pages: public, so any origin may.
   "/ui/meridian-banner.js": { asset: "meridian-banner.js", type: "js", headers: { "access-control-allow-origin": "*" } },
   // The console's page enforces Trusted Types: the banner's policy is its one HTML sink.

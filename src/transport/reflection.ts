@@ -120,7 +120,7 @@ function reflectionImpl(version: Version, served: readonly DescService[]): Servi
       for await (const req of requests) {
         yield create(version.ServerReflectionResponseSchema as typeof v1.ServerReflectionResponseSchema, {
           validHost: req.host,
-          originalRequest: req as v1.ServerReflectionRequest,
+          originalRequest: req,
           messageResponse: answer(req),
         });
       }

@@ -5,7 +5,6 @@
 // only the answer shows. Each protocol says it in its own place: gRPC in the
 // grpc-status trailer, gRPC-Web in its trailer frame, Connect in the HTTP
 // status and JSON error of a unary call or the end-of-stream message.
-import { Code } from "@connectrpc/connect";
 import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 import type { Protocol } from "../metrics/metrics.js";
 import { codeName } from "../core/reasons.js";
@@ -35,7 +34,7 @@ function outcomeOf(protocol: Protocol, res: UniversalServerResponse, last: Uint8
     case "grpc-web": {
       // gRPC: the trailer, or the header of a trailers-only answer; gRPC-Web: the trailer frame, the body's last chunk.
       const status = res.trailer?.get("grpc-status") ?? res.header?.get("grpc-status") ?? /grpc-status:\s*(\d+)/i.exec(text())?.[1];
-      return status === undefined || status === null ? undefined : grpcCodeName(Number(status));
+      return status === undefined ? undefined : grpcCodeName(Number(status));
     }
     case "connect": {
       // A unary error's JSON body, or a stream's end message: {"code": ...} / {"error": {"code": ...}}.
@@ -49,5 +48,5 @@ function outcomeOf(protocol: Protocol, res: UniversalServerResponse, last: Uint8
 }
 
 function grpcCodeName(status: number): string {
-  return status === 0 ? "ok" : codeName(status as Code);
+  return status === 0 ? "ok" : codeName(status);
 }

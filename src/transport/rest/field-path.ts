@@ -1,6 +1,6 @@
 // Field paths of google.api.http rules ("dataset_id", "a.b"), resolved against
 // the input message once at start-up, and the JSON assembly they drive.
-import type { DescField, DescMessage, JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { ScalarType, type DescField, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 
 export class FieldPathError extends Error {}
 
@@ -66,7 +66,7 @@ export function setAtPath(root: JsonObject, path: readonly DescField[], value: J
 /** Path and query text as a proto3 JSON value: JSON accepts numbers as strings, but not booleans. */
 export function textToJson(field: DescField, text: string): JsonValue {
   const scalar = field.fieldKind === "scalar" || field.fieldKind === "list" ? field.scalar : undefined;
-  if (scalar === 8 /* BOOL */) {
+  if (scalar === ScalarType.BOOL) {
     if (text === "true") return true;
     if (text === "false") return false;
   }

@@ -8,6 +8,7 @@
 // bodies that differ from the message answers carry, the JSON of its streamed
 // google.api.HttpBody answers, and examples.
 import { ScalarType, type DescEnum, type DescField, type DescMessage, type DescMethod } from "@bufbuild/protobuf";
+import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import { Code } from "@connectrpc/connect";
 import type { RestRoute } from "./rest-routes.js";
@@ -74,7 +75,6 @@ export interface DocumentInfo {
 }
 
 const API_KEY_HEADER = "svc-open-api-key";
-const EXPLICIT = 1; // FeatureSet.FieldPresence.EXPLICIT
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** The document: every route of `routes`, with `docs` by service type name. */
@@ -273,23 +273,14 @@ class SchemaSet {
       case "list":
         schema = {
           type: "array",
-          items: this.single(
-            f.listKind,
-            f.listKind === "scalar" ? f.scalar : undefined,
-            f.listKind === "enum" ? f.enum : undefined,
-            f.listKind === "message" ? f.message : undefined,
-          ),
+          items: f.listKind === "scalar" ? scalar(f.scalar) : f.listKind === "enum" ? enumSchema(f.enum) : this.messageSchema(f.message),
         };
         break;
       case "map":
         schema = {
           type: "object",
-          additionalProperties: this.single(
-            f.mapKind,
-            f.mapKind === "scalar" ? f.scalar : undefined,
-            f.mapKind === "enum" ? f.enum : undefined,
-            f.mapKind === "message" ? f.message : undefined,
-          ),
+          additionalProperties:
+            f.mapKind === "scalar" ? scalar(f.scalar) : f.mapKind === "enum" ? enumSchema(f.enum) : this.messageSchema(f.message),
         };
         break;
       case "scalar":
@@ -299,22 +290,25 @@ class SchemaSet {
         schema = enumSchema(f.enum);
         break;
       case "message":
-        schema = this.single("message", undefined, undefined, f.message);
+        schema = this.messageSchema(f.message);
     }
     // The area's facts: constraints on the value, annotations beside it (outside the null alternative).
     const { description, deprecated, default: fallback, ...constraints } = this.facts(f) ?? {};
     schema = { ...schema, ...constraints };
-    const optional = nullable && f.oneof === undefined && f.presence === EXPLICIT && f.fieldKind !== "list" && f.fieldKind !== "map";
+    const optional =
+      nullable &&
+      f.oneof === undefined &&
+      f.presence === FeatureSet_FieldPresence.EXPLICIT &&
+      f.fieldKind !== "list" &&
+      f.fieldKind !== "map";
     const annotations = Object.fromEntries(
       Object.entries({ description, deprecated, default: fallback }).filter(([, v]) => v !== undefined),
     );
     return { ...(optional ? { anyOf: [schema, { type: "null" }] } : schema), ...annotations };
   }
 
-  private single(kind: "scalar" | "enum" | "message", s?: ScalarType, e?: DescEnum, m?: DescMessage): Schema {
-    if (kind === "scalar") return scalar(s!);
-    if (kind === "enum") return enumSchema(e!);
-    return WELL_KNOWN[m!.typeName] ?? ref(this.message(m!));
+  private messageSchema(m: DescMessage): Schema {
+    return WELL_KNOWN[m.typeName] ?? ref(this.message(m));
   }
 }
 
@@ -410,6 +404,6 @@ const ERRORS: [number, string][] = [
 
 /** The methods of `routes` without a route of their own in the document's paths (for a completeness check). */
 export function undocumented(doc: Schema, routes: readonly RestRoute[]): DescMethod[] {
-  const paths = doc.paths as Record<string, Record<string, unknown>>;
+  const paths = doc.paths as Record<string, Record<string, unknown> | undefined>;
   return routes.filter((r) => !paths[openApiPath(r)]?.[r.httpMethod.toLowerCase()]).map((r) => r.method);
 }

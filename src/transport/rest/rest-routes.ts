@@ -83,6 +83,7 @@ function routeOf(spec: MethodImplSpec, method: DescMethod, rule: HttpRule): Rest
     variables,
     bound,
     responseBody: responseBody?.[0],
+    // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing -- proto3: an option of 0 is one not set
     successStatus: options?.successStatus || (isEmpty ? 204 : 200),
     maxBodyBytes: maxBodyBytes(method),
     queryFields: body === "*" ? new Map() : queryFieldTable(input, bound),
@@ -93,5 +94,6 @@ function routeOf(spec: MethodImplSpec, method: DescMethod, rule: HttpRule): Rest
 /** The largest request body a method accepts, on every protocol (D6): its rest option, else 1 MiB. */
 export function maxBodyBytes(method: DescMethod): number {
   const options = hasOption(method, rest) ? getOption(method, rest) : undefined;
+  // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing -- proto3: an option of 0 is one not set
   return Number(options?.maxBodyBytes || DEFAULT_MAX_BODY_BYTES);
 }

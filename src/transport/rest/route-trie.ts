@@ -31,11 +31,11 @@ export class RouteTrie<T> {
       } else if (seg.kind === "any") {
         node = node.any ??= newNode();
       } else {
-        insert((node.rest ??= new Map()), method, template, route);
+        insert((node.rest ??= new Map<string, T>()), method, template, route);
         return;
       }
     }
-    insert((node.routes ??= new Map()), method, template, route);
+    insert((node.routes ??= new Map<string, T>()), method, template, route);
     this.all.push(route);
   }
 

@@ -145,7 +145,7 @@ export class Transcoder {
       if (text !== undefined) {
         let parsed: JsonValue;
         try {
-          parsed = JSON.parse(text);
+          parsed = JSON.parse(text) as JsonValue;
         } catch (e) {
           throw invalidField("body", `malformed JSON: ${(e as Error).message}`, "MALFORMED_BODY");
         }
@@ -230,7 +230,10 @@ export class Transcoder {
       shutdownSignal: this.options.shutdownSignal,
     });
     try {
-      if (route.spec.kind !== "unary") return await this.writeStream(route, ctx, input, res, codingFor(req));
+      if (route.spec.kind !== "unary") {
+        await this.writeStream(route, ctx, input, res, codingFor(req));
+        return;
+      }
       const output = await invokeUnaryImplementation(route.spec, ctx, input, this.interceptors);
       const headers = passHeaders(ctx.responseHeader);
       if (req.method === "GET" && notModified(req.headers["if-none-match"], ctx.responseHeader.get("etag"))) {
