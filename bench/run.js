@@ -27,7 +27,9 @@ for (const name of benches) {
     if (!line.startsWith("{")) continue;
     try {
       rows.push(JSON.parse(line));
-    } catch {}
+    } catch {
+      // not a result line: a benchmark's own output that began with "{"
+    }
   }
   if (r.status !== 0) rows.push({ bench: name, case: "FAILED", metric: `exit ${r.status}`, value: "", unit: "" });
 }

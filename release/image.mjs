@@ -60,7 +60,10 @@ const run = (cmd, args) => execFileSync(cmd, args, { stdio: ["ignore", "inherit"
 
 /** Makes `dir` by `make(tmp)`, under a temporary name renamed at the end, so a run stopped midway leaves nothing half made. */
 function cached(dir, label, make) {
-  if (existsSync(dir)) return console.error(`${label}: kept from an earlier run (${dir})`);
+  if (existsSync(dir)) {
+    console.error(`${label}: kept from an earlier run (${dir})`);
+    return;
+  }
   const tmp = `${dir}.tmp`;
   rmSync(tmp, { recursive: true, force: true });
   step(label, () => make(tmp));

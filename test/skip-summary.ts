@@ -29,7 +29,7 @@ function reasons(): string[] {
 }
 
 export default class SkipSummary implements Reporter {
-  onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+  onTestRunEnd(modules: readonly TestModule[]): void {
     const files: string[] = [];
     let total = 0;
     for (const m of modules) {

@@ -105,8 +105,15 @@ function page(more) {
 
 async function list(more = false) {
   const r = await page(more);
-  if (r.status === 401) return signOut(refusal(r)); // revoked or expired meanwhile
-  if (r.status !== 200) return notice(r.json?.detail ?? `listing failed (${r.status})`, "conflict");
+  if (r.status === 401) {
+    // revoked or expired meanwhile
+    signOut(refusal(r));
+    return;
+  }
+  if (r.status !== 200) {
+    notice(r.json?.detail ?? `listing failed (${r.status})`, "conflict");
+    return;
+  }
   show(r.json, more);
 }
 
@@ -179,7 +186,10 @@ function getMessage(scope, id) {
 
 async function edit(scope, id) {
   const r = await getMessage(scope, id);
-  if (r.status !== 200) return notice(r.json?.message ?? `could not load message ${id}`, "conflict");
+  if (r.status !== 200) {
+    notice(r.json?.message ?? `could not load message ${id}`, "conflict");
+    return;
+  }
   editing = { scope, id, etag: r.etag };
   openEditor(`Edit message ${id}`, r.json);
 }
@@ -198,7 +208,8 @@ async function save(event) {
   }
   if (r.status >= 400) {
     showErrors(r.json?.errors);
-    return notice(r.json?.detail ?? `not saved (${r.status})`, "conflict");
+    notice(r.json?.detail ?? `not saved (${r.status})`, "conflict");
+    return;
   }
   notice(editing ? `Message ${r.json.id} saved.` : `Message ${r.json.id} published.`);
   editing = null;
@@ -208,7 +219,10 @@ async function save(event) {
 
 async function remove(scope, id) {
   const current = await getMessage(scope, id);
-  if (current.status !== 200) return notice(current.json?.message ?? `no message ${id}`, "conflict");
+  if (current.status !== 200) {
+    notice(current.json?.message ?? `no message ${id}`, "conflict");
+    return;
+  }
   const r = await call("DELETE", `${base(scope)}/${id}`, undefined, { "if-match": current.etag });
   if (r.status === 412) notice(`Someone else changed message ${id} first; it was not deleted.`, "conflict");
   else if (r.status !== 204) notice(r.json?.detail ?? `not deleted (${r.status})`, "conflict");
@@ -218,7 +232,10 @@ async function remove(scope, id) {
 
 async function audit(id) {
   const r = await call("GET", `/api/admin/feature/message/audit?messageId=${id}`);
-  if (r.status !== 200) return notice(r.json?.detail ?? `no audit trail (${r.status})`, "conflict");
+  if (r.status !== 200) {
+    notice(r.json?.detail ?? `no audit trail (${r.status})`, "conflict");
+    return;
+  }
   const body = $("audit").querySelector("tbody");
   body.replaceChildren();
   for (const e of r.json.data) {
@@ -281,9 +298,13 @@ async function enter() {
   try {
     r = await page(false);
   } catch (e) {
-    return signOut(`Could not reach the server (${e.message}).`);
+    signOut(`Could not reach the server (${e.message}).`);
+    return;
   }
-  if (r.status !== 200) return signOut(refusal(r));
+  if (r.status !== 200) {
+    signOut(refusal(r));
+    return;
+  }
   clearView();
   signedIn(true);
   show(r.json, false);

@@ -69,8 +69,14 @@ try {
               plot(x0, y0);
               if (x0 === x && y0 === y) break;
               const e2 = 2 * err;
-              if (e2 >= dy) ((err += dy), (x0 += sx));
-              if (e2 <= dx) ((err += dx), (y0 += sy));
+              if (e2 >= dy) {
+                err += dy;
+                x0 += sx;
+              }
+              if (e2 <= dx) {
+                err += dx;
+                y0 += sy;
+              }
             }
           }
           [px, py] = [x, y];

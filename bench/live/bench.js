@@ -65,7 +65,9 @@ async function watcher(onSet, feature = "live", streamHeaders = headers) {
           if (data) onSet(JSON.parse(data[1]).data.length);
         }
       }
-    } catch {}
+    } catch {
+      // the stream ends by abort() below, when the benchmark is done with it
+    }
   })();
   return () => abort.abort();
 }

@@ -133,7 +133,7 @@ try {
   emit("PostgreSQL replica memory after its load", "RSS", (rssMb(a.process) + rssMb(b.process)) / 2, "MB");
 } finally {
   for (const p of procs) if (p.exitCode === null) p.kill("SIGTERM");
-  await Promise.all(procs.map((p) => (p.exitCode !== null ? undefined : new Promise((r) => p.once("exit", r)))));
+  await Promise.all(procs.filter((p) => p.exitCode === null).map((p) => new Promise((r) => p.once("exit", r))));
   await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
   await admin.end();
   rmSync(dir, { recursive: true, force: true });

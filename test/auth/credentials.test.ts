@@ -83,7 +83,7 @@ describe("D12 JWKS file", () => {
   const dir = mkdtempSync(join(tmpdir(), "meridian-jwks-"));
   beforeAll(async () => {
     const pair = await generateKeyPair("ES256", { extractable: true });
-    privateKey = pair.privateKey as CryptoKey;
+    privateKey = pair.privateKey;
     const jwk = { ...(await exportJWK(pair.publicKey)), kid: "k1", alg: "ES256", use: "sig" };
     const file = join(dir, "jwks.json");
     writeFileSync(file, JSON.stringify({ keys: [jwk] }));
@@ -126,7 +126,7 @@ describe("D11 API keys", () => {
     const secret = secretOf(key);
     const rows = await server.query("SELECT * FROM api_keys WHERE client_id = 'hashcheck'");
     expect(rows).toHaveLength(1);
-    const stored = JSON.stringify(rows[0], (_k, v) => (v && v.type === "Buffer" ? Buffer.from(v.data).toString("base64url") : v));
+    const stored = JSON.stringify(rows[0], (_k, v) => (v?.type === "Buffer" ? Buffer.from(v.data).toString("base64url") : v));
     expect(stored).not.toContain(secret);
   });
 });

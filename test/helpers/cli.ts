@@ -51,8 +51,8 @@ export function startServe(program: string, argv: string[], env: NodeJS.ProcessE
       child.kill("SIGKILL");
       reject(new Error(`serve logged no listening line in 20 s: ${err}`));
     }, 20_000);
-    child.stderr!.on("data", (d) => {
-      err += d;
+    child.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
       const m = /"address":"([^"]+)"/.exec(err);
       if (m) {
         clearTimeout(timer);

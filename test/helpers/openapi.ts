@@ -31,7 +31,7 @@ async function checkerFor(baseUrl: string): Promise<Checker> {
       const ajv = new Ajv2020({ strict: false, allErrors: true });
       addFormats(ajv);
       ajv.addFormat("int32", true).addFormat("int64", true);
-      ajv.addSchema(doc as object, "openapi");
+      ajv.addSchema(doc, "openapi");
       const routes = Object.keys(doc.paths).map((template) => ({
         template,
         re: new RegExp("^" + template.replace(/\{[^}]+\}/g, "[^/]+") + "$"),

@@ -15,7 +15,7 @@ export const PG_FAULTS_URL = (process.env.MERIDIAN_TEST_PG_CTL && process.env.ME
 export const PG_SKIP_REASON = "PostgreSQL part skipped: MERIDIAN_TEST_PG is not set (.ci/run starts a throwaway cluster and sets it)";
 
 /** A new, empty database on the test server (or `server`); drop() removes it, ending its sessions. */
-export async function freshPgDatabase(server = PG_URL): Promise<{ url: string; drop(): Promise<void> }> {
+export async function freshPgDatabase(server = PG_URL): Promise<{ url: string; drop: () => Promise<void> }> {
   if (!server) throw new Error(PG_SKIP_REASON);
   const name = `meridian_t_${randomBytes(6).toString("hex")}`;
   const admin = postgres(server, { max: 1, onnotice: () => {} });

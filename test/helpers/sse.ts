@@ -25,7 +25,7 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
   const queue: SseEvent[] = [];
   const waiters: ((e: SseEvent) => void)[] = [];
   const deliver = (e: SseEvent) => (waiters.length ? waiters.shift()!(e) : queue.push(e));
-  let ended: Promise<"ended" | "cut"> = new Promise(() => {});
+  let ended = new Promise<"ended" | "cut">(() => {});
   if (r.body && r.headers.get("content-type")?.startsWith("text/event-stream")) {
     ended = (async () => {
       const decoder = new TextDecoder();

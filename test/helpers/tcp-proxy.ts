@@ -28,9 +28,15 @@ export async function tcpProxy(target: string): Promise<TcpProxy> {
     relay(client, upstream);
     relay(upstream, client);
     const end = () => {
-      for (const s of [client, upstream]) (sockets.delete(s), s.destroy());
+      for (const s of [client, upstream]) {
+        sockets.delete(s);
+        s.destroy();
+      }
     };
-    for (const s of [client, upstream]) (sockets.add(s), s.on("error", end).on("close", end));
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("error", end).on("close", end);
+    }
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = new URL(target);

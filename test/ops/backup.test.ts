@@ -18,7 +18,7 @@ function backup(args: string[]): Promise<{ status: number | null; stderr: string
   const [program, lead] = TEST_BINARY ? [TEST_BINARY, []] : [process.execPath, [BIN]];
   const child = spawn(program, [...lead, "backup", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
-  child.stderr!.on("data", (d) => (stderr += d));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve) => child.once("exit", (status) => resolve({ status, stderr })));
 }
 

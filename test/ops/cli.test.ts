@@ -232,6 +232,6 @@ function runAsync(args: string[], extra: Record<string, string>): Promise<{ stat
   const [program, lead] = TEST_BINARY ? [TEST_BINARY, []] : [process.execPath, [BIN]];
   const child = spawn(program, [...lead, ...args], { env: { ...process.env, ...extra }, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
-  child.stderr!.on("data", (d) => (stderr += d));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve) => child.once("exit", (status) => resolve({ status, stderr })));
 }

@@ -116,7 +116,7 @@ function postAcrossSigterm(url: string, key: string, child: ChildProcess, title:
     });
     req.on("response", (res) => {
       let text = "";
-      res.on("data", (d) => (text += d));
+      res.on("data", (d: Buffer) => (text += d.toString()));
       res.on("end", () => resolve({ status: res.statusCode!, body: text }));
     });
     req.on("error", reject);
@@ -255,7 +255,7 @@ describe("D4 TLS", () => {
       const h1 = await new Promise<string>((resolve, reject) => {
         httpsGet(`${server.url}/healthz`, { ca }, (res) => {
           let b = "";
-          res.on("data", (d) => (b += d));
+          res.on("data", (d: Buffer) => (b += d.toString()));
           res.on("end", () => resolve(b));
         }).on("error", reject);
       });

@@ -163,7 +163,10 @@ const CASES: Case[] = [
 
 describe("D56 a failure is one line naming the setting", () => {
   it.each(CASES.map((c) => [c.name, c] as const))("D56 %s", (_name, c) => {
-    if (c.pg && !PG_URL) return void console.log(`${c.name}: ${PG_SKIP_REASON}`);
+    if (c.pg && !PG_URL) {
+      console.log(`${c.name}: ${PG_SKIP_REASON}`);
+      return;
+    }
     const cwd = mkdtempSync(join(dir, "cwd-"));
     chmodSync(cwd, 0o777);
     const before = snapshot();
@@ -292,7 +295,10 @@ describe.skipIf(TEST_BINARY)("D56 on an older Node", () => {
         return false;
       }
     });
-    if (!old) return void console.log("no node older than 26 on this machine: the older-Node case is not run");
+    if (!old) {
+      console.log("no node older than 26 on this machine: the older-Node case is not run");
+      return;
+    }
     // A copy of bin/ alone, as on a machine where npm install has not brought the project's Node 26.
     const copy = join(dir, "bare", "bin");
     mkdirSync(copy, { recursive: true });

@@ -100,7 +100,7 @@ describe.skipIf(!PG_URL)("D40 two replicas on one PostgreSQL", () => {
     const started = performance.now();
     expect(await until(async () => (await titles(b)).includes("from a"))).toBe(true);
     expect(performance.now() - started).toBeLessThan(500);
-    await call(b, key, "PATCH", `/api/admin/feature/shared/message/${created.json.id}`, { title: "edited on b" });
+    await call(b, key, "PATCH", `/api/admin/feature/shared/message/${created.json.id as number}`, { title: "edited on b" });
     expect(await until(async () => (await titles(a)).includes("edited on b"))).toBe(true);
   });
 

@@ -148,7 +148,7 @@ describe("D51 no work before authentication", () => {
       }),
     );
     console.log(
-      `anonymous 64 MiB gRPC call: grpc-status ${answer.headers["grpc-status"] ?? answer.trailers["grpc-status"]}, ${(answer.sentAtAnswer / MiB).toFixed(1)} MiB sent at the answer, server RSS +${(rssGrowth / MiB).toFixed(1)} MB`,
+      `anonymous 64 MiB gRPC call: grpc-status ${String(answer.headers["grpc-status"] ?? answer.trailers["grpc-status"])}, ${(answer.sentAtAnswer / MiB).toFixed(1)} MiB sent at the answer, server RSS +${(rssGrowth / MiB).toFixed(1)} MB`,
     );
     expect(answer.status).toBe(200);
     expect(answer.headers["grpc-status"] ?? answer.trailers["grpc-status"]).toBe("16");

@@ -28,7 +28,11 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer };
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
 
 /** A GET with node:http, which, unlike fetch, leaves the body as it came. */
 function get(path: string, headers: Record<string, string>): Promise<Answer> {

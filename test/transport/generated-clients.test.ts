@@ -40,7 +40,7 @@ beforeAll(async () => {
     (async () => writeFileSync(join(dir, "schema.ts"), astToString(await openapiTS(JSON.parse(document)))))(),
     heyApi({
       input: join(dir, "openapi.json"),
-      output: { path: join(dir, "hey"), importFileExtension: ".js" },
+      output: { path: join(dir, "hey"), module: { extension: ".js" } },
       plugins: ["@hey-api/client-fetch"],
       logs: { level: "silent", file: false },
     }),
@@ -65,7 +65,7 @@ beforeAll(async () => {
   );
   // Emits even with errors (the tests below report them); exit status 2 then.
   const tsc = await run(process.execPath, [TSC, "-p", join(dir, "tsconfig.json"), "--pretty", "false"], { cwd: dir }).catch(
-    (e: { stdout: string }) => e,
+    (e: unknown) => e as { stdout: string },
   );
   diagnostics = tsc.stdout.split("\n").filter((l) => l.trim() !== "");
 }, 180_000);

@@ -49,11 +49,12 @@ describe.skipIf(NO_CHROMIUM)(`grpc-web in Chromium${NO_CHROMIUM ? ` (${NO_CHROMI
         titles: ["seen by grpc-web"],
       });
       expect(await page.evaluate(([base]) => window.grpcWeb.listGlobal(base, "mrd_not_a_key"), [server.url])).toEqual({ code: 16 });
-      const read = await page.evaluate(
-        ([base, headers, dataset, series]) =>
-          window.grpcWeb.readValues(base as string, headers as Record<string, string>, dataset as string, series as string),
-        [server.url, tsHeaders(tsKey, d), d, s] as const,
-      );
+      const read = await page.evaluate(([base, headers, dataset, series]) => window.grpcWeb.readValues(base, headers, dataset, series), [
+        server.url,
+        tsHeaders(tsKey, d),
+        d,
+        s,
+      ] as const);
       expect(read).toEqual({ rows: 40_000, chunks: 3, status: 0 });
       expect(requests.length).toBeGreaterThanOrEqual(3);
       expect(new Set(requests)).toEqual(new Set(["application/grpc-web-text"]));

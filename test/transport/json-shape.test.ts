@@ -79,11 +79,11 @@ describe("D8 errors never name internal protobuf types", () => {
     ["/api/ts/dataset", '{"items": 5}'],
     ["/api/ts/dataset", '{"items": [5]}'],
     ["/api/ts/dataset", '{"timeSeriesProperties": [{"name": []}]}'],
-    [`/api/ts/dataset/${"DS"}/timeseries/query`, '{"conditions": 5}'],
-    [`/api/ts/dataset/${"DS"}/timeseries/query`, '{"conditions": [{"value": {}}]}'],
-    [`/api/ts/dataset/${"DS"}/timeseries`, '{"item": 5}'],
-    [`/api/ts/dataset/${"DS"}/timeseries`, '{"properties": {"depth": "x"}}'],
-    [`/api/ts/dataset/${"DS"}/timeseries`, '{"dataFields": [{"flags": 5}]}'],
+    ["/api/ts/dataset/DS/timeseries/query", '{"conditions": 5}'],
+    ["/api/ts/dataset/DS/timeseries/query", '{"conditions": [{"value": {}}]}'],
+    ["/api/ts/dataset/DS/timeseries", '{"item": 5}'],
+    ["/api/ts/dataset/DS/timeseries", '{"properties": {"depth": "x"}}'],
+    ["/api/ts/dataset/DS/timeseries", '{"dataFields": [{"flags": 5}]}'],
   ];
 
   it.each(restBodies)("D8 a malformed REST message body %s is a 400 problem naming no internal type", async (body) => {

@@ -72,7 +72,7 @@ function h2Get(session: http2.ClientHttp2Session, path: string): Promise<{ statu
     let status = 0;
     let body = "";
     s.on("response", (h) => (status = Number(h[":status"])));
-    s.on("data", (d: Buffer) => (body += d));
+    s.on("data", (d: Buffer) => (body += d.toString()));
     s.on("end", () => resolve({ status, body }));
     s.on("error", reject);
     s.end();

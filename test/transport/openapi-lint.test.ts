@@ -31,7 +31,7 @@ describe("D59 redocly lint", () => {
     const redocly = realpathSync("node_modules/.bin/redocly");
     const lint = await run(process.execPath, [redocly, "lint", file, "--config", resolve("redocly.yaml"), "--format", "json"], {
       env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
-    }).catch((e: { stdout: string; stderr: string }) => e);
+    }).catch((e: unknown) => e as { stdout: string; stderr: string });
     const report = JSON.parse(lint.stdout) as { totals: Record<string, number>; problems: { ruleId: string; message: string }[] };
     expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });

@@ -20,6 +20,7 @@ import { TS_RW, tsApi } from "../helpers/timeseries.js";
 
 let server: TestServer;
 // Schemas are read loosely: the tests look into them by the document's own keys.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as the comment above says
 type Schema = Record<string, any>;
 interface Operation {
   operationId: string;
@@ -52,7 +53,7 @@ function bindings(service: DescService): [string, string][] {
     const top = getOption(m, http);
     return [top, ...top.additionalBindings].map((rule): [string, string] => [
       rule.pattern.case!,
-      String(rule.pattern.value).replace(/\{([^}=]+)(=[^}]*)?\}/g, "{$1}"),
+      (rule.pattern.case === "custom" ? rule.pattern.value.path : (rule.pattern.value ?? "")).replace(/\{([^}=]+)(=[^}]*)?\}/g, "{$1}"),
     ]);
   });
 }
@@ -60,7 +61,7 @@ function bindings(service: DescService): [string, string][] {
 describe("D41 OpenAPI document", () => {
   it("D41 GET /openapi.json needs no credentials and is valid OpenAPI 3.1", async () => {
     expect(doc.openapi).toBe("3.1.0");
-    const result = await new Validator().validate(doc as never);
+    const result = await new Validator().validate(doc);
     expect(result).toEqual({ valid: true });
   });
 

@@ -18,8 +18,8 @@ function bufCurl(args: string[]): Promise<{ status: number | null; stdout: strin
   const child = spawn(BUF, ["curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
-  child.stdout.on("data", (d) => (stdout += d));
-  child.stderr.on("data", (d) => (stderr += d));
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve) => child.once("exit", (status) => resolve({ status, stdout, stderr })));
 }
 
