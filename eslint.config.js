@@ -28,9 +28,16 @@ export default defineConfig(
     languageOptions: {
       parserOptions: {
         projectService: {
-          // Files no tsconfig holds: these configs, the launchers in bin/, the fuzzer's seed writer, and
+          // Files no tsconfig holds: the tools' configs, the launchers in bin/, the fuzzer's seed writer, and
           // image-paths.mjs, which release/tsconfig.json sees through its .d.mts.
-          allowDefaultProject: ["eslint.config.js", "vitest.config.ts", "bin/*.js", "native/fuzz/*.mjs", "release/image-paths.mjs"],
+          allowDefaultProject: [
+            "eslint.config.js",
+            "vitest.config.ts",
+            ".dependency-cruiser.cjs",
+            "bin/*.js",
+            "native/fuzz/*.mjs",
+            "release/image-paths.mjs",
+          ],
         },
         tsconfigRootDir: import.meta.dirname,
       },
@@ -66,7 +73,7 @@ export default defineConfig(
     },
   },
   {
-    files: ["**/*.js", "**/*.mjs"],
+    files: ["**/*.js", "**/*.mjs", "**/*.cjs"],
     rules: {
       // JavaScript has no declared types (checkJs is off: the files run as they are): every value read from
       // JSON, argv or a child's output is `any`, so these rules would report the language, not a fault.
