@@ -24,10 +24,10 @@ class BlockView {
   /** Decodes a block; throws CorruptBlock. */
   BlockView(const uint8_t* data, size_t size);
 
-  const BlockHeader& header() const { return h_; }
-  const double* timestamps() const { return ts_; }
-  const ColumnOut& column(uint8_t c) const { return cols_[c]; }
-  bool Missing(uint8_t c, uint32_t row) const {
+  [[nodiscard]] const BlockHeader& header() const { return h_; }
+  [[nodiscard]] const double* timestamps() const { return ts_; }
+  [[nodiscard]] const ColumnOut& column(uint8_t c) const { return cols_[c]; }
+  [[nodiscard]] bool Missing(uint8_t c, uint32_t row) const {
     return cols_[c].anyMissing && cols_[c].missing[row];
   }
 
@@ -37,7 +37,7 @@ class BlockView {
     uint32_t stop;
     Taken taken;
   };
-  Range Select(int64_t from, int64_t to, uint32_t maxRows) const;
+  [[nodiscard]] Range Select(int64_t from, int64_t to, uint32_t maxRows) const;
 
  private:
   BlockHeader h_;

@@ -66,7 +66,7 @@ class Writer {
       std::memcpy(base + (bit >> 3), &word, 8);
     }
   }
-  size_t size() const { return out_.size(); }
+  [[nodiscard]] size_t size() const { return out_.size(); }
   uint8_t* data() { return out_.data(); }
   std::vector<uint8_t>& bytes() { return out_; }
 
@@ -105,8 +105,8 @@ class Reader {
     p_ += n;
     return at;
   }
-  bool AtEnd() const { return p_ == end_; }
-  size_t Consumed() const { return static_cast<size_t>(p_ - begin_); }
+  [[nodiscard]] bool AtEnd() const { return p_ == end_; }
+  [[nodiscard]] size_t Consumed() const { return static_cast<size_t>(p_ - begin_); }
 
  private:
   const uint8_t* begin_;

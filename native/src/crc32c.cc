@@ -35,7 +35,7 @@ __attribute__((target("sse4.2"))) uint32_t Hardware(const uint8_t* p, size_t n, 
     std::memcpy(&word, p, 8);
     c = __builtin_ia32_crc32di(c, word);
   }
-  uint32_t c32 = static_cast<uint32_t>(c);
+  auto c32 = static_cast<uint32_t>(c);
   while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
   return ~c32;
 }

@@ -152,7 +152,8 @@ __attribute__((target("sse4.2"))) Extremes ScanMantissasSse42(const int64_t* n, 
   uint32_t k = i;
   for (; k + 8 <= j; k += 8) {
     for (int q = 0; q < 4; q++) {
-      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(n + k + 2 * q));
+      const __m128i x =
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(n + k + 2 * static_cast<size_t>(q)));
       lo[q] = _mm_blendv_epi8(lo[q], x, _mm_cmpgt_epi64(lo[q], x));
       hi[q] = _mm_blendv_epi8(hi[q], x, _mm_cmpgt_epi64(x, hi[q]));
     }

@@ -6,8 +6,7 @@
 namespace meridian {
 
 Helper& Helper::Get(Role role) {
-  static Helper* helpers =
-      new Helper[2];  // never destroyed: the threads run until the process ends
+  static auto* helpers = new Helper[2];  // never destroyed: the threads run until the process ends
   return helpers[role];
 }
 

@@ -112,7 +112,7 @@ void DecodeInts(Reader& r, size_t n, T* out) {
     case IntForm::kDelta: {
       // Unsigned arithmetic: a hostile base wraps instead of overflowing.
       uint64_t first = form == IntForm::kDelta ? static_cast<uint64_t>(r.SVarint()) : 0;
-      uint64_t base = static_cast<uint64_t>(r.SVarint());
+      auto base = static_cast<uint64_t>(r.SVarint());
       uint8_t width = r.U8();
       if (width > kMaxPackWidth) throw CorruptBlock("pack width " + std::to_string(width));
       size_t count = form == IntForm::kDelta ? n - 1 : n;

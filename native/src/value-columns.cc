@@ -60,7 +60,7 @@ void SizeRuns(const double* ts, uint32_t begin, uint32_t stop, uint32_t* runs) {
 /** Whether every flag is present and one byte long (0..127), the common case. */
 bool SmallFlags(const BlockView& b, uint8_t c, uint32_t begin, uint32_t stop) {
   if (b.column(c).anyMissing) return false;
-  const uint32_t* values = static_cast<const uint32_t*>(b.column(c).values);
+  const auto* values = static_cast<const uint32_t*>(b.column(c).values);
   uint32_t any = 0;
   for (uint32_t i = begin; i < stop; i++) any |= values[i];  // vectorised
   return any < 0x80;
@@ -101,7 +101,7 @@ ColumnsWriter::ColumnsWriter(const uint8_t* data, size_t size, int64_t from, int
         valueBytes_[c] = size_t{rows} * 8;
         break;
       case FieldKind::kFlag: {
-        const int32_t* values = static_cast<const int32_t*>(block_.column(c).values);
+        const auto* values = static_cast<const int32_t*>(block_.column(c).values);
         if (SmallFlags(block_, c, begin, stop)) {
           valueBytes_[c] = rows;
           break;
@@ -147,7 +147,7 @@ void ColumnsWriter::Write(uint8_t* out, size_t* ends) const {
           p = PutFixed<double>(block_, c, begin, stop, PutPackedHead(p, 2, valueBytes_[c]));
           break;
         case FieldKind::kFlag: {
-          const int32_t* values = static_cast<const int32_t*>(block_.column(c).values);
+          const auto* values = static_cast<const int32_t*>(block_.column(c).values);
           p = PutPackedHead(p, 3, valueBytes_[c]);
           if (valueBytes_[c] == stop - begin &&
               missingBytes_[c] == 0) {  // one byte each (SmallFlags)

@@ -23,11 +23,11 @@ class ColumnsWriter {
   /** Decodes the block and sizes its rows in [from, to], at most maxRows. Throws CorruptBlock. */
   ColumnsWriter(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows);
 
-  const Taken& taken() const { return range_.taken; }
+  [[nodiscard]] const Taken& taken() const { return range_.taken; }
   /** Parts: the timestamps, then one per data field. */
-  uint32_t parts() const { return 1 + block_.header().columns; }
+  [[nodiscard]] uint32_t parts() const { return 1 + block_.header().columns; }
   /** Bytes of all parts together. */
-  size_t size() const { return size_; }
+  [[nodiscard]] size_t size() const { return size_; }
   /** Writes the parts into out (size() bytes); ends[i] is where part i ends. */
   void Write(uint8_t* out, size_t* ends) const;
 
