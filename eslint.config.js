@@ -47,8 +47,6 @@ export default defineConfig(
     rules: {
       // A number's text in a message (`${ms} ms`) is well defined; other types must still be made text on purpose.
       "@typescript-eslint/restrict-template-expressions": ["error", { allowNumber: true }],
-      // `(x) => resolve(x)` and `return send(res)` from a function that returns nothing are the callback and
-      // early-return idioms, not a void value put to use; a void value in a condition or assignment still fails.
       // An empty string is how an unset variable or setting reads (`process.env.X || fallback`): `||` is meant.
       "@typescript-eslint/prefer-nullish-coalescing": ["error", { ignorePrimitives: { string: true } }],
       // Passing on a caught value as it is (`reject(e)`, `Promise.reject(e)` in an iterator's throw) is not
@@ -59,7 +57,16 @@ export default defineConfig(
       // Off: it rewrites `x as number` to `x!`, which strict's no-non-null-assertion then refuses; the
       // assertion that names its type is the one we keep.
       "@typescript-eslint/non-nullable-type-assertion-style": "off",
-      "@typescript-eslint/no-confusing-void-expression": ["error", { ignoreArrowShorthand: true, ignoreVoidReturningFunctions: true }],
+      // `(x) => resolve(x)`, `return send(res)` from a function that returns nothing and `return void v.add(...)`
+      // (record the error, stop) are the callback and early-return idioms, not a void value put to use; a void
+      // value in a condition or an assignment still fails.
+      "@typescript-eslint/no-confusing-void-expression": [
+        "error",
+        { ignoreArrowShorthand: true, ignoreVoidReturningFunctions: true, ignoreVoidOperator: true },
+      ],
+      // Off: `return void v.add(field, message)` is how the validators record an error and stop; the void says
+      // the early return carries no value, which this rule calls meaningless.
+      "@typescript-eslint/no-meaningless-void-operator": "off",
       // `() => {}` is how the tree says "nothing to do" (a rejection already handled elsewhere, a no-op
       // callback); an empty named function or method is still reported.
       "@typescript-eslint/no-empty-function": ["error", { allow: ["arrowFunctions"] }],
