@@ -59,7 +59,7 @@ export interface Backend {
   /** Runs `fn` unless another process on the database ran job `name` within the interval (PostgreSQL); SQLite runs it. */
   oncePerInterval<T>(name: string, intervalS: number, fn: () => Promise<T>): Promise<T | undefined>;
   /** Whether an error means the database is away for now (a 503), not a defect. */
-  isUnavailable(e: unknown): boolean;
+  isUnavailable: (e: unknown) => boolean;
   /** On PostgreSQL: the longest a call waits for the database before it is a 503 (the connect plus the statement timeout, D40). */
   waitLimitMs?: number;
   /** A trivial query (readiness, D57); rejects when the database cannot answer it. */
@@ -137,10 +137,16 @@ async function openPostgres(settings: Settings): Promise<Backend> {
       oncePerInterval: (name, intervalS, fn) => oncePerInterval(sql, name, intervalS, fn),
       isUnavailable: isTransientPgError,
       waitLimitMs: settings.pgConnectTimeoutS * 1000 + settings.pgStatementTimeoutMs,
-      ping: async () => void (await sql`SELECT 1`),
+      ping: async () => {
+        await sql`SELECT 1`;
+      },
       onLink: (fn) => feed.onLink(fn),
-      serving() {},
-      close: async () => void (await Promise.all([sql.end({ timeout: 5 }), feed.close()])),
+      serving() {
+        // nothing to start: PostgreSQL checkpoints itself
+      },
+      close: async () => {
+        await Promise.all([sql.end({ timeout: 5 }), feed.close()]);
+      },
     };
   } catch (e) {
     await Promise.all([sql.end({ timeout: 1 }), changes?.close()]);

@@ -120,7 +120,7 @@ const LIMIT: Schema = {
   description: `Entries per page: default ${DEFAULT_LIMIT}; a larger value than ${MAX_LIMIT.toLocaleString("en")} is answered with ${MAX_LIMIT.toLocaleString("en")} (clamped), one below 1 is refused.`,
 };
 
-const LISTING: Record<string, Schema> = {
+const LISTING: Partial<Record<string, Schema>> = {
   expiry: caseless(EXPIRIES, "NonExpired", "Which messages: All, NonExpired (active now), Expired or Pending (not yet started)"),
   sort_by: caseless(SORT_BYS, "StartDate", "The sort key (ties broken by id)"),
   sort_order: caseless(SORT_ORDERS, "Desc", "The order"),
@@ -148,8 +148,10 @@ function fieldFacts(f: DescField): Schema | undefined {
   if (!message.startsWith(`${PKG}.`)) return undefined;
   const local = message.slice(PKG.length + 1);
   const listing = local === "ListFeatureMessagesRequest" || local === "ListGlobalMessagesRequest";
-  if (listing && LISTING[f.name]) return LISTING[f.name];
-  if ((listing || local === "WatchMessagesRequest") && READER[f.name]) return READER[f.name];
+  const listed = listing ? LISTING[f.name] : undefined;
+  if (listed) return listed;
+  const read = listing || local === "WatchMessagesRequest" ? READER[f.name] : undefined;
+  if (read) return read;
   if (local === "ListMessageAuditRequest" && f.name === "limit") return LIMIT;
   // Feature ids (D18), wherever one is given or answered, but in a message body, where it is ignored.
   if (f.name === "feature_id" && local !== "MessageFields")

@@ -65,7 +65,7 @@ export function parseRowTimestamp(s: string, end: number): number | undefined {
   return t === undefined || Number.isNaN(t) ? undefined : t;
 }
 
-const pad2 = (n: number) => (n < 10 ? "0" : "") + n;
+const pad2 = (n: number) => String(n).padStart(2, "0");
 
 /** The row form `yyyy-MM-ddTHH:mm:ss`. */
 export function formatTimestamp(t: number): string {

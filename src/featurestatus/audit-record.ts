@@ -13,7 +13,8 @@ export function auditRecord(
   by: Actor | undefined,
   at = Date.now(),
 ): Omit<AuditRow, "id"> {
-  const row = (after ?? before)!;
+  const row = after ?? before;
+  if (!row) throw new TypeError("an audit record needs the message before or after the change");
   return {
     at,
     action,

@@ -68,7 +68,7 @@ export class ListingCache<V> {
     }
     // Callers that miss the same key at once (watchers woken by one write, D46) share one computation.
     const loading = this.loading.get(key);
-    if (loading !== undefined && loading.mark === mark) {
+    if (loading?.mark === mark) {
       this.onEvent("hit");
       return loading.value;
     }

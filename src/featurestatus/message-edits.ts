@@ -70,7 +70,7 @@ export class MessageEdits {
   async find(scope: Scope, messageId: number): Promise<MessageRow> {
     checkScope(scope);
     const row = messageId > 0 ? await this.store.get(messageId) : undefined;
-    if (!row || row.feature_id !== scope) {
+    if (row?.feature_id !== scope) {
       throw notFound(
         scope === null ? `no global message ${messageId}` : `no message ${messageId} for feature ${scope}`,
         "MESSAGE_NOT_FOUND",

@@ -57,7 +57,10 @@ export function parseZonedDate(text: string, field: string, v: ViolationList): n
     );
     return undefined;
   }
-  const [, y, mo, d, h, mi, s = "0", z, sign, oh, om] = m;
+  const [, y, mo, d, h, mi, s = "0"] = m;
+  // The zone is Z or an offset: the groups of the other are undefined.
+  const zone: readonly (string | undefined)[] = m.slice(7);
+  const [z, sign, oh = "0", om = "0"] = zone;
   // Civil arithmetic, not Date.UTC, which reads years 0-99 as 1900-1999.
   const local = secondsOf(+y, +mo, +d, +h, +mi, +s);
   if (local === undefined || (z === undefined && (+oh > 23 || +om > 59))) {

@@ -95,7 +95,7 @@ export class MessageWatch {
         if (released) return;
         released = true;
         this.watchers.delete(watcher);
-        const n = this.perClient.get(client)! - 1;
+        const n = (this.perClient.get(client) ?? 1) - 1; // counted when it entered
         if (n === 0) this.perClient.delete(client);
         else this.perClient.set(client, n);
         if (this.watchers.size === 0) {
@@ -126,7 +126,7 @@ export class MessageWatch {
     this.ended = true;
     for (const w of [...this.waiting]) w(false);
     setTimeout(() => {
-      for (const w of [...this.watchers]) if (w.outlet && w.outlet.queued() > 0) this.drop(w);
+      for (const w of [...this.watchers]) if (w.outlet && w.outlet.queued() > 0) this.drop(w, w.outlet);
     }, STUCK_AT_STOP_MS).unref();
   }
 
@@ -167,7 +167,7 @@ export class MessageWatch {
       if (!w.outlet) continue;
       const queued = w.outlet.queued();
       if (queued <= max) w.behind = undefined;
-      else if (w.behind !== undefined && queued >= w.behind) this.limits.onDropped?.(w.client, this.drop(w));
+      else if (w.behind !== undefined && queued >= w.behind) this.limits.onDropped?.(w.client, this.drop(w, w.outlet));
       else w.behind = queued;
     }
   }
@@ -175,14 +175,14 @@ export class MessageWatch {
   /** At a change, before it is written: drops the watchers far behind (FAR_BEHIND). */
   private dropFarBehind(): void {
     const far = this.limits.maxQueuedBytes * FAR_BEHIND;
-    for (const w of this.watchers) if (w.outlet && w.outlet.queued() > far) this.limits.onDropped?.(w.client, this.drop(w));
+    for (const w of this.watchers) if (w.outlet && w.outlet.queued() > far) this.limits.onDropped?.(w.client, this.drop(w, w.outlet));
   }
 
   /** Cuts a watcher's answer; returns the bytes it left waiting. */
-  private drop(w: Watcher): number {
-    const queued = w.outlet!.queued();
+  private drop(w: Watcher, outlet: Outlet): number {
+    const queued = outlet.queued();
     w.release(); // its slot is free at once, whenever its generator gets to run again
-    w.outlet!.drop();
+    outlet.drop();
     return queued;
   }
 

@@ -82,7 +82,8 @@ export class Sanitizer {
       transformTags: {
         a: (tagName, attribs) => {
           const out: Record<string, string> = {};
-          if (attribs.href !== undefined && this.hrefAllowed(attribs.href)) out.href = attribs.href;
+          const href = attribs.href as string | undefined; // an <a> may have none
+          if (href !== undefined && this.hrefAllowed(href)) out.href = href;
           return { tagName, attribs: out };
         },
       },
@@ -195,5 +196,6 @@ function stripTagOpeners(s: string): string {
 
 /** NUL and other C0 controls but tab, newline and carriage return: they only serve to hide markup. */
 function stripControls(s: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what it removes
   return s.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, "");
 }

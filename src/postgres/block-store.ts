@@ -146,7 +146,7 @@ export class PostgresBlockStore implements BlockStore {
     // Both ends from the index on (key, first_ts): the last block is the one that starts last.
     const [r] = await this.sql<{ first: number | null; last: number | null }[]>`
       SELECT (SELECT min(first_ts) FROM ${t} WHERE ${k} = ${sid}) AS first, (SELECT last_ts FROM ${t} WHERE ${k} = ${sid} ORDER BY first_ts DESC LIMIT 1) AS last`;
-    return r.first === null || r.last === null ? undefined : { first: Number(r.first), last: Number(r.last) };
+    return r.first === null || r.last === null ? undefined : { first: r.first, last: r.last };
   }
 
   async stats(sid: number): Promise<{ rows: number; blocks: number; bytes: number }> {

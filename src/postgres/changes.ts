@@ -31,7 +31,9 @@ export class ChangeFeed {
   private readonly links = new Set<(live: boolean) => void>();
   private sql!: Sql;
 
-  private constructor() {}
+  private constructor() {
+    // made by listen() only, which connects it
+  }
 
   static async listen(o: PgOptions): Promise<ChangeFeed> {
     const feed = new ChangeFeed();

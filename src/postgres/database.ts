@@ -55,7 +55,7 @@ export function connectPostgres(o: PgOptions): Sql {
  * idle or life timeout): `onclose` tells each time it is lost or an attempt
  * to open it failed, and it opens again at the next statement.
  */
-export function connectListener(o: PgOptions, on: { notify(channel: string, payload: string): void; close(): void }): Sql {
+export function connectListener(o: PgOptions, on: { notify: (channel: string, payload: string) => void; close: () => void }): Sql {
   // postgres.js reads `onnotify` (its own listen() uses it) but does not declare it.
   const untyped = { onnotify: on.notify };
   return postgres(o.url, {

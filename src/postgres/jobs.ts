@@ -11,7 +11,9 @@ export async function oncePerInterval<T>(sql: Sql, name: string, intervalS: numb
     const [{ locked }] = await tx<{ locked: boolean }[]>`SELECT pg_try_advisory_xact_lock(hashtext(${"meridian.job." + name})) AS locked`;
     if (!locked) return undefined;
     // A little slack: replicas' timers started at different moments must not each find the interval not yet over.
-    const [recent] = await tx`SELECT 1 FROM job_runs WHERE name = ${name} AND last_at > now() - make_interval(secs => ${intervalS * 0.9})`;
+    const recent = (
+      await tx`SELECT 1 FROM job_runs WHERE name = ${name} AND last_at > now() - make_interval(secs => ${intervalS * 0.9})`
+    ).at(0);
     if (recent) return undefined;
     const out = await fn();
     await tx`INSERT INTO job_runs (name, last_at) VALUES (${name}, now()) ON CONFLICT (name) DO UPDATE SET last_at = excluded.last_at`;

@@ -81,11 +81,13 @@ export class PostgresMessageStore implements MessageStore {
     try {
       return await this.sql.begin(async (tx) => {
         const a = toStored(after);
-        const [stored] = await tx<StoredRow[]>`
+        const stored = (
+          await tx<StoredRow[]>`
           UPDATE messages SET type = ${a.type}, title = ${a.title}, body = ${a.body},
             start_date = ${a.start_date}, expiring_date = ${a.expiring_date}, dismissible = ${a.dismissible},
             audiences = ${a.audiences}, paths = ${a.paths}, translations = ${a.translations}, version = version + 1
-          WHERE id = ${before.id} AND version = ${before.version} RETURNING *`;
+          WHERE id = ${before.id} AND version = ${before.version} RETURNING *`
+        ).at(0);
         const out = stored && fromStored(stored);
         if (out) {
           await tx`INSERT INTO message_audit ${tx(auditRecord("update", before, out, by), ...AUDIT_COLUMNS)}`;
@@ -102,9 +104,9 @@ export class PostgresMessageStore implements MessageStore {
     try {
       const at = version ?? null;
       return await this.sql.begin(async (tx) => {
-        const [stored] = await tx<
-          StoredRow[]
-        >`DELETE FROM messages WHERE id = ${id} AND (${at}::integer IS NULL OR version = ${at}::integer) RETURNING *`;
+        const stored = (
+          await tx<StoredRow[]>`DELETE FROM messages WHERE id = ${id} AND (${at}::integer IS NULL OR version = ${at}::integer) RETURNING *`
+        ).at(0);
         const before = stored && fromStored(stored);
         if (before) {
           await tx`INSERT INTO message_audit ${tx(auditRecord("delete", before, undefined, by), ...AUDIT_COLUMNS)}`;
@@ -165,6 +167,7 @@ export class PostgresMessageStore implements MessageStore {
     const values = listingParams(q);
     const rows = (await this.sql.unsafe(
       listing.text,
+      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- the names are those listingSql wrote for these values
       listing.names.map((n) => values[n]!),
       { prepare: true },
     )) as unknown as StoredRow[];

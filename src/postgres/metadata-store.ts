@@ -24,7 +24,7 @@ export class PostgresMetadataStore implements MetadataStore {
   }
 
   async getDataset(id: string): Promise<DatasetRecord | undefined> {
-    const [r] = await this.sql<DatasetRow[]>`SELECT * FROM datasets WHERE id = ${id}`;
+    const r = (await this.sql<DatasetRow[]>`SELECT * FROM datasets WHERE id = ${id}`).at(0);
     return r && datasetOf(r);
   }
 
@@ -34,14 +34,16 @@ export class PostgresMetadataStore implements MetadataStore {
 
   async createSeries(s: Omit<SeriesRecord, "sid">): Promise<SeriesRecord | undefined> {
     const r = seriesRow(s);
-    const [row] = await this.sql<{ sid: number }[]>`
+    const row = (
+      await this.sql<{ sid: number }[]>`
       INSERT INTO time_series (id, dataset_id, item, properties, data_fields) VALUES (${r.id}, ${r.dataset_id}, ${r.item}, ${r.properties}, ${r.data_fields})
-      ON CONFLICT (id) DO NOTHING RETURNING sid`;
+      ON CONFLICT (id) DO NOTHING RETURNING sid`
+    ).at(0);
     return row && { ...s, sid: row.sid };
   }
 
   async getSeries(datasetId: string, id: string): Promise<SeriesRecord | undefined> {
-    const [r] = await this.sql<SeriesRow[]>`SELECT * FROM time_series WHERE dataset_id = ${datasetId} AND id = ${id}`;
+    const r = (await this.sql<SeriesRow[]>`SELECT * FROM time_series WHERE dataset_id = ${datasetId} AND id = ${id}`).at(0);
     return r && seriesOf(r);
   }
 

@@ -268,8 +268,8 @@ export async function migratePostgres(sql: Sql, migrations: readonly PgMigration
     // One migrator at a time across replicas; released at commit.
     await tx`SELECT pg_advisory_xact_lock(hashtext('meridian.migrate'))`;
     await tx`CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)`;
-    const [row] = await tx<{ version: number }[]>`SELECT max(version) AS version FROM schema_version`;
-    const current = row?.version ?? 0;
+    const row = (await tx<{ version: number | null }[]>`SELECT max(version) AS version FROM schema_version`).at(0);
+    const current = row?.version ?? 0; // null: a new database
     if (current > latest) {
       throw new Error(`database schema version ${current} is newer than this Meridian (${latest}); upgrade Meridian`);
     }

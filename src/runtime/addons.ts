@@ -13,10 +13,10 @@ export const inSingleExecutable: boolean = isSea();
  * `packagePath()` gives (evaluated only then: under the executable there is
  * no package to find).
  */
-export function loadAddon<T>(asset: string, packagePath: () => string): T {
-  if (!inSingleExecutable) return createRequire(import.meta.url)(packagePath()) as T;
+export function loadAddon(asset: string, packagePath: () => string): unknown {
+  if (!inSingleExecutable) return createRequire(import.meta.url)(packagePath());
   const file = cachedFile(defaultCacheDir(), asset, new Uint8Array(getAsset(asset)));
-  const module = { exports: {} as T };
+  const module = { exports: {} };
   process.dlopen(module, file);
   return module.exports;
 }

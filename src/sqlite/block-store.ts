@@ -17,7 +17,11 @@ import {
 } from "../timeseries/blocks/block-store.js";
 import { normalizeRows, type RowSet } from "../timeseries/blocks/row-set.js";
 
-type Range = { sid: number; from: number; to: number };
+interface Range {
+  sid: number;
+  from: number;
+  to: number;
+}
 
 /** Where blocks live: the table, and the column that keys a run of blocks (a series, or an import). */
 export interface BlockTable {
@@ -175,11 +179,13 @@ export class SqliteBlockStore implements BlockStore {
   }
 
   bounds(sid: number): { first: number; last: number } | undefined {
+    // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- an aggregate answers one row, always
     const r = this.boundsStmt.get({ sid })!;
     return r.first === null || r.last === null ? undefined : { first: r.first, last: r.last };
   }
 
   stats(sid: number): { rows: number; blocks: number; bytes: number } {
+    // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- an aggregate answers one row, always
     const r = this.countStmt.get({ sid })!;
     return { rows: r.rows ?? 0, blocks: r.blocks, bytes: r.bytes ?? 0 };
   }

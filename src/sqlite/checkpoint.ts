@@ -17,7 +17,7 @@ export interface CheckpointOptions {
 }
 
 /** Turns the connection's automatic checkpoint off and checkpoints every intervalMs instead. */
-export function startCheckpoints(db: Db, opts: CheckpointOptions): { runOnce(): CheckpointResult; stop(): void } {
+export function startCheckpoints(db: Db, opts: CheckpointOptions): { runOnce: () => CheckpointResult; stop: () => void } {
   db.pragma("wal_autocheckpoint = 0");
   const runOnce = (): CheckpointResult => {
     const [row] = db.pragma("wal_checkpoint(PASSIVE)") as { busy: number; log: number; checkpointed: number }[];

@@ -29,7 +29,7 @@ let singleExecutableBinding: object | undefined;
 /** Under the single executable, SQLite comes from its own assets (D38); otherwise better-sqlite3 finds its prebuilt binary. */
 function connectionOptions(): Database.Options {
   if (!inSingleExecutable) return {};
-  singleExecutableBinding ??= loadAddon<object>("better_sqlite3.node", () => "");
+  singleExecutableBinding ??= loadAddon("better_sqlite3.node", () => "") as object;
   return { nativeBinding: singleExecutableBinding as never };
 }
 

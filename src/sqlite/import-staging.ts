@@ -107,6 +107,7 @@ export class StagedImport implements Staging {
           if (series.overlaps(this.sid, b.first_ts, b.last_ts)) overlapping.push(b.rowid);
           else this.stmts.move.run({ sid: this.sid, rowid: b.rowid });
         }
+        // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- rowids read above, in this transaction
         for (const rowid of overlapping) series.upsert(this.sid, kinds, decodeBlock(this.stmts.payload.get(rowid)!));
         this.stmts.published.run(this.id);
         return { stored, replaced: stored - (series.stats(this.sid).rows - before) };

@@ -66,7 +66,7 @@ export class SqliteMessageStore implements MessageStore {
 
   /** Changes whenever the messages may have changed, by this process or any other. */
   changeMark(): string {
-    return `${this.writes}:${this.dataVersionStmt.get()}`;
+    return `${this.writes}:${this.dataVersionStmt.get() as number}`;
   }
 
   /** The first second after `now` at which some message starts or expires (D19 windows move), or Infinity. */
@@ -77,6 +77,7 @@ export class SqliteMessageStore implements MessageStore {
   async insert(data: NewMessage, by?: Actor): Promise<MessageRow> {
     this.writes++;
     const row = this.db.transaction(() => {
+      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- INSERT ... RETURNING answers the row it wrote
       const row = fromStored(this.insertStmt.get(toStored(data))!);
       if (row.id > MAX_MESSAGE_ID) throw messageIdsExhausted();
       this.auditStmt.run(auditRecord("create", undefined, row, by));

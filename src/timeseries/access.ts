@@ -25,8 +25,7 @@ export function authorize(ctx: HandlerContext, access: Access, datasetId?: strin
   if (!isOpaqueId(project)) v.add("svc-project-id", `is required: ${OPAQUE_ID_RULE}`);
   if (datasetId !== undefined) {
     const header = ctx.requestHeader.get("svc-dataset-id");
-    if (header === null || header.toLowerCase() !== datasetId.toLowerCase())
-      v.add("svc-dataset-id", "must equal the dataset id of the path");
+    if (header?.toLowerCase() !== datasetId.toLowerCase()) v.add("svc-dataset-id", "must equal the dataset id of the path");
   }
   v.throwIfAny();
   if (!hasProject(principal, project)) throw permissionDenied(`client ${principal.clientId} has no access to project ${project}`);

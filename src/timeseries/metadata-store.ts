@@ -61,12 +61,13 @@ export const datasetRow = (d: DatasetRecord): DatasetRow => ({
   metadata: JSON.stringify(d.metadata),
 });
 
+// The JSON that datasetRow and seriesRow wrote from these same fields.
 export const datasetOf = (r: DatasetRow): DatasetRecord => ({
   id: r.id,
   project: r.project,
-  items: JSON.parse(r.items),
-  properties: JSON.parse(r.properties),
-  metadata: JSON.parse(r.metadata),
+  items: JSON.parse(r.items) as DatasetRecord["items"],
+  properties: JSON.parse(r.properties) as DatasetRecord["properties"],
+  metadata: JSON.parse(r.metadata) as DatasetRecord["metadata"],
 });
 
 export const seriesRow = (s: Omit<SeriesRecord, "sid">): Omit<SeriesRow, "sid"> => ({
@@ -81,7 +82,7 @@ export const seriesOf = (r: SeriesRow): SeriesRecord => ({
   sid: r.sid,
   id: r.id,
   datasetId: r.dataset_id,
-  item: JSON.parse(r.item),
-  properties: finiteProperties(JSON.parse(r.properties)),
-  dataFields: JSON.parse(r.data_fields),
+  item: JSON.parse(r.item) as SeriesRecord["item"],
+  properties: finiteProperties(JSON.parse(r.properties) as Record<string, unknown>),
+  dataFields: JSON.parse(r.data_fields) as SeriesRecord["dataFields"],
 });

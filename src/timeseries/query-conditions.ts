@@ -51,7 +51,8 @@ export function compileConditions(conditions: readonly QueryCondition[], declare
     const op = OPERATORS.find((o) => o.toLowerCase() === c.operator.toLowerCase());
     if (!op) return v.add(`${at}.operator`, `must be one of ${OPERATORS.join(", ")}`);
     if (c.name === "Item") {
-      tests.push((s) => compare(op, String(s.item.name ?? ""), c.value));
+      // An Item's name is a proto string, left out of the stored JSON when empty.
+      tests.push((s) => compare(op, typeof s.item.name === "string" ? s.item.name : "", c.value));
       return;
     }
     if (!declared.has(c.name)) return v.add(`${at}.name`, "must be Item or a property declared in the dataset's timeSeriesProperties");

@@ -57,7 +57,7 @@ export function timeSeriesService({
     const project = authorize(ctx, access, datasetId);
     const id = guid(datasetId, "datasetId");
     const d = await metadata.getDataset(id);
-    if (!d || d.project !== project) throw notFound(`no dataset ${id}`, "DATASET_NOT_FOUND");
+    if (d?.project !== project) throw notFound(`no dataset ${id}`, "DATASET_NOT_FOUND");
     return d;
   };
   /** A series of the dataset, by an id as sent in `field`; another dataset's is a 404. */

@@ -25,9 +25,9 @@ export interface ValueReadDeps {
   onRows?: (rows: number) => void;
   cursors: CursorSeal;
   /** The dataset of the path, checked against D14. */
-  datasetFor(ctx: HandlerContext, access: "read", datasetId: string): Promise<DatasetRecord>;
+  datasetFor: (ctx: HandlerContext, access: "read", datasetId: string) => Promise<DatasetRecord>;
   /** A series of that dataset by the id sent in `field`, or a 404. */
-  seriesIn(d: DatasetRecord, seriesId: string, field: string): Promise<SeriesRecord>;
+  seriesIn: (d: DatasetRecord, seriesId: string, field: string) => Promise<SeriesRecord>;
 }
 
 type ReadRequest = ReadValuesRequest | ReadManyValuesRequest;

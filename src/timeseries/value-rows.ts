@@ -1,7 +1,7 @@
 // Value rows as the API and the CSV import give them, checked against a
 // series' data fields and gathered by column for the block store.
 import { FieldKind } from "./blocks/block-codec.js";
-import { concatRows, emptyRows, sliceRows, type RowSet } from "./blocks/row-set.js";
+import { concatRows, emptyRows, sliceRows, type FilledRowSet, type RowSet } from "./blocks/row-set.js";
 
 export const DATA_TYPES: Record<string, FieldKind> = { Single: FieldKind.Single, Double: FieldKind.Double, Flag: FieldKind.Flag };
 const FLOAT32_MAX = 3.4028234663852886e38;
@@ -21,7 +21,7 @@ export function cellProblem(kind: FieldKind, x: number): string | undefined {
 /** Grows column arrays as rows arrive; `take()` hands over what was gathered. */
 export class RowBuilder {
   size = 0;
-  private rows: RowSet;
+  private rows: FilledRowSet;
 
   constructor(
     private readonly kinds: readonly FieldKind[],
@@ -37,14 +37,14 @@ export class RowBuilder {
       this.capacity *= 2;
     }
     this.rows.timestamps[this.size] = timestamp;
-    for (const c of this.rows.columns) c.missing![this.size] = 1;
+    for (const c of this.rows.columns) c.missing[this.size] = 1;
     return this.size++;
   }
 
   set(row: number, column: number, value: number): void {
     const c = this.rows.columns[column];
     c.values[row] = value;
-    c.missing![row] = 0;
+    c.missing[row] = 0;
   }
 
   /** The gathered rows; the builder starts empty again. */

@@ -47,8 +47,8 @@ export async function* walkValues<T>(
   for (let index = plan.start.index; index < series.length; index++) {
     if (entries === plan.maxEntries) return { index, after: null };
     const s = series[index];
-    const resumed = index === plan.start.index && plan.start.after !== null;
-    const from = resumed ? plan.start.after! + 1 : plan.from;
+    const after = index === plan.start.index ? plan.start.after : null;
+    const from = after !== null ? after + 1 : plan.from;
     yield { kind: "begin", series: s };
     entries++;
     let first = true;

@@ -38,9 +38,7 @@ export function sseDelivery<Desc extends DescMessage>(json: JsonShaper, kind: Ss
   const eventOf = (message: MessageShape<Desc>): Uint8Array => {
     let bytes = events.get(message);
     if (bytes === undefined) {
-      const data = json.json(kind.schema, message) as JsonObject;
-      const id = data[kind.idField];
-      delete data[kind.idField];
+      const { [kind.idField]: id, ...data } = json.json(kind.schema, message) as JsonObject;
       bytes = Buffer.from(sseEvent(typeof id === "string" ? id : undefined, kind.event, JSON.stringify(data)));
       events.set(message, bytes);
     }

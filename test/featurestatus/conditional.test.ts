@@ -88,7 +88,7 @@ describe("D47 conditional requests", () => {
         { featureId: "cond", messageId: c.json.id, message: create(MessageFieldsSchema, { title: "Twice" }), etag: v1 },
         { headers },
       )
-      .catch((e) => e);
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConnectError);
     expect((err as ConnectError).code).toBe(Code.FailedPrecondition);
     expect((err as ConnectError).metadata.get("etag")).toBe(`"${c.json.id}.2"`);

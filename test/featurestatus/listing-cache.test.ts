@@ -1,7 +1,6 @@
 // Cached listings (bench target of issue 3) never show a stale page: every
 // write, by this server or by another connection, and every start or expiry
 // that moves a message between the D19 windows, is seen by the next listing.
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ListingCache } from "../../src/featurestatus/listing-cache.js";
 import { queryElsewhere } from "../helpers/server.js";

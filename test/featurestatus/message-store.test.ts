@@ -24,7 +24,7 @@ interface Pair {
 const dir = mkdtempSync(join(tmpdir(), "meridian-msgstore-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const backends: { name: string; open(): Promise<Pair> }[] = [
+const backends: { name: string; open: () => Promise<Pair> }[] = [
   {
     name: "SQLite",
     async open() {
@@ -141,10 +141,10 @@ describe.each(backends)("message store on $name", ({ name, open }) => {
       try {
         const active = await p.store.insert(msg({ title: "active" }));
         const tie = await p.store.insert(msg({ title: "tie" })); // same start as active
-        const global = await p.store.insert(msg({ feature_id: null, title: "global", start_date: NOW - 50 }));
+        await p.store.insert(msg({ feature_id: null, title: "global", start_date: NOW - 50 }));
         await p.store.insert(msg({ feature_id: "other", title: "other feature" }));
         const pending = await p.store.insert(msg({ title: "pending", start_date: NOW + 10, expiring_date: NOW + 20 }));
-        const expired = await p.store.insert(msg({ title: "expired", start_date: NOW - 20, expiring_date: NOW }));
+        await p.store.insert(msg({ title: "expired", start_date: NOW - 20, expiring_date: NOW }));
         const q = { featureId: "f", sortBy: "StartDate" as const, sortOrder: "Asc" as const, limit: 10, now: NOW };
         const titles = async (over: object) => (await p.store.list({ ...q, expiry: "NonExpired", ...over })).map((r) => r.title);
         expect(await titles({})).toEqual(["active", "tie", "global"]);
@@ -158,8 +158,6 @@ describe.each(backends)("message store on $name", ({ name, open }) => {
         expect(await p.store.nextChangeAfter(NOW)).toBe(pending.start_date);
         expect(await p.store.nextChangeAfter(NOW + 10)).toBe(pending.expiring_date);
         expect(await p.store.nextChangeAfter(NOW + 1000)).toBe(Infinity);
-        void global;
-        void expired;
       } finally {
         await p.close();
       }

@@ -16,7 +16,7 @@ import { BIN, exited, meridian } from "../helpers/cli.js";
 import { countIn, dropDatabases, freshDatabase, shownAs, withBackend } from "../helpers/databases.js";
 import { RW, api as messageApi, draft } from "../helpers/messages.js";
 import { startTestServer, TEST_BACKEND } from "../helpers/server.js";
-import { TS_RW, storedRows, storedRowsIn, tsApi } from "../helpers/timeseries.js";
+import { TS_RW, storedRowsIn, tsApi } from "../helpers/timeseries.js";
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-import-"));
 afterAll(async () => {
@@ -313,8 +313,8 @@ describe("D51 the server while an import runs", () => {
         stdio: ["ignore", "pipe", "pipe"],
       });
       let out = "";
-      child.stdout!.on("data", (c) => (out += c));
-      child.stderr!.on("data", (c) => (out += c));
+      child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+      child.stderr.on("data", (c: Buffer) => (out += c.toString()));
       const done = exited(child);
       let running = true;
       void done.then(() => (running = false));

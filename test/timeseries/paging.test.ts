@@ -38,7 +38,10 @@ const q = (params: Record<string, string | number | undefined>) =>
     .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`)
     .join("&");
 
-type Page<T> = { data: T[]; cursor?: string };
+interface Page<T> {
+  data: T[];
+  cursor?: string;
+}
 
 /** Every page of a paged read, following the cursors; `page` reads one (the first without a cursor). */
 async function allPages<T>(page: (cursor: string | undefined) => Promise<{ status: number; json: Page<T> }>) {
@@ -57,7 +60,10 @@ async function allPages<T>(page: (cursor: string | undefined) => Promise<{ statu
 const walkOne = (series: string, params: { from?: string; to?: string; limit?: number }, through: Api = api) =>
   allPages<Row>((cursor) => through.read(d, series, q(cursor ? { cursor, to: params.to, limit: params.limit } : params), true));
 
-type Entry = { timeSeriesId: string; values: Row[] };
+interface Entry {
+  timeSeriesId: string;
+  values: Row[];
+}
 
 const walkMany = (ids: string[], params: { from?: string; to?: string; limit?: number }) =>
   allPages<Entry>((cursor) => api.readMany(d, ids, q({ ...params, cursor }), true));

@@ -29,13 +29,13 @@ interface NativeChart {
 // runs the addon's tests against one built with AddressSanitizer and UBSan,
 // which cannot replace the release build the server uses. The single
 // executable carries its own copy (runtime/addons.ts).
-export const addon = loadAddon<NativeAddon>(
+export const addon = loadAddon(
   "meridian_native.node",
   // Same depth from src/ (tests) and dist/ (built): three levels below the package root.
   () =>
     process.env.MERIDIAN_NATIVE_ADDON ||
     join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "native", "build", "Release", "meridian_native.node"),
-);
+) as NativeAddon;
 
 /** CRC-32C (Castagnoli) of the bytes. */
 export function crc32c(bytes: Uint8Array): number {
@@ -63,6 +63,7 @@ export function rowBound(name: string, bytes: Uint8Array, from: number, to: numb
 
 /** The block's rows of [from, to], at most maxRows, as the spec's JSON rows, comma separated (a leading comma unless first). */
 export function blockJson(bytes: Uint8Array, from: number, to: number, maxRows: number, first: boolean): Taken & { text: Buffer } {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare -- the addon takes a real boolean, whatever a JavaScript caller passed
   return addon.blockJson(bytes, from, to, rowBound("blockJson", bytes, from, to, maxRows), first === true);
 }
 

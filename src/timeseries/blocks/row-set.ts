@@ -8,7 +8,12 @@ export interface RowSet {
   columns: Column[];
 }
 
-export function emptyRows(kinds: readonly FieldKind[], capacity: number): RowSet {
+/** Rows whose every column has its missing bytes (emptyRows makes them): the ones rows are copied into. */
+export interface FilledRowSet extends RowSet {
+  columns: (Column & { missing: Uint8Array })[];
+}
+
+export function emptyRows(kinds: readonly FieldKind[], capacity: number): FilledRowSet {
   return {
     timestamps: new Float64Array(capacity),
     columns: kinds.map((kind) => ({ kind, values: valuesArray(kind, capacity), missing: new Uint8Array(capacity) })),
@@ -21,17 +26,17 @@ export function sliceRows(rows: RowSet, start: number, end: number): RowSet {
     columns: rows.columns.map((c) => ({
       kind: c.kind,
       values: c.values.subarray(start, end),
-      missing: c.missing && c.missing.subarray(start, end),
+      missing: c.missing ? c.missing.subarray(start, end) : null,
     })),
   };
 }
 
-function copyRow(from: RowSet, i: number, to: RowSet, k: number): void {
+function copyRow(from: RowSet, i: number, to: FilledRowSet, k: number): void {
   to.timestamps[k] = from.timestamps[i];
   for (let c = 0; c < to.columns.length; c++) {
     const src = from.columns[c];
     to.columns[c].values[k] = src.values[i];
-    to.columns[c].missing![k] = src.missing ? src.missing[i] : 0;
+    to.columns[c].missing[k] = src.missing ? src.missing[i] : 0;
   }
 }
 
@@ -78,7 +83,7 @@ export function mergeRows(existing: RowSet, incoming: RowSet): RowSet {
 }
 
 /** The row sets one after another (each sorted, each before the next); kinds from the first. */
-export function concatRows(...sets: RowSet[]): RowSet {
+export function concatRows(...sets: RowSet[]): FilledRowSet {
   const n = sets.reduce((sum, r) => sum + r.timestamps.length, 0);
   const out = emptyRows(
     sets[0].columns.map((c) => c.kind),
@@ -89,7 +94,7 @@ export function concatRows(...sets: RowSet[]): RowSet {
     out.timestamps.set(from.timestamps, at);
     from.columns.forEach((c, i) => {
       out.columns[i].values.set(c.values, at);
-      if (c.missing) out.columns[i].missing!.set(c.missing, at);
+      if (c.missing) out.columns[i].missing.set(c.missing, at);
     });
     at += from.timestamps.length;
   }

@@ -10,7 +10,6 @@ import {
   MIN_TIMESTAMP,
   decodeBlock,
   encodeBlock,
-  valuesArray,
   type Block,
 } from "../../../src/timeseries/blocks/block-codec.js";
 import { blockArb, decimalishArb, toBlock, withChecksum, withFirstTimestamp } from "../../helpers/blocks.js";
@@ -22,7 +21,7 @@ function expectSame(decoded: Block, original: Block) {
   decoded.columns.forEach((col, c) => {
     const want = original.columns[c];
     expect(col.kind).toBe(want.kind);
-    const anyMissing = want.missing !== null && want.missing.some((m) => m !== 0);
+    const anyMissing = want.missing?.some((m) => m !== 0) ?? false;
     expect(col.missing === null ? null : Array.from(col.missing)).toEqual(anyMissing ? Array.from(want.missing!) : null);
     for (let i = 0; i < want.values.length; i++) {
       if (want.missing?.[i]) continue;

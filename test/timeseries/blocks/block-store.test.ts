@@ -28,7 +28,7 @@ type Row = [number, number | null, number | null];
 interface Stores {
   meta: MetadataStore;
   store: BlockStore;
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
 let n = 0;
@@ -127,7 +127,10 @@ const opArb = fc.oneof(
 );
 
 describe.each(backends)("D30 block store writes ($name)", (b) => {
-  if (b.skip) return void it.skip(b.skip);
+  if (b.skip) {
+    it.skip(b.skip);
+    return;
+  }
 
   it("D30 any sequence of upserts and range deletes leaves exactly the model's rows", async () => {
     await fc.assert(
@@ -153,7 +156,11 @@ describe.each(backends)("D30 block store writes ($name)", (b) => {
             } else {
               const to = op.from + op.span;
               let expected = 0;
-              for (const t of [...model.keys()]) if (t >= op.from && t <= to) (model.delete(t), expected++);
+              for (const t of [...model.keys()])
+                if (t >= op.from && t <= to) {
+                  model.delete(t);
+                  expected++;
+                }
               expect(await store.deleteRange(sid, KINDS, op.from, to)).toBe(expected);
             }
           }
@@ -192,7 +199,10 @@ describe.each(backends)("D30 block store writes ($name)", (b) => {
 });
 
 describe.each(backends)("D28 block store reads ($name)", (b) => {
-  if (b.skip) return void it.skip(b.skip);
+  if (b.skip) {
+    it.skip(b.skip);
+    return;
+  }
 
   it("D28 the blocks of a range are exactly those that overlap it, in time order, whatever the page wants", async () => {
     // Blocks with gaps between them (timestamps 0..39,999 step 1, then a hole, then step 7), so `from`
