@@ -48,7 +48,7 @@ function streamsOf(bytes: Uint8Array): Stream[] {
       continue;
     }
     const message = Message.decode(bytes.subarray(at + 8, at + 8 + length));
-    at += 8 + length + Number(message.bodyLength);
+    at += 8 + length + message.bodyLength;
   }
   expect(start).toBe(bytes.length); // every stream ended
   return out;
@@ -185,7 +185,7 @@ describe("D64 Arrow answers", () => {
         const columns = kinds.map((kind, c) => {
           const values = valuesArray(kind, n);
           const missing = new Uint8Array(n);
-          s.cells.forEach((row, k) => (row[c] === null ? (missing[k] = 1) : (values[k] = row[c] as number)));
+          s.cells.forEach((row, k) => (row[c] === null ? (missing[k] = 1) : (values[k] = row[c])));
           return { kind, values, missing };
         });
         await server.app.backend.blocks.deleteRange(sid, kinds, -1e12, 1e12);

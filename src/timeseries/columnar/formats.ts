@@ -24,7 +24,7 @@ export const JSON_FORMAT: AnswerFormat<Uint8Array> = {
   aliases: ["text/plain"], // D7
   contentType: JSON_CONTENT_TYPE,
   encoder: jsonPooledRows,
-  frame: (steps, shape) => jsonText(steps, shape, shape.cursorFor),
+  frame: (steps, shape) => jsonText(steps, shape, (at) => shape.cursorFor(at)),
 };
 
 /** In order of preference when the client ranks several alike: the first is the default. */
@@ -36,14 +36,14 @@ export const COLUMNAR_MEDIA_TYPES: readonly string[] = FORMATS.filter((f) => f !
 const OFFERED = FORMATS.flatMap((f) => [f.mediaType, ...(f.aliases ?? [])]);
 
 /** The format an Accept header asks for; a 406 when it allows none. */
-export function answerFormatFor(accept: string | null): AnswerFormat<unknown> {
+export function answerFormatFor(accept: string | null): AnswerFormat {
   // negotiator reads only headers.accept; undefined means "anything" (RFC 9110, 12.5.1).
-  const negotiator = new Negotiator({ headers: { accept: accept ?? undefined } } as never);
+  const negotiator = new Negotiator({ headers: { accept: accept ?? undefined } });
   const chosen = negotiator.mediaType(OFFERED);
-  const format = FORMATS.find((f) => f.mediaType === chosen || f.aliases?.includes(chosen!));
+  const format = chosen === undefined ? undefined : FORMATS.find((f) => f.mediaType === chosen || f.aliases?.includes(chosen));
   if (!format) {
     const named = FORMATS.map((f) => f.mediaType).join(", ");
     throw failure("NOT_ACCEPTABLE", `Accept allows none of the media types this read answers in: ${named}`);
   }
-  return format as AnswerFormat<unknown>;
+  return format;
 }

@@ -53,6 +53,7 @@ export function blockJsonPooled(
   first: boolean,
 ): PooledRows {
   const max = rowBound("blockJsonPooled", bytes, from, to, maxRows);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare -- the addon takes a real boolean, whatever a JavaScript caller passed
   return pool.write((out) => native.blockJsonInto(bytes, from, to, max, first === true, out));
 }
 

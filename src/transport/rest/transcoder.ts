@@ -318,7 +318,7 @@ export class Transcoder {
         // the chunk's closing CRLF, node's _http_outgoing), never before.
         return {
           write: async (chunk) => {
-            if (!socket.write(chunk, (err) => err || releaseChunk(chunk)) && !res.destroyed) await drainOrClose(res);
+            if (!socket.write(chunk, (err) => err ?? releaseChunk(chunk)) && !res.destroyed) await drainOrClose(res);
           },
           end: () => {
             socket.end();
