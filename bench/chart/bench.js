@@ -17,7 +17,7 @@ import { ReadChartRequestSchema } from "../../dist/gen/meridian/timeseries/v1/ti
 import { checkW1 } from "../w1.js";
 import { PROJECT, seedW1 } from "../seed-w1.js";
 import { reporter, spread } from "../report.js";
-import { clientRounds, median, roundRatio } from "../client-rounds.js";
+import { clientRounds, roundRatio } from "../client-rounds.js";
 import { serverTimes, startMeridian } from "../server.js";
 
 const sizes = (process.env.BENCH_ROWS ?? "1000000,10000000").split(",").map(Number);

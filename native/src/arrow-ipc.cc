@@ -51,7 +51,7 @@ class Flat {
   void Align(size_t a) { b_.resize((b_.size() + a - 1) / a * a, 0); }
   /** Sets the offset field at `slot` to point at `target`, written after it. */
   void Point(size_t slot, size_t target) {
-    const uint32_t v = static_cast<uint32_t>(target - slot);
+    const auto v = static_cast<uint32_t>(target - slot);
     std::memcpy(b_.data() + slot, &v, 4);
   }
   void Root(size_t table) { Point(0, table); }
@@ -84,7 +84,7 @@ class Flat {
     Align(align);
     Table t{b_.size(), {}};
     b_.resize(t.at + inline_size, 0);
-    const int32_t back = static_cast<int32_t>(t.at - vtable);
+    const auto back = static_cast<int32_t>(t.at - vtable);
     std::memcpy(b_.data() + t.at, &back, 4);
     size_t k = 0;
     for (const Field& f : fields) {
@@ -147,7 +147,7 @@ class Flat {
 /** Continuation marker and metadata length, then the metadata; the body follows. */
 uint8_t* PutPrefix(const std::vector<uint8_t>& metadata, uint8_t* out) {
   const uint32_t continuation = 0xffffffff;
-  const int32_t length = static_cast<int32_t>(metadata.size());
+  const auto length = static_cast<int32_t>(metadata.size());
   std::memcpy(out, &continuation, 4);
   std::memcpy(out + 4, &length, 4);
   std::memcpy(out + 8, metadata.data(), metadata.size());
@@ -273,7 +273,7 @@ std::vector<uint8_t> ArrowSchemaMessage(const std::vector<ArrowField>& fields,
 
 std::vector<uint8_t> ArrowEmptyBatch(uint8_t columns, const KeyValues& metadata) {
   const std::vector<std::pair<int64_t, int64_t>> nodes(1 + columns, {0, 0});
-  const std::vector<std::pair<int64_t, int64_t>> buffers(2 * (1 + columns), {0, 0});
+  const std::vector<std::pair<int64_t, int64_t>> buffers(size_t{2} * (1 + columns), {0, 0});
   return Framed(BatchMetadata(0, nodes, buffers, 0, &metadata));
 }
 
@@ -284,7 +284,7 @@ ArrowBatchWriter::ArrowBatchWriter(const uint8_t* data, size_t size, int64_t fro
   const uint32_t begin = range_.begin, stop = range_.stop, rows = stop - begin;
   nulls_.assign(1 + h.columns, 0);
   std::vector<std::pair<int64_t, int64_t>> nodes(1 + h.columns);
-  std::vector<std::pair<int64_t, int64_t>> buffers(2 * (1 + h.columns));
+  std::vector<std::pair<int64_t, int64_t>> buffers(size_t{2} * (1 + h.columns));
   const size_t bitmap = (rows + 7) / 8;
   size_t at = 0;
   for (uint32_t c = 0; c <= h.columns; c++) {
@@ -294,10 +294,10 @@ ArrowBatchWriter::ArrowBatchWriter(const uint8_t* data, size_t size, int64_t fro
     nulls_[c] = nulls;
     nodes[c] = {rows, nulls};
     const size_t validity = nulls > 0 ? bitmap : 0;
-    buffers[2 * c] = {static_cast<int64_t>(at), static_cast<int64_t>(validity)};
+    buffers[size_t{2} * c] = {static_cast<int64_t>(at), static_cast<int64_t>(validity)};
     at += Pad8(validity);
     const size_t values = size_t{rows} * (c == 0 ? 8 : ValueWidth(h.kinds[c - 1]));
-    buffers[2 * c + 1] = {static_cast<int64_t>(at), static_cast<int64_t>(values)};
+    buffers[size_t{2} * c + 1] = {static_cast<int64_t>(at), static_cast<int64_t>(values)};
     at += Pad8(values);
   }
   body_ = at;
@@ -315,7 +315,7 @@ void ArrowBatchWriter::Write(uint8_t* out) const {
   };
   // Timestamps: whole seconds as int64 milliseconds (exact: D24's range times 1000 fits).
   const double* ts = block_.timestamps();
-  int64_t* ms = reinterpret_cast<int64_t*>(p);
+  auto* ms = reinterpret_cast<int64_t*>(p);
   for (uint32_t i = begin; i < stop; i++) {
     const int64_t v = static_cast<int64_t>(ts[i]) * 1000;
     std::memcpy(ms + (i - begin), &v, 8);

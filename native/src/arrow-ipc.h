@@ -47,9 +47,9 @@ class ArrowBatchWriter {
   /** Decodes the block and sizes the message. Throws CorruptBlock. */
   ArrowBatchWriter(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows);
 
-  const Taken& taken() const { return range_.taken; }
+  [[nodiscard]] const Taken& taken() const { return range_.taken; }
   /** Bytes of the whole message (a multiple of 8). */
-  size_t size() const { return 8 + metadata_.size() + body_; }
+  [[nodiscard]] size_t size() const { return 8 + metadata_.size() + body_; }
   /** Writes the message into out (size() bytes). */
   void Write(uint8_t* out) const;
 

@@ -219,18 +219,18 @@ bool ReadTimestamps(Reader& r, const BlockHeader& h, double* out) {
   out[0] = static_cast<double>(h.first);
   if (rows == 1) return false;
   // Unsigned arithmetic: hostile steps wrap instead of overflowing.
-  uint64_t step = static_cast<uint64_t>(r.SVarint());
+  auto step = static_cast<uint64_t>(r.SVarint());
   uint64_t exceptions = r.Varint();
   if (exceptions >= rows) throw CorruptBlock("timestamp exceptions");
-  uint64_t t = static_cast<uint64_t>(h.first);
+  auto t = static_cast<uint64_t>(h.first);
   if (exceptions == 0) {
-    const int64_t s = static_cast<int64_t>(step);
+    const auto s = static_cast<int64_t>(step);
     // The common block, evenly spaced and ascending inside D24: whole seconds
     // below 2^53 are exact in doubles, so the loop needs no int64 conversion
     // and vectorises. Other steps (hostile ones wrap) take the integer loop,
     // and DecodeBlock's checks refuse them.
     if (EvenInsideD24(h, s)) {
-      const double first = static_cast<double>(h.first), ds = static_cast<double>(s);
+      const auto first = static_cast<double>(h.first), ds = static_cast<double>(s);
       for (uint32_t i = 1; i < rows; i++) out[i] = first + ds * static_cast<double>(i);
       return true;
     }
@@ -319,7 +319,7 @@ void ReadFloats(Reader& r, uint32_t rows, T* out) {
   ToValues(n, rows, e, out);
   uint64_t exceptions = r.Varint();
   if (exceptions > rows) throw CorruptBlock("float exceptions");
-  uint64_t at = static_cast<uint64_t>(-1);
+  auto at = static_cast<uint64_t>(-1);
   for (uint64_t k = 0; k < exceptions; k++) {
     at += r.Varint();
     if (at >= rows) throw CorruptBlock("float exception index");
@@ -503,7 +503,7 @@ void ScanBlock::ReadFloatColumn(Reader& r, Column& col) {
   col.exceptionBits.clear();
   bool ascending = true;  // always, from our encoder; a hostile block may repeat or wrap (the last
                           // write wins, as in DecodeBlock)
-  uint64_t at = static_cast<uint64_t>(-1);
+  auto at = static_cast<uint64_t>(-1);
   for (uint64_t k = 0; k < exceptions; k++) {
     const uint64_t next = at + r.Varint();
     if (next >= rows) throw CorruptBlock("float exception index");
@@ -570,12 +570,12 @@ const void* ScanBlock::Values(uint8_t c) {
   if (!col.valuesReady) {
     const uint32_t rows = h_.rows;
     if (h_.kinds[c] == FieldKind::kSingle) {
-      float* out = reinterpret_cast<float*>(col.values.data());
+      auto* out = reinterpret_cast<float*>(col.values.data());
       ToValues(col.mantissas.data(), rows, col.exponent, out);
       for (size_t k = 0; k < col.exceptionRows.size(); k++)
         std::memcpy(&out[col.exceptionRows[k]], &col.exceptionBits[k], 4);
     } else {
-      double* out = reinterpret_cast<double*>(col.values.data());
+      auto* out = reinterpret_cast<double*>(col.values.data());
       ToValues(col.mantissas.data(), rows, col.exponent, out);
       for (size_t k = 0; k < col.exceptionRows.size(); k++)
         std::memcpy(&out[col.exceptionRows[k]], &col.exceptionBits[k], 8);

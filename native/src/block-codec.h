@@ -97,29 +97,31 @@ class ScanBlock {
   /** Throws CorruptBlock. */
   void Decode(const uint8_t* data, size_t size);
 
-  const BlockHeader& header() const { return h_; }
-  int64_t Time(uint32_t i) const {
+  [[nodiscard]] const BlockHeader& header() const { return h_; }
+  [[nodiscard]] int64_t Time(uint32_t i) const {
     return even_ ? first_ + step_ * static_cast<int64_t>(i) : static_cast<int64_t>(ts_[i]);
   }
   /** The first of rows [lo, hi) at or after second t; hi when none is. */
-  uint32_t LowerBound(int64_t t, uint32_t lo, uint32_t hi) const;
-  bool Missing(uint8_t c, uint32_t i) const { return cols_[c].anyMissing && cols_[c].missing[i]; }
+  [[nodiscard]] uint32_t LowerBound(int64_t t, uint32_t lo, uint32_t hi) const;
+  [[nodiscard]] bool Missing(uint8_t c, uint32_t i) const {
+    return cols_[c].anyMissing && cols_[c].missing[i];
+  }
   /** The missing flags of a column (a byte a row), or null when none is missing. */
-  const uint8_t* MissingFlags(uint8_t c) const {
+  [[nodiscard]] const uint8_t* MissingFlags(uint8_t c) const {
     return cols_[c].anyMissing ? cols_[c].missing.data() : nullptr;
   }
   /** The mantissas of a decimal Single or Double column without missing values, or null; rows
    * Exceptional() says hold none. */
-  const int64_t* Mantissas(uint8_t c) const;
+  [[nodiscard]] const int64_t* Mantissas(uint8_t c) const;
   /** Whether any of rows [i, j) of a decimal column is stored as it is (NaN, -0, values no decimal
    * reads back exactly). */
-  bool Exceptional(uint8_t c, uint32_t i, uint32_t j) const;
+  [[nodiscard]] bool Exceptional(uint8_t c, uint32_t i, uint32_t j) const;
   /** The float (Single) or double (Double) values of a column, computed on first use. */
   const void* Values(uint8_t c);
   /** A cell's bits as stored (float, double or int32, in the low bytes); 0 when missing. */
-  uint64_t Cell(uint8_t c, uint32_t i) const;
+  [[nodiscard]] uint64_t Cell(uint8_t c, uint32_t i) const;
   /** A Single or Double cell as a double (the decimal's value, by the same rule as DecodeBlock). */
-  double Value(uint8_t c, uint32_t i) const;
+  [[nodiscard]] double Value(uint8_t c, uint32_t i) const;
 
  private:
   struct Column {

@@ -85,10 +85,10 @@ void Chart::Close() {
   const size_t before = out_.size();
   for (Role& r : cur_.roles)
     if (r.set) out_.push_back(r.row);
-  std::sort(out_.begin() + before, out_.end(),
-            [](const ChartRow& a, const ChartRow& b) { return a.t < b.t; });
+  const auto first = out_.begin() + static_cast<std::ptrdiff_t>(before);
+  std::sort(first, out_.end(), [](const ChartRow& a, const ChartRow& b) { return a.t < b.t; });
   // A row chosen for several roles appears once (timestamps are unique in a series).
-  out_.erase(std::unique(out_.begin() + before, out_.end(),
+  out_.erase(std::unique(first, out_.end(),
                          [](const ChartRow& a, const ChartRow& b) { return a.t == b.t; }),
              out_.end());
 }
@@ -317,7 +317,7 @@ std::vector<std::vector<uint8_t>> Chart::Finish() {
       values[c].assign(n, 0);
       missing[c].assign(n, 0);
       const size_t width = kinds_[c] == FieldKind::kDouble ? 8 : 4;
-      uint8_t* to = reinterpret_cast<uint8_t*>(values[c].data());
+      auto* to = reinterpret_cast<uint8_t*>(values[c].data());
       for (size_t i = 0; i < n; i++) {
         std::memcpy(to + i * width, &out_[start + i].cells[c], width);
         missing[c][i] = out_[start + i].missing[c];

@@ -35,14 +35,14 @@ struct ChartRange {
   uint32_t width;
   /** The bucket of a second in [from, to]. Exact: (to - from) * width stays far below 2^63 (D24,
    * width <= 10,000 by the caller). */
-  uint32_t BucketOf(int64_t t) const {
+  [[nodiscard]] uint32_t BucketOf(int64_t t) const {
     return static_cast<uint32_t>(static_cast<uint64_t>(t - from) * width / Span());
   }
   /** The first second of bucket k (k <= width: width gives to + 1). */
-  int64_t StartOf(uint32_t k) const {
+  [[nodiscard]] int64_t StartOf(uint32_t k) const {
     return from + static_cast<int64_t>((static_cast<uint64_t>(k) * Span() + width - 1) / width);
   }
-  uint64_t Span() const { return static_cast<uint64_t>(to - from) + 1; }
+  [[nodiscard]] uint64_t Span() const { return static_cast<uint64_t>(to - from) + 1; }
 };
 
 /** What a chart reads, in time order: a stored block, or the summary of one (block-summary.h)

@@ -5,7 +5,7 @@
 
 // zstd's stable API (zstd.h), resolved from the node executable at load time.
 extern "C" {
-typedef struct ZSTD_CCtx_s ZSTD_CCtx;
+using ZSTD_CCtx = struct ZSTD_CCtx_s;
 ZSTD_CCtx* ZSTD_createCCtx(void);
 size_t ZSTD_freeCCtx(ZSTD_CCtx* cctx);
 size_t ZSTD_compressCCtx(ZSTD_CCtx* cctx, void* dst, size_t dstCapacity, const void* src,

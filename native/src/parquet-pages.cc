@@ -18,7 +18,7 @@ void PutVarint(std::vector<uint8_t>& out, uint64_t v) {
 }
 
 void PutLE(std::vector<uint8_t>& out, const void* p, size_t n) {
-  const uint8_t* b = static_cast<const uint8_t*>(p);
+  const auto* b = static_cast<const uint8_t*>(p);
   out.insert(out.end(), b, b + n);
 }
 
@@ -98,8 +98,8 @@ void PutDeltas(std::vector<uint8_t>& out, const int64_t* v, size_t n) {
     const size_t count = std::min<size_t>(128, n - s);
     int64_t min = INT64_MAX;
     for (size_t k = 0; k < count; k++) {
-      int64_t delta = static_cast<int64_t>(static_cast<uint64_t>(v[s + k]) -
-                                           static_cast<uint64_t>(v[s + k - 1]));
+      auto delta = static_cast<int64_t>(static_cast<uint64_t>(v[s + k]) -
+                                        static_cast<uint64_t>(v[s + k - 1]));
       d[k] = static_cast<uint64_t>(delta);
       min = std::min(min, delta);
     }
@@ -166,7 +166,7 @@ double KeyValue(FieldKind kind, uint64_t key) {
   switch (kind) {
     case FieldKind::kSingle: {
       float f;
-      uint32_t b = static_cast<uint32_t>(key);
+      auto b = static_cast<uint32_t>(key);
       std::memcpy(&f, &b, 4);
       return f;
     }
@@ -279,7 +279,7 @@ Taken ParquetPages::Add(const uint8_t* data, size_t size, int64_t from, int64_t 
 
   // Timestamps: milliseconds, ascending within a block.
   scratch_.resize(rows);
-  int64_t* ms = reinterpret_cast<int64_t*>(scratch_.data());
+  auto* ms = reinterpret_cast<int64_t*>(scratch_.data());
   for (uint32_t i = 0; i < rows; i++)
     ms[i] = static_cast<int64_t>(block.timestamps()[begin + i]) * 1000;
   if (!anyTime_ || ms[0] < tmin_) tmin_ = ms[0];
@@ -295,7 +295,7 @@ Taken ParquetPages::Add(const uint8_t* data, size_t size, int64_t from, int64_t 
   present_.resize(rows);
   for (size_t k = 0; k < columns_.size(); k++) {
     Column& col = columns_[k];
-    const uint8_t c = static_cast<uint8_t>(k);
+    const auto c = static_cast<uint8_t>(k);
     const void* values = block.column(c).values;
     // Null: missing, or (as in JSON, D25, and the Arrow answer) not a finite number.
     uint32_t nulls = 0;
@@ -328,7 +328,7 @@ Taken ParquetPages::Add(const uint8_t* data, size_t size, int64_t from, int64_t 
         for (uint32_t i = 0; i < rows; i++) indexes[i] = present_[i];
         PutHybrid(body, indexes, rows, 1);
       }
-      uint32_t levelBytes = static_cast<uint32_t>(body.size() - at - 4);
+      auto levelBytes = static_cast<uint32_t>(body.size() - at - 4);
       std::memcpy(body.data() + at, &levelBytes, 4);
     }
     col.nulls += nulls;
@@ -400,7 +400,7 @@ std::vector<ParquetChunkEnd> ParquetPages::FinishRowGroup() {
     if (col.any) {
       switch (col.kind) {
         case FieldKind::kFlag: {
-          int32_t lo = static_cast<int32_t>(col.min), hi = static_cast<int32_t>(col.max);
+          auto lo = static_cast<int32_t>(col.min), hi = static_cast<int32_t>(col.max);
           PutLE(e.min, &lo, 4);
           PutLE(e.max, &hi, 4);
           break;

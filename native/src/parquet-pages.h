@@ -75,13 +75,13 @@ class DictionaryIndex {
       if (e.key == key) return lastKey_ = key, lastIndex_ = e.index - 1;
     }
   }
-  uint32_t size() const { return static_cast<uint32_t>(keys_.size()); }
-  const std::vector<uint64_t>& keys() const { return keys_; }
+  [[nodiscard]] uint32_t size() const { return static_cast<uint32_t>(keys_.size()); }
+  [[nodiscard]] const std::vector<uint64_t>& keys() const { return keys_; }
   void Clear();
 
  private:
   /** Fibonacci hashing: the product's top bits, as many as the table has. */
-  size_t Slot(uint64_t key) const {
+  [[nodiscard]] size_t Slot(uint64_t key) const {
     return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
   }
   unsigned shift_ = 64;
@@ -107,8 +107,8 @@ class ParquetPages {
             std::vector<uint8_t>& out, std::vector<ParquetPage>& pages);
 
   /** The open row group's columns, by kind (those of its first block). */
-  size_t columns() const { return columns_.size(); }
-  FieldKind kind(size_t c) const { return columns_[c].kind; }
+  [[nodiscard]] size_t columns() const { return columns_.size(); }
+  [[nodiscard]] FieldKind kind(size_t c) const { return columns_[c].kind; }
 
   /** Ends the row group: the timestamps' end, then each column's; the next Add starts a new one. */
   std::vector<ParquetChunkEnd> FinishRowGroup();

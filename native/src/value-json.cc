@@ -20,7 +20,7 @@ constexpr size_t kRowFrame = 25;
 void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
   z += 719468;
   const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const unsigned doe = static_cast<unsigned>(z - era * 146097);
+  const auto doe = static_cast<unsigned>(z - era * 146097);
   const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
   const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
   const unsigned mp = (5 * doy + 2) / 153;
@@ -35,7 +35,7 @@ constexpr char kDigitPairs[] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-inline void Two(unsigned v, char* p) { std::memcpy(p, kDigitPairs + 2 * v, 2); }
+inline void Two(unsigned v, char* p) { std::memcpy(p, kDigitPairs + size_t{2} * v, 2); }
 
 /** The decimal digits of n, right-aligned to end; returns where they start. */
 inline char* Digits(uint64_t n, char* end) {
@@ -73,7 +73,7 @@ class TimestampWriter {
       Two(d, date_ + 8);
       date_[10] = 'T';
     }
-    unsigned s = static_cast<unsigned>(t - day * 86400);
+    auto s = static_cast<unsigned>(t - day * 86400);
     std::memcpy(p, date_, 11);
     Two(s / 3600, p + 11);
     p[13] = ':';
@@ -118,7 +118,9 @@ char* WriteDecimal(T v, int* hint, char* p) {
     if (attempt == *hint) continue;
     double x = a * kPow10[e];
     if (!(x < kPow10[S::kDigits])) return nullptr;  // more digits than the fast path takes
-    int64_t n = static_cast<int64_t>(x + 0.5);      // x >= 0
+    // 1 <= x < 2^53, where x + 0.5 rounds exactly; llround would cost a call here.
+    // NOLINTNEXTLINE(bugprone-incorrect-roundings)
+    auto n = static_cast<int64_t>(x + 0.5);
     if (FromDecimal<T>(n, e) != static_cast<T>(a)) continue;
     *hint = e;
     while (e > 0 && n % 10 == 0) {
@@ -194,7 +196,8 @@ char* WriteShortest(T v, char* p) {
 template <typename T>
 char* WriteFloat(T v, int* hint, char* p) {
   if (!std::isfinite(v)) {
-    std::memcpy(p, "null", 4);
+    // JSON bytes, written without a terminator.
+    std::memcpy(p, "null", 4);  // NOLINT(bugprone-not-null-terminated-result)
     return p + 4;
   }
   if (char* q = WriteDecimal(v, hint, p)) return q;
@@ -249,7 +252,8 @@ size_t JsonRowsWriter::Write(char* out) const {
     for (uint8_t c = 0; c < h.columns; c++) {
       *p++ = ',';
       if (block_.Missing(c, i)) {
-        std::memcpy(p, "null", 4);
+        // JSON bytes, written without a terminator.
+        std::memcpy(p, "null", 4);  // NOLINT(bugprone-not-null-terminated-result)
         p += 4;
         continue;
       }

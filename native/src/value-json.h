@@ -20,8 +20,8 @@ class TextBuffer {
   /** Room for n more characters at the end; advance with Commit. */
   char* Reserve(size_t n);
   void Commit(char* end) { size_ = static_cast<size_t>(end - data_.get()); }
-  const char* data() const { return data_.get(); }
-  size_t size() const { return size_; }
+  [[nodiscard]] const char* data() const { return data_.get(); }
+  [[nodiscard]] size_t size() const { return size_; }
 
  private:
   std::unique_ptr<char[]> data_;
@@ -40,9 +40,9 @@ class JsonRowsWriter {
   /** Throws CorruptBlock for a bad block. */
   JsonRowsWriter(const uint8_t* data, size_t size, int64_t from, int64_t to, uint32_t maxRows,
                  bool first);
-  const Taken& taken() const { return range_.taken; }
+  [[nodiscard]] const Taken& taken() const { return range_.taken; }
   /** The most bytes Write may take. */
-  size_t bound() const;
+  [[nodiscard]] size_t bound() const;
   /** Writes the rows into out (at least bound() bytes); returns the bytes written. */
   size_t Write(char* out) const;
 
