@@ -68,7 +68,7 @@ export function translationsOf(json: unknown, check: TextCheck, v: ViolationList
   if (entries.length > MAX_TRANSLATIONS) return void v.add("translations", `must hold at most ${MAX_TRANSLATIONS} languages`);
   const out: Record<string, Translation> = {};
   let ok = true;
-  let entryOk = true;
+  let entryOk: boolean; // set true for each entry, false by fail()
   const fail = (field: string, message: string) => {
     v.add(field, message);
     ok = entryOk = false;
@@ -95,6 +95,7 @@ export function translationsOf(json: unknown, check: TextCheck, v: ViolationList
     if (t.title === undefined) fail(`${field}.title`, "is required");
     for (const kind of ["title", "body"] as const)
       if (t[kind] !== undefined && typeof t[kind] !== "string") fail(`${field}.${kind}`, "must be a string");
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- fail() above may have cleared it
     if (!entryOk) continue;
     const title = check(`${field}.title`, "title", t.title as string);
     const body = t.body === undefined ? "" : check(`${field}.body`, "body", t.body as string);

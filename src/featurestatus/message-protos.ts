@@ -11,7 +11,7 @@ import { EDITING, type View } from "./reader-view.js";
 /** A message as `view` reads it (D62: in the language it prefers), with its targeting and translations for BackOffice (D61). */
 export function toMessage(row: MessageRow, view: View): Message {
   // Audit images written before D61/D62 lack the fields.
-  const translations = row.translations ?? {};
+  const translations = (row.translations as MessageRow["translations"] | undefined) ?? {};
   const language = chooseLanguage(Object.keys(translations), view.wish);
   const text = language === undefined ? row : translations[language];
   return create(MessageSchema, {
@@ -22,8 +22,8 @@ export function toMessage(row: MessageRow, view: View): Message {
     body: text.body,
     startDate: formatDate(row.start_date),
     expiringDate: formatDate(row.expiring_date),
-    audiences: view.full ? (row.audiences ?? []) : [],
-    paths: view.full ? (row.paths ?? []) : [],
+    audiences: view.full ? ((row.audiences as string[] | undefined) ?? []) : [],
+    paths: view.full ? ((row.paths as string[] | undefined) ?? []) : [],
     translations: view.full ? translations : {},
     language,
     // Audit images written before D63 have no dismissible: they were.

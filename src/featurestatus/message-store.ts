@@ -47,7 +47,13 @@ export type StoredData = Omit<StoredRow, "id" | "version">;
 
 /** A row read from a database, as the service sees it. */
 export function fromStored(r: StoredRow): MessageRow {
-  return { ...r, audiences: JSON.parse(r.audiences), paths: JSON.parse(r.paths), translations: JSON.parse(r.translations) };
+  // The JSON that toStored wrote from these same fields.
+  return {
+    ...r,
+    audiences: JSON.parse(r.audiences) as MessageRow["audiences"],
+    paths: JSON.parse(r.paths) as MessageRow["paths"],
+    translations: JSON.parse(r.translations) as MessageRow["translations"],
+  };
 }
 
 /** A message's fields as a database stores them. */

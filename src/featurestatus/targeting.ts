@@ -17,6 +17,7 @@ export const PATH_MAX = 2048;
 const GLOB_OPTIONS: picomatch.PicomatchOptions = { dot: true, strictBrackets: true, maxLength: GLOB_MAX };
 
 /** Control characters (C0, DEL, C1): no audience, glob or path holds one. */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** Compiled globs, shared by every listing (globs come from stored messages, so they are few). */
@@ -66,13 +67,13 @@ export function targetList(field: "audiences" | "paths", json: unknown, v: Viola
   const problemOf = field === "audiences" ? audienceProblem : globProblem;
   const out: string[] = [];
   let ok = true;
-  json.forEach((item, i) => {
+  for (const [i, item] of (json as unknown[]).entries()) {
     const problem = typeof item === "string" ? problemOf(item) : "must be a string";
     if (problem !== undefined) {
       v.add(`${field}[${i}]`, problem);
       ok = false;
     } else if (!out.includes(item as string)) out.push(item as string);
-  });
+  }
   return ok ? out : undefined;
 }
 

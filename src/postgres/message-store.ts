@@ -73,7 +73,7 @@ export class PostgresMessageStore implements MessageStore {
   }
 
   async get(id: number): Promise<MessageRow | undefined> {
-    const [row] = await this.sql<StoredRow[]>`SELECT * FROM messages WHERE id = ${id}`;
+    const row = (await this.sql<StoredRow[]>`SELECT * FROM messages WHERE id = ${id}`).at(0);
     return row && fromStored(row);
   }
 

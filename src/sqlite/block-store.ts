@@ -217,7 +217,7 @@ const writesByDb = new WeakMap<Db, Map<string, BlockWrites>>();
 
 function blockWrites(db: Db, where: BlockTable): BlockWrites {
   let byTable = writesByDb.get(db);
-  if (byTable === undefined) writesByDb.set(db, (byTable = new Map()));
+  if (byTable === undefined) writesByDb.set(db, (byTable = new Map<string, BlockWrites>()));
   let w = byTable.get(where.table);
   if (w === undefined) byTable.set(where.table, (w = new BlockWrites(db, where)));
   return w;

@@ -51,9 +51,9 @@ export function indexOf(rows: readonly SummaryRow[]): BlockIndex {
   };
   let at = 0;
   rows.forEach((r, i) => {
-    index.first[i] = Number(r.first_ts);
-    index.last[i] = Number(r.last_ts);
-    index.rowid[i] = Number(r.rowid);
+    index.first[i] = r.first_ts;
+    index.last[i] = r.last_ts;
+    index.rowid[i] = r.rowid;
     at += r.summary?.length ?? 0;
     index.offsets[i + 1] = at;
   });

@@ -86,7 +86,10 @@ export class Cors {
   async forCaller(req: NodeRequest, res: NodeResponse, principal: Principal | undefined, refusal: ConnectError | undefined): Promise<void> {
     const origin = req.headers.origin;
     if (typeof origin !== "string") return;
-    if (principal && isPublicKey(principal) && originAdmitted(principal.publicKey, origin)) return this.allow(res, origin);
+    if (principal && isPublicKey(principal) && originAdmitted(principal.publicKey, origin)) {
+      this.allow(res, origin);
+      return;
+    }
     if (principal ? isPublicKey(principal) : refusal && reasonOf(refusal) === "ORIGIN_NOT_ALLOWED") {
       res.removeHeader("access-control-allow-origin");
       res.removeHeader("access-control-expose-headers");

@@ -24,7 +24,7 @@ export function jsonInputError(e: unknown, schema?: DescMessage, json?: JsonValu
   return invalidField("body", publicText(e instanceof Error ? e.message : String(e)));
 }
 
-const WELL_KNOWN_SHAPES: Record<string, { ok: (v: JsonValue) => boolean; message: string }> = {
+const WELL_KNOWN_SHAPES: Partial<Record<string, { ok: (v: JsonValue) => boolean; message: string }>> = {
   "google.protobuf.ListValue": { ok: (v) => Array.isArray(v), message: "must be an array" },
   "google.protobuf.Struct": { ok: (v) => typeof v === "object" && !Array.isArray(v), message: "must be an object" },
 };
@@ -34,7 +34,7 @@ function misshapenWellKnown(schema: DescMessage, json: JsonValue, prefix: string
   if (json === null || typeof json !== "object" || Array.isArray(json)) return undefined;
   for (const [key, value] of Object.entries(json)) {
     const f = schema.fields.find((x) => x.jsonName === key || x.name === key);
-    if (!f || f.fieldKind !== "message" || value === null) continue;
+    if (f?.fieldKind !== "message" || value === null) continue;
     const shape = WELL_KNOWN_SHAPES[f.message.typeName];
     if (shape && !shape.ok(value)) return { path: prefix + key, message: shape.message };
     if (!f.message.typeName.startsWith("google.protobuf.")) {

@@ -85,13 +85,12 @@ export class BlockCache implements ChartSource {
     const out: (Buffer | undefined)[] = rowids.map((rowid) => (use ? this.get(`p${sid}:${rowid}`, sid)?.payload : undefined));
     const missing = rowids.filter((_, i) => out[i] === undefined);
     if (missing.length > 0) {
-      const found = new Map((await this.store.payloads(sid, missing)).map((r) => [Number(r.rowid), r]));
+      const found = new Map((await this.store.payloads(sid, missing)).map((r) => [r.rowid, r]));
       rowids.forEach((rowid, i) => {
         if (out[i] !== undefined) return;
         const block = found.get(rowid);
         // Gone, or its rowid taken by a later block (SQLite reuses the largest): the index read is stale.
-        if (block === undefined || Number(block.first_ts) !== firsts[i])
-          throw new BlocksMoved(`block ${rowid} of series ${sid} was replaced meanwhile`);
+        if (block?.first_ts !== firsts[i]) throw new BlocksMoved(`block ${rowid} of series ${sid} was replaced meanwhile`);
         const payload = block.payload;
         out[i] = payload;
         // A block's payload never changes under its rowid while its series' generation stands.
@@ -122,7 +121,7 @@ export class BlockCache implements ChartSource {
       const rows: SummaryRow[] = await this.store.summaries(sid, from, to, INDEX_BATCH);
       if (rows.length > 0) yield { index: indexOf(rows), lo: 0, hi: rows.length };
       if (rows.length < INDEX_BATCH) return;
-      from = Number(rows[rows.length - 1].last_ts) + 1;
+      from = rows[rows.length - 1].last_ts + 1;
     }
   }
 
@@ -132,7 +131,7 @@ export class BlockCache implements ChartSource {
 
   private get(key: string, sid: number): Entry | undefined {
     const e = this.entries.get(key);
-    if (e === undefined || e.generation !== this.generation(sid)) {
+    if (e?.generation !== this.generation(sid)) {
       if (e !== undefined) this.remove(key, e);
       this.onEvent("miss");
       return undefined;
