@@ -174,6 +174,7 @@ export class ParquetFile {
    */
   add(pages: BlockPages, seriesId: string, map: readonly number[]): void {
     if (pages.rows === 0) return;
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-comparison -- the pages' kinds are the addon's bytes of FieldKinds
     if (pages.kinds.length !== map.length || map.some((f, c) => this.fields[f]?.kind !== pages.kinds[c])) {
       throw new Error("corrupt block: its columns are not its series' data fields");
     }

@@ -61,7 +61,7 @@ export function parquetEncoder(): BlockEncoder<ParquetPart> {
     if (first && groupRows > 0) end(events);
     let rows = 0;
     let last = 0;
-    let more = false;
+    let more: boolean;
     let start = from;
     for (;;) {
       const r = pages.add(payload, start, to, Math.min(maxRows - rows, ROW_GROUP_ROWS - groupRows));
@@ -157,7 +157,11 @@ async function* parquetBytes(
       pages = s.out.pages;
       for (const e of s.out.events) {
         if ("ends" in e) yield file.endRowGroup(e.ends);
-        else file.add(e.pages, current!.id, maps.get(current!.id)!);
+        else {
+          const map = current && maps.get(current.id);
+          if (!current || !map) throw new Error("parquet: rows before their series began");
+          file.add(e.pages, current.id, map);
+        }
       }
     }
   }
