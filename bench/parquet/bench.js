@@ -96,7 +96,10 @@ async function writerOf(name, blocks) {
     // (the Arrow answer's), taken into WebAssembly memory as a one-batch IPC stream.
     const batches = new ReadableStream({
       pull(controller) {
-        if (i === blocks.length) return controller.close();
+        if (i === blocks.length) {
+          controller.close();
+          return;
+        }
         const r = answers.arrowBatchPooled(pool, blocks[i++], ...ALL, Infinity);
         const stream = Buffer.concat([schema, r.chunk, answers.ARROW_END_OF_STREAM]);
         releaseChunk(r.chunk);

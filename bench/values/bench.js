@@ -182,10 +182,10 @@ try {
   // D28: the server's peak resident memory growth during one whole-range read, 1M and 10M rows,
   // identity and zstd, JSON, Arrow and Parquet; each on a server of its own, warmed up by a short read of
   // the same kind, so that one read's growth is not hidden by an earlier one's.
-  for (const [format, accept, codings] of [
-    ["JSON", "application/json", ["identity", "zstd"]],
-    ["Arrow", "application/vnd.apache.arrow.stream", ["identity", "zstd"]],
-    ["Parquet", "application/vnd.apache.parquet", ["identity"]], // never compressed again: its pages are zstd
+  for (const { format, accept, codings } of [
+    { format: "JSON", accept: "application/json", codings: ["identity", "zstd"] },
+    { format: "Arrow", accept: "application/vnd.apache.arrow.stream", codings: ["identity", "zstd"] },
+    { format: "Parquet", accept: "application/vnd.apache.parquet", codings: ["identity"] }, // never compressed again: its pages are zstd
   ]) {
     for (const coding of codings) {
       for (const n of sizes) {

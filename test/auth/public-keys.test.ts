@@ -50,7 +50,7 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-const rest = (path: string, key: string, init: RequestInit & { headers?: Record<string, string> } = {}) =>
+const rest = (path: string, key: string, init: Omit<RequestInit, "headers"> & { headers?: Record<string, string> } = {}) =>
   fetch(server.url + path, { ...init, headers: { "svc-open-api-key": key, ...init.headers } });
 
 async function problem(r: Response): Promise<{ status: number; reason?: string; contentType: string | null }> {

@@ -392,7 +392,7 @@ describe("D61 D62 bad input and edits", () => {
         { featureId: "bad-rpc", message: { ...draft(), audiences: { values: [{ kind: { case: "numberValue", value: 1 } }] } } as never },
         { headers },
       )
-      .catch((x) => ConnectError.from(x));
+      .catch((x: unknown) => ConnectError.from(x));
     expect(e).toBeInstanceOf(ConnectError);
     expect((e as ConnectError).code).toBe(Code.InvalidArgument);
     expect((e as ConnectError).rawMessage).toContain("audiences[0]");

@@ -218,7 +218,7 @@ describe("D64 Parquet answers", () => {
         const columns = kinds.map((kind, c) => {
           const values = valuesArray(kind, n);
           const missing = new Uint8Array(n);
-          s.cells.forEach((row, k) => (row[c] === null ? (missing[k] = 1) : (values[k] = row[c] as number)));
+          s.cells.forEach((row, k) => (row[c] === null ? (missing[k] = 1) : (values[k] = row[c])));
           return { kind, values, missing };
         });
         await server.app.backend.blocks.deleteRange(sid, kinds, -1e12, 1e12);

@@ -43,7 +43,7 @@ interface Stores extends Side {
 }
 
 let n = 0;
-const backends: { name: string; skip?: string; open(): Promise<Stores> }[] = [
+const backends: { name: string; skip?: string; open: () => Promise<Stores> }[] = [
   {
     name: "SQLite",
     async open() {
@@ -169,7 +169,7 @@ describe.each(backends)("D65 block summaries and the block cache ($name)", ({ sk
       await upsert(s.store, sid, rowsOf(100, 20_000, 5)); // rewrites the block it falls in
       const stored = await s.store.overlapping(sid, MIN_TIMESTAMP, MAX_TIMESTAMP, Infinity);
       const summaries = await s.store.summaries(sid, MIN_TIMESTAMP, MAX_TIMESTAMP, Infinity);
-      expect(summaries.map((r) => Number(r.rowid))).toEqual(stored.map((b) => Number(b.rowid)));
+      expect(summaries.map((r) => r.rowid)).toEqual(stored.map((b) => b.rowid));
       stored.forEach((b, i) => expect(summaries[i].summary).toEqual(summarizeBlock(b.payload)));
     } finally {
       await s.close();
