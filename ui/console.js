@@ -197,8 +197,11 @@ async function edit(scope, id) {
 async function save(event) {
   event.preventDefault();
   const form = $("editor");
-  const { mustRead, ...fields } = Object.fromEntries(new FormData(form));
-  fields.dismissible = mustRead === undefined; // D63: a Critical message may be marked not dismissible
+  const data = new FormData(form);
+  // D63: a Critical message may be marked not dismissible (an unchecked box is not in the form's data).
+  const dismissible = !data.has("mustRead");
+  data.delete("mustRead");
+  const fields = { ...Object.fromEntries(data), dismissible };
   const r = editing
     ? await call("PATCH", `${base(editing.scope)}/${editing.id}`, fields, editing.etag ? { "if-match": editing.etag } : {})
     : await call("POST", base(filters().feature), fields);

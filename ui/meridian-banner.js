@@ -109,7 +109,7 @@ function dismissalKey(m) {
 /** The reader's languages, most wanted first: the element's lang, then the browser's (D62). */
 function readerLanguages(element) {
   const own = element.getAttribute("lang");
-  return [...(own ? [own] : []), ...(navigator.languages ?? [navigator.language])].filter(Boolean);
+  return [...(own ? [own] : []), ...(navigator.languages.length > 0 ? navigator.languages : [navigator.language])].filter(Boolean);
 }
 
 /** The banner's strings in the first of the reader's languages that STRINGS has (de-CH: de). */
@@ -271,7 +271,7 @@ class MeridianBanner extends HTMLElement {
         if (res.ok) return;
         console.warn(`meridian-banner: the server did not keep the dismissal of message ${m.id} (${res.status}); this browser keeps it`);
       } catch (e) {
-        console.warn(`meridian-banner: the dismissal of message ${m.id} did not reach the server (${e}); this browser keeps it`);
+        console.warn(`meridian-banner: the dismissal of message ${m.id} did not reach the server (${String(e)}); this browser keeps it`);
       }
     }
     localStorage.setItem(key, "1");

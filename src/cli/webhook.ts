@@ -19,7 +19,8 @@ export const WEBHOOK_USAGE = `usage:
 `;
 
 export async function webhookCommand(argv: string[]): Promise<number> {
-  const [sub, ...rest] = argv;
+  const sub = argv.at(0); // none when the command stops at "webhook"
+  const rest = argv.slice(1);
   switch (sub) {
     case "add":
       return add(rest);

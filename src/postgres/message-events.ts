@@ -14,9 +14,12 @@ export async function recordMessageEvent(
   onceKey: string | null = null,
   at = Date.now(),
 ): Promise<boolean> {
-  const [event] = await tx<{ id: number }[]>`
+  // ON CONFLICT DO NOTHING: no row when a time event was written already.
+  const event = (
+    await tx<{ id: number }[]>`
     INSERT INTO message_events (at, type, message_id, message, once_key)
-    VALUES (${at}, ${type}, ${row.id}, ${JSON.stringify(row)}, ${onceKey}) ON CONFLICT DO NOTHING RETURNING id`;
+    VALUES (${at}, ${type}, ${row.id}, ${JSON.stringify(row)}, ${onceKey}) ON CONFLICT DO NOTHING RETURNING id`
+  ).at(0);
   if (!event) return false;
   await tx`
     INSERT INTO webhook_deliveries (webhook_id, event_id, message_id, next_at)

@@ -28,10 +28,10 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async remove(id: string): Promise<boolean> {
-    return this.sql.begin(async (tx) => {
+    return this.sql.begin<boolean>(async (tx) => {
       await tx`DELETE FROM webhook_deliveries WHERE webhook_id = ${id}`;
       return (await tx`DELETE FROM webhooks WHERE id = ${id}`).count > 0;
-    }) as Promise<boolean>;
+    });
   }
 
   async deliveries(webhookId: string, messageId: number | undefined, limit: number): Promise<DeliveryRow[]> {
@@ -64,7 +64,7 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async recordTimeEvents(nowS: number): Promise<number> {
-    return this.sql.begin(async (tx) => {
+    return this.sql.begin<number>(async (tx) => {
       await tx`INSERT INTO message_event_marks (name, mark) VALUES ('time', ${nowS}) ON CONFLICT (name) DO NOTHING RETURNING mark`;
       // The row lock makes replicas take turns: the second reads the mark the first moved.
       const [{ mark }] = await tx<{ mark: number }[]>`SELECT mark FROM message_event_marks WHERE name = 'time' FOR UPDATE`;
@@ -81,7 +81,7 @@ export class PostgresWebhookStore implements WebhookStore {
       }
       await tx`UPDATE message_event_marks SET mark = ${nowS} WHERE name = 'time'`;
       return written;
-    }) as Promise<number>;
+    });
   }
 
   async deliveryTurn(fn: () => Promise<void>): Promise<boolean> {
@@ -101,12 +101,12 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async purgeEventsBefore(cutoffMs: number): Promise<number> {
-    return this.sql.begin(async (tx) => {
+    return this.sql.begin<number>(async (tx) => {
       await tx`DELETE FROM webhook_deliveries WHERE state <> 'pending' AND event_id IN (SELECT id FROM message_events WHERE at < ${cutoffMs})`;
       const gone = await tx`
         DELETE FROM message_events e WHERE at < ${cutoffMs} AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`;
       return gone.count;
-    }) as Promise<number>;
+    });
   }
 
   async lastChanges(messageIds: number[]): Promise<Map<number, number>> {
