@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import * as grpc from "@grpc/grpc-js";
 import { TimeSeriesService, type ValuesChunk } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
-import { FieldKind, valuesArray } from "../../src/timeseries/blocks/block-codec.js";
 import { m4, type M4Row } from "../helpers/m4.js";
+import { storeRows, threeFieldSeries, THREE_KINDS } from "../helpers/columnar.js";
 import { connectClient, grpcStream, hostPort } from "../helpers/clients.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { TS_RW, iso, makeRows, tsApi, tsHeaders } from "../helpers/timeseries.js";
@@ -82,15 +82,8 @@ describe("D50 chart reads", () => {
   });
 
   it("D50 for random series (gaps, missing values, NaN, equal values, one row, rows on bucket edges), ranges and widths: the rows of M4", async () => {
-    const kinds = [FieldKind.Single, FieldKind.Double, FieldKind.Flag];
-    const id = await api.series(d, {
-      dataFields: [
-        { name: "a", dataType: "Single" },
-        { name: "b", dataType: "Double" },
-        { name: "f", dataType: "Flag" },
-      ],
-    });
-    const sid = (await server.app.backend.metadata.getSeries(d, id))!.sid;
+    const kinds = THREE_KINDS;
+    const { id, sid } = await threeFieldSeries(server, api, d);
     const cell = fc.oneof(
       fc.constant(null),
       fc.constant(NaN),
@@ -123,14 +116,7 @@ describe("D50 chart reads", () => {
           const timestamps = new Float64Array(n);
           s.gaps.forEach((g, k) => (timestamps[k + 1] = timestamps[k] + g));
           timestamps.forEach((_, k) => (timestamps[k] += s.start));
-          const columns = kinds.map((kind, c) => {
-            const values = valuesArray(kind, n);
-            const missing = new Uint8Array(n);
-            s.cells.forEach((row, k) => (row[c] === null ? (missing[k] = 1) : (values[k] = row[c])));
-            return { kind, values, missing };
-          });
-          await server.app.backend.blocks.deleteRange(sid, kinds, -1e12, 1e12);
-          await server.app.backend.blocks.upsert(sid, kinds, { timestamps, columns });
+          await storeRows(server, sid, kinds, timestamps, s.cells);
           const all = asM4(await whole(id));
           let from = timestamps[Math.min(i, n - 1)];
           let to = timestamps[Math.min(j, n - 1)];

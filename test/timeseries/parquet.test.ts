@@ -11,18 +11,28 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
-import { FieldKind, encodeBlock, valuesArray } from "../../src/timeseries/blocks/block-codec.js";
+import { FieldKind, encodeBlock } from "../../src/timeseries/blocks/block-codec.js";
 import { crc32c } from "../../src/timeseries/blocks/native.js";
 import { poolStats } from "../../src/runtime/buffer-pool.js";
 import { ParquetPages } from "../../src/timeseries/columnar/parquet-pages.js";
 import { parquetHeld } from "../../src/timeseries/columnar/parquet-file.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { TS_RW, iso, makeRows, tsApi, tsHeaders } from "../helpers/timeseries.js";
+import {
+  answerFetcher,
+  asStored,
+  randomRowsArb,
+  rangeQuery,
+  storeRows,
+  threeFieldSeries,
+  timestampsOf,
+  THREE_KINDS,
+  type Cell,
+  type Row,
+} from "../helpers/columnar.js";
 import { withChecksum } from "../helpers/blocks.js";
 
 const PARQUET = "application/vnd.apache.parquet";
-type Cell = number | null;
-type Row = [string, ...Cell[]];
 
 interface ParquetRead {
   columns: string[];
@@ -83,11 +93,6 @@ async function readParquet(bytes: Uint8Array): Promise<ParquetRead> {
   return { columns, rows, metadata, schema, chunks };
 }
 
-/** JSON rows with Single cells as the float32 they denote (Parquet holds the float itself). */
-function asStored(rows: Row[], kinds: FieldKind[]): Row[] {
-  return rows.map(([t, ...cells]) => [t, ...cells.map((c, i) => (c !== null && kinds[i] === FieldKind.Single ? Math.fround(c) : c))]);
-}
-
 describe("D64 Parquet answers", () => {
   let server: TestServer;
   let key: string;
@@ -95,26 +100,9 @@ describe("D64 Parquet answers", () => {
   let d: string, w: string, empty: string;
   const W_KINDS = [FieldKind.Single, FieldKind.Flag];
 
-  const fetchBytes = async (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) => {
-    const r = await fetch(server.url + path, {
-      method,
-      headers: { ...tsHeaders(key, d), "content-type": "application/json", ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, headers: r.headers, bytes: new Uint8Array(await r.arrayBuffer()) };
-  };
-  const parquetOf = async (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) => {
-    const r = await fetchBytes(method, path, { accept: PARQUET, ...headers }, body);
-    expect(r.status).toBe(200);
-    expect(r.headers.get("content-type")).toBe(PARQUET);
-    expect(r.headers.get("vary")).toMatch(/accept(?!-)/);
-    return readParquet(r.bytes);
-  };
-  const jsonOf = async (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) => {
-    const r = await fetchBytes(method, path, headers, body);
-    expect(r.status).toBe(200);
-    return JSON.parse(Buffer.from(r.bytes).toString());
-  };
+  const { fetchBytes, formatBytes, jsonOf } = answerFetcher(() => ({ server, key, dataset: d }));
+  const parquetOf = async (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) =>
+    readParquet(await formatBytes(PARQUET, method, path, headers, body));
   const values = (series: string, query = "") => `/api/ts/dataset/${d}/timeseries/${series}/values${query ? "?" + query : ""}`;
   const many = (query = "") => `/api/ts/dataset/${d}/timeseries/values${query ? "?" + query : ""}`;
   /** A many-series file's rows of each series, in the order asked (the id column dropped). */
@@ -182,15 +170,8 @@ describe("D64 Parquet answers", () => {
   });
 
   it("D64 Parquet answer equals the JSON read row by row for random series (missing values, NaN and infinities as null, all three types, empty ranges)", async () => {
-    const kinds = [FieldKind.Single, FieldKind.Double, FieldKind.Flag];
-    const id = await api.series(d, {
-      dataFields: [
-        { name: "a", dataType: "Single" },
-        { name: "b", dataType: "Double" },
-        { name: "f", dataType: "Flag" },
-      ],
-    });
-    const sid = (await server.app.backend.metadata.getSeries(d, id))!.sid;
+    const kinds = THREE_KINDS;
+    const { id, sid } = await threeFieldSeries(server, api, d);
     const cell = fc.oneof(
       fc.constant(null),
       fc.constant(NaN),
@@ -198,35 +179,12 @@ describe("D64 Parquet answers", () => {
       fc.integer({ min: -99999, max: 99999 }).map((n) => n / 1000),
       fc.double({ noNaN: true }),
     );
-    const seriesArb = fc.integer({ min: 0, max: 40_000 }).chain((n) =>
-      fc.record({
-        start: fc.integer({ min: -62_135_596_800, max: 253_402_300_799 - 40_000 * 100 }),
-        gaps: fc.array(fc.integer({ min: 1, max: 100 }), { minLength: n, maxLength: n }),
-        cells: fc.array(fc.tuple(cell, cell, fc.oneof(fc.constant(null), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }))), {
-          minLength: n,
-          maxLength: n,
-        }),
-      }),
-    );
+    const seriesArb = randomRowsArb(40_000, cell);
     await fc.assert(
       fc.asyncProperty(seriesArb, fc.nat(), fc.nat(), async (s, i, j) => {
-        // Stored through the block store: NaN cannot come through an upload (D25), but may be in a block.
-        const n = s.cells.length;
-        const timestamps = new Float64Array(n);
-        let t = s.start;
-        s.gaps.forEach((g, k) => (timestamps[k] = t += g));
-        const columns = kinds.map((kind, c) => {
-          const values = valuesArray(kind, n);
-          const missing = new Uint8Array(n);
-          s.cells.forEach((row, k) => (row[c] === null ? (missing[k] = 1) : (values[k] = row[c])));
-          return { kind, values, missing };
-        });
-        await server.app.backend.blocks.deleteRange(sid, kinds, -1e12, 1e12);
-        if (n > 0) await server.app.backend.blocks.upsert(sid, kinds, { timestamps, columns });
-        const pick = (k: number) => (n === 0 ? s.start : timestamps[k % n]);
-        let [from, to] = [pick(i), pick(j)];
-        if (from > to) [from, to] = [to, from];
-        const query = (i + j) % 3 === 0 ? "" : (i + j) % 3 === 1 ? `from=${iso(from)}&to=${iso(to)}` : `to=${iso(s.start)}`;
+        const timestamps = timestampsOf(s);
+        await storeRows(server, sid, kinds, timestamps, s.cells);
+        const query = rangeQuery(s.start, timestamps, i, j);
         const p = await parquetOf("GET", values(id, query));
         const json = asStored((await jsonOf("GET", values(id, query))).data, kinds);
         expect(p.rows).toEqual(json);
