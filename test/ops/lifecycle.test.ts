@@ -1,7 +1,7 @@
 // D32 health and graceful shutdown, D34 request logs, D36 CORS, D4 TLS.
 import { createConnectRouter } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFileSync, type ChildProcess } from "node:child_process";
+import { type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -15,6 +15,7 @@ import { get as httpsGet } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { secretOf, startTestServer, type TestServer } from "../helpers/server.js";
+import { selfSignedCert } from "../helpers/tls.js";
 import { exited, meridian, serve } from "../helpers/cli.js";
 import { draft } from "../helpers/messages.js";
 import { nextEvent, openSse } from "../helpers/sse.js";
@@ -216,36 +217,9 @@ describe("D36 CORS", () => {
 });
 
 describe("D4 TLS", () => {
-  const cert = join(dir, "cert.pem");
-  const key = join(dir, "key.pem");
-  let haveOpenssl = true;
-  try {
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        key,
-        "-out",
-        cert,
-        "-days",
-        "1",
-        "-subj",
-        "/CN=localhost",
-        "-addext",
-        "subjectAltName=IP:127.0.0.1",
-      ],
-      { stdio: "ignore" },
-    );
-  } catch {
-    haveOpenssl = false;
-  }
+  const tlsFiles = selfSignedCert(dir);
+  const haveOpenssl = tlsFiles !== undefined;
+  const { cert, key } = tlsFiles ?? { cert: "", key: "" };
 
   it.skipIf(!haveOpenssl)("D4 with MERIDIAN_TLS_CERT and _KEY the port serves HTTPS over HTTP/1.1 and HTTP/2", async () => {
     const server = await startTestServer({ MERIDIAN_TLS_CERT: cert, MERIDIAN_TLS_KEY: key });

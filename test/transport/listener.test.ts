@@ -4,7 +4,6 @@
 // for the server to close a connection and fails when it has not after a few
 // times the timeout (no timing is a pass/fail threshold beyond that).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http2 from "node:http2";
 import net from "node:net";
@@ -12,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import tls from "node:tls";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { selfSignedCert } from "../helpers/tls.js";
 
 const TIMEOUTS = { MERIDIAN_IDLE_TIMEOUT_S: "1", MERIDIAN_HEADERS_TIMEOUT_S: "1", MERIDIAN_REQUEST_TIMEOUT_S: "3" };
 /** Long enough after the largest timeout (3 s) that a connection still open is one left open. */
@@ -247,36 +247,9 @@ describe("D51 timeouts on cleartext connections", () => {
 
 describe("D51 timeouts on TLS connections", () => {
   const dir = mkdtempSync(join(tmpdir(), "meridian-listener-"));
-  const cert = join(dir, "cert.pem");
-  const key = join(dir, "key.pem");
-  let haveOpenssl = true;
-  try {
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        key,
-        "-out",
-        cert,
-        "-days",
-        "1",
-        "-subj",
-        "/CN=localhost",
-        "-addext",
-        "subjectAltName=IP:127.0.0.1",
-      ],
-      { stdio: "ignore" },
-    );
-  } catch {
-    haveOpenssl = false;
-  }
+  const tlsFiles = selfSignedCert(dir);
+  const haveOpenssl = tlsFiles !== undefined;
+  const { cert, key } = tlsFiles ?? { cert: "", key: "" };
   let server: TestServer;
   beforeAll(async () => {
     if (haveOpenssl) server = await startTestServer({ ...TIMEOUTS, MERIDIAN_TLS_CERT: cert, MERIDIAN_TLS_KEY: key });
