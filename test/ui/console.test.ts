@@ -62,6 +62,9 @@ function view(page: Page) {
   });
 }
 
+/** The preview's body as the page holds it. */
+const previewHtml = (page: Page) => page.evaluate(() => document.getElementById("preview")!.innerHTML);
+
 async function listFeature(page: Page, feature: string) {
   await page.fill("#filters input[name=feature]", feature);
   await page.click("#filters button[type=submit]");
@@ -218,8 +221,8 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
         "#editor textarea[name=body]",
         '<p>ok</p><img src=x onerror="alert(1)"><script>alert(2)</script><a href="javascript:alert(3)">x</a>',
       );
-      await expect.poll(() => con.page.evaluate(() => document.getElementById("preview")!.innerHTML)).toContain("<p>ok</p>");
-      expect(await con.page.evaluate(() => document.getElementById("preview")!.innerHTML)).not.toMatch(/<img|<script|onerror|javascript:/i);
+      await expect.poll(() => previewHtml(con.page)).toContain("<p>ok</p>");
+      expect(await previewHtml(con.page)).not.toMatch(/<img|<script|onerror|javascript:/i);
       await con.page.click("#editor button[type=submit]");
       await expect.poll(() => con.page.textContent(".error[data-field=title]")).not.toBe("");
       expect(con.dialogs).toEqual([]);
@@ -236,7 +239,7 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
       await con.page.fill("#editor input[name=title]", "");
       await con.page.fill("#editor textarea[name=body]", "<p>typed just before saving</p>");
       await con.page.click("#editor button[type=submit]"); // before the preview's pause is over
-      await expect.poll(() => con.page.evaluate(() => document.getElementById("preview")!.innerHTML)).toContain("typed just before saving");
+      await expect.poll(() => previewHtml(con.page)).toContain("typed just before saving");
       expect(await con.page.textContent(".error[data-field=title]")).not.toBe("");
       expect(await con.page.textContent(".error[data-field=body]")).toBe("");
     } finally {
@@ -320,11 +323,11 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
       // The preview follows the language typed in, and is the server's sanitised answer (title made plain text).
       expect(await w.page.inputValue("#preview-language")).toBe("de");
       await expect.poll(() => w.page.textContent("#preview-title")).toBe("Wartung heute Nacht");
-      await expect.poll(() => w.page.evaluate(() => document.getElementById("preview")!.innerHTML)).toContain("<p>Ab <b>22:00</b></p>");
-      expect(await w.page.evaluate(() => document.getElementById("preview")!.innerHTML)).not.toMatch(/<img|onerror|javascript:/i);
+      await expect.poll(() => previewHtml(w.page)).toContain("<p>Ab <b>22:00</b></p>");
+      expect(await previewHtml(w.page)).not.toMatch(/<img|onerror|javascript:/i);
       await w.page.selectOption("#preview-language", "");
       await expect.poll(() => w.page.textContent("#preview-title")).toBe("Maintenance tonight");
-      await expect.poll(() => w.page.evaluate(() => document.getElementById("preview")!.innerHTML)).toBe("<p>From <b>22:00</b></p>");
+      await expect.poll(() => previewHtml(w.page)).toBe("<p>From <b>22:00</b></p>");
       expect(await w.page.locator("#preview-language option").allTextContents()).toEqual(["the default text", "de"]);
       await w.page.click("#editor button[type=submit]");
       await expect.poll(() => w.page.textContent("#notice")).toContain("published");
@@ -399,7 +402,7 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
       expect((await api(server, key).list("bad-language", "expiry=All")).json.data).toEqual([]);
       // The preview of the German body stays the server's while its title is missing.
       await w.page.selectOption("#preview-language", "de");
-      await expect.poll(() => w.page.evaluate(() => document.getElementById("preview")!.innerHTML)).toBe("<p>Hallo</p>");
+      await expect.poll(() => previewHtml(w.page)).toBe("<p>Hallo</p>");
       expect(await beside("translations.de.title")).toMatch(/empty/); // a preview does not clear what the save said
       expect(await w.violations()).toEqual([]);
     } finally {
