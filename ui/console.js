@@ -98,6 +98,8 @@ const base = (feature) => (feature ? `/api/admin/feature/${encodeURIComponent(fe
 function page(more) {
   const f = filters();
   const q = new URLSearchParams({ expiry: f.expiry, sortBy: f.sortBy, sortOrder: f.sortOrder });
+  // D61: what one audience sees, on one page (BackOffice sees every message otherwise).
+  for (const name of ["audience", "path"]) if (f[name].trim() !== "") q.set(name, f[name].trim());
   if (more && cursor) q.set("cursor", cursor);
   return call("GET", `${base(f.feature)}?${q}`);
 }

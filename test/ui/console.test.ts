@@ -480,6 +480,39 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
     }
   });
 
+  it("D61 console lists what one audience sees on one page", async () => {
+    const a = api(server, key);
+    for (const [title, over] of [
+      ["for all", {}],
+      ["staff on orders", { audiences: ["staff"], paths: ["/orders/**"] }],
+      ["guests", { audiences: ["guests"] }],
+    ] as const)
+      expect((await a.create("seen-by", draft({ title, ...over }))).status).toBe(201);
+    const w = await signedInConsole();
+    try {
+      const listed = async (audience: string, path: string, titles: string[]) => {
+        await w.page.fill("#filters input[name=audience]", audience);
+        await w.page.fill("#filters input[name=path]", path);
+        const [answer] = await Promise.all([
+          w.page.waitForResponse((r) => r.url().includes("/feature/seen-by/message?")),
+          listFeature(w.page, "seen-by"),
+        ]);
+        const asked = new URL(answer.url()).searchParams;
+        expect([asked.get("audience"), asked.get("path")]).toEqual([audience || null, path || null]);
+        await expect
+          .poll(async () => (await w.page.locator("#messages tbody tr td:nth-child(3)").allTextContents()).sort())
+          .toEqual(titles);
+      };
+      await listed("", "", ["for all", "guests", "staff on orders"]);
+      await listed("staff", "", ["for all", "staff on orders"]);
+      await listed("staff", "/orders/7", ["for all", "staff on orders"]);
+      await listed("staff", "/checkout", ["for all"]);
+      await listed("guests", "/orders/7", ["for all", "guests"]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
   it("D63 console shows a message's webhook deliveries", async () => {
     const a = api(server, key);
     const before = (await a.create("hooked", draft({ title: "Before any webhook" }))).json;
