@@ -2,7 +2,10 @@
 // in sessionStorage only), list messages, create, edit and delete them with a
 // live preview of the body as it will be shown, the server's field errors
 // beside their fields, a message's audit trail, and a clear word when someone
-// else changed the message first (412: edits send If-Match, D47). A credential
+// else changed the message first (412: edits send If-Match, D47). The editor
+// holds a message's audiences and page globs (D61) and its translations (D62),
+// the preview shows any one of its languages; each row says who the message is
+// for, and a message's webhook deliveries (D63) are a click away. A credential
 // is tried before the signed-in view opens: a refused one keeps the sign-in
 // form, with the server's reason beside it. Dates are shown in the operator's
 // time zone, the UTC value on hover; each row says whether its message is
@@ -49,23 +52,19 @@ function notice(text, kind = "") {
 const utc = (iso) => Date.parse(/(Z|[+-]\d\d:?\d\d)$/.test(iso) ? iso : `${iso}Z`);
 
 // The operator's locale and time zone, with the zone's name so that no one reads it as UTC.
-const LOCAL = new Intl.DateTimeFormat(undefined, {
-  year: "numeric",
-  month: "short",
-  day: "numeric",
-  hour: "2-digit",
-  minute: "2-digit",
-  timeZoneName: "short",
-});
+const WHEN = { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" };
+const LOCAL = new Intl.DateTimeFormat(undefined, WHEN);
+// A webhook delivery's times: its retries are seconds apart.
+const LOCAL_SECONDS = new Intl.DateTimeFormat(undefined, { ...WHEN, second: "2-digit" });
 
 /** A date cell: local time as text, the UTC value on hover. */
-function dateCell(row, iso) {
+function dateCell(row, iso, format = LOCAL) {
   const td = cell(row, "");
   if (!iso) return td;
   const at = new Date(utc(iso));
   const time = document.createElement("time");
   time.dateTime = at.toISOString();
-  time.textContent = LOCAL.format(at);
+  time.textContent = format.format(at);
   time.title = `${at.toISOString().slice(0, 19).replace("T", " ")} UTC`;
   td.append(time);
   return td;
@@ -99,6 +98,8 @@ const base = (feature) => (feature ? `/api/admin/feature/${encodeURIComponent(fe
 function page(more) {
   const f = filters();
   const q = new URLSearchParams({ expiry: f.expiry, sortBy: f.sortBy, sortOrder: f.sortOrder });
+  // D61: what one audience sees, on one page (BackOffice sees every message otherwise).
+  for (const name of ["audience", "path"]) if (f[name].trim() !== "") q.set(name, f[name].trim());
   if (more && cursor) q.set("cursor", cursor);
   return call("GET", `${base(f.feature)}?${q}`);
 }
@@ -125,11 +126,14 @@ function show(listing, more) {
     row.dataset.id = String(m.id);
     cell(row, String(m.id));
     cell(row, m.type);
-    cell(row, m.title);
+    // A listing answers in the operator's language (D62): say so when that is not the default text.
+    const title = cell(row, m.title);
+    if (m.language) title.title = `shown in ${m.language}`;
     row.dataset.status = status(m);
     cell(row, row.dataset.status).className = `status ${row.dataset.status}`;
     dateCell(row, m.startDate);
     dateCell(row, m.expiringDate);
+    targetingCell(row, m);
     const actions = cell(row, "");
     const scope = m.featureId;
     actions.append(
@@ -138,6 +142,8 @@ function show(listing, more) {
       button("Delete", () => remove(scope, m.id)),
       " ",
       button("Audit", () => audit(m.id)),
+      " ",
+      button("Deliveries", () => deliveries(m.id)),
     );
     body.append(row);
   }
@@ -145,24 +151,188 @@ function show(listing, more) {
   $("more").hidden = !cursor;
 }
 
-/** The server's errors beside their fields; `only` names the one field an answer speaks for. */
-function showErrors(errors = {}, only) {
-  for (const span of document.querySelectorAll(".error")) {
-    if (only === undefined || span.dataset.field === only) span.textContent = (errors[span.dataset.field] ?? []).join("; ");
-  }
+/** A list shown briefly: its first few entries, and how many more (the row's cell has them all on hover). */
+function brief(list, max = 3) {
+  return list.length <= max ? list.join(", ") : `${list.slice(0, max).join(", ")} +${list.length - max} more`;
 }
 
-// The preview is the server's: the body as a write would store it (sanitised),
-// asked for as the operator types (a moment after the last key).
+/** Who a message is for (D61) and in which languages (D62), as the BackOffice listing gives them. */
+function targetingCell(row, m) {
+  const td = cell(row, "");
+  td.className = "targeting";
+  const audiences = m.audiences ?? [];
+  const paths = m.paths ?? [];
+  const languages = Object.keys(m.translations ?? {});
+  const parts = [
+    ["audiences", audiences.length ? `audiences: ${brief(audiences)}` : "everyone"],
+    ["paths", paths.length ? `pages: ${brief(paths)}` : "every page"],
+    ["languages", languages.length ? `languages: ${brief(languages)}` : "default text only"],
+  ];
+  for (const [part, text] of parts) {
+    const span = document.createElement("span");
+    span.dataset.part = part;
+    span.textContent = text;
+    td.append(span);
+  }
+  td.title = [
+    `audiences: ${audiences.join(", ") || "everyone"}`,
+    `pages: ${paths.join(", ") || "every page"}`,
+    `languages: ${languages.join(", ") || "the default text only"}`,
+  ].join("\n");
+}
+
+/** A textarea's lines as a list: each trimmed, blank ones left out. */
+const lines = (text) =>
+  text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
+
+/**
+ * Where the server's error about `key` shows, and in what words: an entry of
+ * a list (paths[2]) beside its list, naming the entry as sent; a field with no
+ * place of its own (translations.de.x) beside the nearest one that has one.
+ */
+function placed(key, fields, sent) {
+  const item = /^(audiences|paths)\[(\d+)\]$/.exec(key);
+  if (item) {
+    const entry = sent[item[1]]?.[Number(item[2])];
+    return { field: item[1], say: (m) => (entry === undefined ? `${key}: ${m}` : `${JSON.stringify(entry)} ${m}`) };
+  }
+  let field = key;
+  while (!fields.has(field) && field.includes(".")) field = field.slice(0, field.lastIndexOf("."));
+  return { field, say: (m) => (field === key ? m : `${key}: ${m}`) };
+}
+
+/** The server's errors beside their fields; `only` names the fields an answer speaks for, `sent` is what it answered. */
+function showErrors(errors = {}, only, sent = {}) {
+  const spans = [...document.querySelectorAll("#editor .error[data-field]")];
+  const shown = new Map(spans.map((s) => [s.dataset.field, []]));
+  for (const [key, messages] of Object.entries(errors)) {
+    const { field, say } = placed(key, shown, sent);
+    shown.get(field)?.push(...messages.map(say)); // a field the editor has no place for is in the notice's detail
+  }
+  for (const span of spans)
+    if (only === undefined || only.includes(span.dataset.field)) span.textContent = shown.get(span.dataset.field).join("; ");
+}
+
+// Translations (D62): a block per language, in the order added, each with its
+// title, body and error places named as the server names them
+// (translations.de.title).
+const translationBlocks = () => [...$("translation-list").children];
+const part = (block, name) => block.querySelector(`[data-part="${name}"]`);
+
+function errorPlace(field) {
+  const span = document.createElement("span");
+  span.className = "error";
+  span.dataset.field = field;
+  return span;
+}
+
+function labelled(text, control) {
+  const label = document.createElement("label");
+  label.append(text, " ", control);
+  return label;
+}
+
+function addTranslation(tag, text = { title: "", body: "" }) {
+  const block = document.createElement("fieldset");
+  block.className = "translation";
+  block.dataset.language = tag;
+  const legend = document.createElement("legend");
+  legend.textContent = tag;
+  const title = document.createElement("input");
+  title.dataset.part = "title";
+  title.value = text.title;
+  const body = document.createElement("textarea");
+  body.dataset.part = "body";
+  body.rows = 3;
+  body.value = text.body;
+  for (const input of [title, body]) input.addEventListener("input", () => previewIn(tag));
+  const field = `translations.${tag}`;
+  block.append(
+    legend,
+    errorPlace(field),
+    labelled("Title", title),
+    errorPlace(`${field}.title`),
+    labelled("Body (HTML)", body),
+    errorPlace(`${field}.body`),
+    button(`Remove ${tag}`, () => {
+      block.remove();
+      languagesChanged();
+    }),
+  );
+  $("translation-list").append(block);
+  return block;
+}
+
+/** The language tag typed, as a new block (or the one it already has: the server would refuse a second de, or DE). */
+function addLanguage() {
+  const input = $("new-language");
+  const tag = input.value.trim();
+  if (tag === "") return;
+  const block = translationBlocks().find((b) => b.dataset.language.toLowerCase() === tag.toLowerCase()) ?? addTranslation(tag);
+  input.value = "";
+  languagesChanged();
+  part(block, "title").focus();
+  previewIn(tag);
+}
+
+/** The preview's language picker, after a language was added or removed. */
+function languagesChanged() {
+  const select = $("preview-language");
+  const chosen = select.value;
+  const option = (value, text) => {
+    const o = document.createElement("option");
+    o.value = value;
+    o.textContent = text;
+    return o;
+  };
+  const tags = translationBlocks().map((b) => b.dataset.language);
+  select.replaceChildren(option("", "the default text"), ...tags.map((t) => option(t, t)));
+  select.value = tags.includes(chosen) ? chosen : "";
+  preview();
+}
+
+const translationsInEditor = () =>
+  Object.fromEntries(translationBlocks().map((b) => [b.dataset.language, { title: part(b, "title").value, body: part(b, "body").value }]));
+
+/** The title and body the preview shows (the default text or the chosen translation's), and the prefix of their error places. */
+function previewed() {
+  const tag = $("preview-language").value;
+  const block = translationBlocks().find((b) => b.dataset.language === tag);
+  if (block) return { prefix: `translations.${tag}.`, title: part(block, "title").value, body: part(block, "body").value };
+  const { elements } = $("editor");
+  return { prefix: "", title: elements.title.value, body: elements.body.value };
+}
+
+function previewIn(tag) {
+  $("preview-language").value = tag;
+  preview();
+}
+
+// The preview is the server's: the title and body, in the chosen language, as
+// a write would store them (sanitised: a translation's text is checked and
+// cleaned as the default's is), asked for as the operator types (a moment
+// after the last key).
 let previewTimer;
+let previewAsked = 0;
 function preview() {
   clearTimeout(previewTimer);
+  const asked = ++previewAsked;
   previewTimer = setTimeout(async () => {
-    const body = $("editor").elements.body.value;
-    const r = await call("POST", "/api/admin/feature/message/preview", { body });
-    if ($("editor").elements.body.value !== body) return; // typed on meanwhile
-    // A preview judges the body alone: it must not clear what a save said of the other fields.
-    showErrors(r.status === 200 ? {} : r.json?.errors, "body");
+    const { prefix, title, body } = previewed();
+    // A title not yet typed is not held against the body: that is the save's to say.
+    const sent = title.trim() === "" ? { body } : { title, body };
+    const r = await call("POST", "/api/admin/feature/message/preview", sent);
+    if (asked !== previewAsked) return; // typed on meanwhile
+    // A preview judges what it was sent alone: it must not clear what a save said of the other fields.
+    const errors = Object.fromEntries(Object.entries(r.status === 200 ? {} : (r.json?.errors ?? {})).map(([k, v]) => [prefix + k, v]));
+    showErrors(
+      errors,
+      Object.keys(sent).map((k) => prefix + k),
+    );
+    $("preview-title").textContent = r.status === 200 ? (r.json.title ?? "") : "";
     $("preview").replaceChildren(r.status === 200 ? bodyFragment(r.json.body ?? "") : "");
   }, 150);
 }
@@ -171,10 +341,16 @@ function openEditor(title, values) {
   const form = $("editor");
   $("editor-title").textContent = title;
   for (const name of ["type", "title", "body", "startDate", "expiringDate"]) form.elements[name].value = values[name] ?? "";
-  // Connect's JSON (getMessage) leaves a false field out: only true is there to read.
+  // Connect's JSON (getMessage) leaves a false field and an empty list out.
   form.elements.mustRead.checked = "id" in values && values.dismissible !== true;
+  form.elements.audiences.value = (values.audiences ?? []).join("\n");
+  form.elements.paths.value = (values.paths ?? []).join("\n");
+  $("translation-list").replaceChildren();
+  $("new-language").value = "";
+  for (const [tag, t] of Object.entries(values.translations ?? {})) addTranslation(tag, { title: t.title ?? "", body: t.body ?? "" });
+  $("preview-language").value = "";
+  languagesChanged();
   showErrors();
-  preview();
   form.hidden = false;
 }
 
@@ -197,11 +373,16 @@ async function edit(scope, id) {
 async function save(event) {
   event.preventDefault();
   const form = $("editor");
-  const data = new FormData(form);
-  // D63: a Critical message may be marked not dismissible (an unchecked box is not in the form's data).
-  const dismissible = !data.has("mustRead");
-  data.delete("mustRead");
-  const fields = { ...Object.fromEntries(data), dismissible };
+  const { elements } = form;
+  const fields = {
+    ...Object.fromEntries(["type", "title", "body", "startDate", "expiringDate"].map((name) => [name, elements[name].value])),
+    // D63: a Critical message may be marked not dismissible.
+    dismissible: !elements.mustRead.checked,
+    // D61, D62: sent whole, they replace what was stored ([] and {} clear them).
+    audiences: lines(elements.audiences.value),
+    paths: lines(elements.paths.value),
+    translations: translationsInEditor(),
+  };
   const r = editing
     ? await call("PATCH", `${base(editing.scope)}/${editing.id}`, fields, editing.etag ? { "if-match": editing.etag } : {})
     : await call("POST", base(filters().feature), fields);
@@ -210,7 +391,7 @@ async function save(event) {
     return edit(editing.scope, editing.id);
   }
   if (r.status >= 400) {
-    showErrors(r.json?.errors);
+    showErrors(r.json?.errors, undefined, fields);
     notice(r.json?.detail ?? `not saved (${r.status})`, "conflict");
     return;
   }
@@ -258,6 +439,82 @@ async function audit(id) {
   $("audit").hidden = false;
 }
 
+// A message's webhook deliveries (D63): the registered endpoints, then each
+// one's log of this message, the newest DELIVERIES_SHOWN events: one bounded
+// request per endpoint.
+const DELIVERIES_SHOWN = 20;
+let deliveriesOf = null; // the message whose deliveries are shown
+
+async function deliveries(id) {
+  deliveriesOf = id;
+  const hooks = await call("GET", "/api/admin/feature/message/webhooks");
+  if (hooks.status !== 200) {
+    notice(hooks.json?.detail ?? `no webhooks to show (${hooks.status})`, "conflict");
+    return;
+  }
+  const logs = await Promise.all(
+    hooks.json.data.map((h) =>
+      call("GET", `/api/admin/feature/message/webhooks/${encodeURIComponent(h.id)}/deliveries?messageId=${id}&limit=${DELIVERIES_SHOWN}`),
+    ),
+  );
+  if (deliveriesOf !== id) return; // another message was chosen meanwhile
+  $("deliveries-title").textContent = `Webhook deliveries of message ${id}`;
+  $("deliveries-none").hidden = hooks.json.data.length > 0;
+  $("webhooks").replaceChildren(...hooks.json.data.map((h, i) => webhookLog(h, logs[i])));
+  $("deliveries").hidden = false;
+}
+
+function paragraph(text, className = "") {
+  const p = document.createElement("p");
+  p.textContent = text;
+  p.className = className;
+  return p;
+}
+
+/** One endpoint and its deliveries of the message: event, status, HTTP answer, attempts, times, error. */
+function webhookLog(hook, r) {
+  const box = document.createElement("div");
+  box.className = "webhook";
+  box.dataset.webhook = hook.id;
+  const heading = document.createElement("h3");
+  heading.textContent = hook.url;
+  box.append(heading, paragraph(`events: ${hook.events.join(", ")}`, "hint"));
+  if (r.status !== 200) {
+    box.append(paragraph(r.json?.detail ?? `its delivery log could not be read (${r.status})`, "error"));
+    return box;
+  }
+  if (r.json.data.length === 0) {
+    box.append(paragraph("No deliveries of this message.", "none"));
+    return box;
+  }
+  const table = document.createElement("table");
+  const head = table.createTHead().insertRow();
+  for (const h of ["Event", "Status", "HTTP", "Attempts", "Happened", "Last tried", "Next try", "Error"]) {
+    const th = document.createElement("th");
+    th.textContent = h;
+    head.append(th);
+  }
+  const body = table.createTBody();
+  for (const d of r.json.data) {
+    const row = body.insertRow();
+    row.dataset.event = d.event;
+    row.dataset.status = d.status;
+    cell(row, d.event);
+    cell(row, d.status).className = `delivery ${d.status}`;
+    cell(row, d.lastStatus == null ? "" : String(d.lastStatus));
+    cell(row, String(d.attempts ?? 0));
+    dateCell(row, d.createdAt, LOCAL_SECONDS);
+    dateCell(row, d.lastAttemptAt, LOCAL_SECONDS);
+    dateCell(row, d.nextAttemptAt, LOCAL_SECONDS);
+    // Why it failed: no answer (timeout, refused), or the endpoint's own answer to a failed attempt.
+    const failedAnswer = d.lastStatus != null && (d.lastStatus < 200 || d.lastStatus > 299) ? (d.lastAnswer ?? "") : "";
+    cell(row, d.lastError ?? failedAnswer).className = "delivery-error";
+  }
+  box.append(table);
+  if (r.json.data.length === DELIVERIES_SHOWN) box.append(paragraph(`The newest ${DELIVERIES_SHOWN} are shown.`, "hint"));
+  return box;
+}
+
 function signedIn(yes) {
   $("sign-in").hidden = yes;
   $("app").hidden = !yes;
@@ -272,6 +529,10 @@ function clearView() {
   $("messages").tBodies[0].replaceChildren();
   $("audit").querySelector("tbody").replaceChildren();
   $("audit").hidden = true;
+  $("webhooks").replaceChildren();
+  $("deliveries").hidden = true;
+  deliveriesOf = null;
+  $("translation-list").replaceChildren();
   $("editor").hidden = true;
   $("more").hidden = true;
   editing = null;
@@ -340,7 +601,17 @@ function start() {
     $("editor").hidden = true;
   });
   $("editor").addEventListener("submit", (event) => void save(event));
-  $("editor").elements.body.addEventListener("input", preview);
+  for (const name of ["title", "body"]) $("editor").elements[name].addEventListener("input", () => previewIn(""));
+  $("preview-language").addEventListener("change", preview);
+  $("add-language").addEventListener("click", addLanguage);
+  $("new-language").addEventListener("keydown", (event) => {
+    if (event.key !== "Enter") return;
+    event.preventDefault(); // adds the language; it does not save the message
+    addLanguage();
+  });
+  $("deliveries-refresh").addEventListener("click", () => {
+    if (deliveriesOf !== null) void deliveries(deliveriesOf);
+  });
   if (credential()) void enter();
   else signOut();
 }

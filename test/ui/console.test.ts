@@ -7,18 +7,24 @@
 // refused credential keeps the sign-in form with the reason beside it, a good
 // one clears every error of before; dates in the operator's time zone with
 // UTC on hover; each row says whether its message is live, pending or expired.
+// Targeting and languages (D61, D62): the editor saves audiences, page globs
+// and translations, previews each language through the server, and shows the
+// server's errors beside the list or language they name; each row says who
+// its message is for. Webhooks (D63): a message's deliveries to real local
+// receivers, read from the delivery log.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { NO_CHROMIUM, bannerPage, launchChromium, watchedPage } from "../helpers/browser.js";
 import { RW, api, draft, iso } from "../helpers/messages.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { SECRET, startReceiver, WEBHOOK_ENV } from "../helpers/webhooks.js";
 
 let server: TestServer;
 let browser: Browser;
 let key: string;
 beforeAll(async () => {
   if (NO_CHROMIUM) return;
-  server = await startTestServer();
+  server = await startTestServer(WEBHOOK_ENV); // D63: webhooks may reach a receiver on 127.0.0.1 over http:
   key = await server.key({ ...RW, clientId: "ops" });
   browser = await launchChromium();
 });
@@ -55,6 +61,9 @@ function view(page: Page) {
     };
   });
 }
+
+/** The preview's body as the page holds it. */
+const previewHtml = (page: Page) => page.evaluate(() => document.getElementById("preview")!.innerHTML);
 
 async function listFeature(page: Page, feature: string) {
   await page.fill("#filters input[name=feature]", feature);
@@ -212,8 +221,8 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
         "#editor textarea[name=body]",
         '<p>ok</p><img src=x onerror="alert(1)"><script>alert(2)</script><a href="javascript:alert(3)">x</a>',
       );
-      await expect.poll(() => con.page.evaluate(() => document.getElementById("preview")!.innerHTML)).toContain("<p>ok</p>");
-      expect(await con.page.evaluate(() => document.getElementById("preview")!.innerHTML)).not.toMatch(/<img|<script|onerror|javascript:/i);
+      await expect.poll(() => previewHtml(con.page)).toContain("<p>ok</p>");
+      expect(await previewHtml(con.page)).not.toMatch(/<img|<script|onerror|javascript:/i);
       await con.page.click("#editor button[type=submit]");
       await expect.poll(() => con.page.textContent(".error[data-field=title]")).not.toBe("");
       expect(con.dialogs).toEqual([]);
@@ -230,7 +239,7 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
       await con.page.fill("#editor input[name=title]", "");
       await con.page.fill("#editor textarea[name=body]", "<p>typed just before saving</p>");
       await con.page.click("#editor button[type=submit]"); // before the preview's pause is over
-      await expect.poll(() => con.page.evaluate(() => document.getElementById("preview")!.innerHTML)).toContain("typed just before saving");
+      await expect.poll(() => previewHtml(con.page)).toContain("typed just before saving");
       expect(await con.page.textContent(".error[data-field=title]")).not.toBe("");
       expect(await con.page.textContent(".error[data-field=body]")).toBe("");
     } finally {
@@ -294,6 +303,289 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
       expect(await w.violations()).toEqual([]);
     } finally {
       await w.page.close();
+    }
+  });
+
+  it("D62 console edits a German translation and previews it", async () => {
+    const w = await signedInConsole();
+    try {
+      await listFeature(w.page, "translated");
+      await w.page.click("#new");
+      await w.page.fill("#editor input[name=title]", "Maintenance tonight");
+      await w.page.fill("#editor textarea[name=body]", "<p>From <b>22:00</b></p>");
+      await w.page.fill("#new-language", "de");
+      await w.page.press("#new-language", "Enter"); // adds the language, does not save
+      const de = w.page.locator('#translation-list fieldset[data-language="de"]');
+      await de.locator("input[data-part=title]").fill("Wartung <i>heute</i> Nacht");
+      await de
+        .locator("textarea[data-part=body]")
+        .fill('<p>Ab <b>22:00</b></p><img src=x onerror="alert(1)"><a href="javascript:alert(2)">x</a>');
+      // The preview follows the language typed in, and is the server's sanitised answer (title made plain text).
+      expect(await w.page.inputValue("#preview-language")).toBe("de");
+      await expect.poll(() => w.page.textContent("#preview-title")).toBe("Wartung heute Nacht");
+      await expect.poll(() => previewHtml(w.page)).toContain("<p>Ab <b>22:00</b></p>");
+      expect(await previewHtml(w.page)).not.toMatch(/<img|onerror|javascript:/i);
+      await w.page.selectOption("#preview-language", "");
+      await expect.poll(() => w.page.textContent("#preview-title")).toBe("Maintenance tonight");
+      await expect.poll(() => previewHtml(w.page)).toBe("<p>From <b>22:00</b></p>");
+      expect(await w.page.locator("#preview-language option").allTextContents()).toEqual(["the default text", "de"]);
+      await w.page.click("#editor button[type=submit]");
+      await expect.poll(() => w.page.textContent("#notice")).toContain("published");
+      const [stored] = (await api(server, key).list("translated")).json.data;
+      expect(stored.title).toBe("Maintenance tonight");
+      expect(stored.translations).toEqual({
+        de: { title: "Wartung heute Nacht", body: expect.stringMatching(/^<p>Ab <b>22:00<\/b><\/p>/) },
+      });
+      expect(stored.translations.de.body).not.toMatch(/<img|onerror|javascript:/i);
+
+      // Editing loads the translation; a second language is added, the first changed.
+      await w.page.locator(`#messages tr[data-id="${stored.id}"] button`, { hasText: "Edit" }).click();
+      await expect.poll(() => de.locator("input[data-part=title]").inputValue()).toBe("Wartung heute Nacht");
+      await de.locator("input[data-part=title]").fill("Wartungsarbeiten");
+      await w.page.fill("#new-language", "fr");
+      await w.page.click("#add-language");
+      const fr = w.page.locator('#translation-list fieldset[data-language="fr"]');
+      await fr.locator("input[data-part=title]").fill("Maintenance ce soir");
+      await fr.locator("textarea[data-part=body]").fill("<p>Dès 22h</p>");
+      await expect.poll(() => w.page.textContent("#preview-title")).toBe("Maintenance ce soir");
+      await w.page.click("#editor button[type=submit]");
+      await expect.poll(() => w.page.textContent("#notice")).toContain("saved");
+      expect((await api(server, key).list("translated")).json.data[0].translations).toEqual({
+        de: { title: "Wartungsarbeiten", body: expect.stringMatching(/^<p>Ab <b>22:00<\/b><\/p>/) },
+        fr: { title: "Maintenance ce soir", body: "<p>Dès 22h</p>" },
+      });
+      // What a German reader gets is the translation saved here.
+      const german = await fetch(`${server.url}/api/admin/feature/translated/message`, {
+        headers: { "svc-open-api-key": key, "accept-language": "de-CH" },
+      });
+      expect((await german.json()).data[0]).toMatchObject({ title: "Wartungsarbeiten", language: "de" });
+
+      // Removing a language and saving removes it on the server.
+      await w.page.locator(`#messages tr[data-id="${stored.id}"] button`, { hasText: "Edit" }).click();
+      await expect.poll(() => w.page.locator("#translation-list fieldset").count()).toBe(2);
+      await de.locator("button", { hasText: "Remove de" }).click();
+      expect(await w.page.locator("#preview-language option").allTextContents()).toEqual(["the default text", "fr"]);
+      await w.page.click("#editor button[type=submit]");
+      await expect.poll(() => w.page.textContent("#notice")).toContain("saved");
+      expect(Object.keys((await api(server, key).list("translated")).json.data[0].translations)).toEqual(["fr"]);
+      expect(w.dialogs).toEqual([]);
+      expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("D62 console shows the server's errors about a translation beside that language's fields, and stores nothing", async () => {
+    const w = await signedInConsole();
+    try {
+      await listFeature(w.page, "bad-language");
+      await w.page.click("#new");
+      await w.page.fill("#editor input[name=title]", "Hello");
+      for (const tag of ["de", "not a tag!"]) {
+        await w.page.fill("#new-language", tag);
+        await w.page.click("#add-language");
+      }
+      const de = w.page.locator('#translation-list fieldset[data-language="de"]');
+      await de.locator("textarea[data-part=body]").fill("<p>Hallo</p>"); // and no title
+      await w.page.locator('#translation-list fieldset[data-language="not a tag!"] input[data-part=title]').fill("x");
+      await w.page.click("#editor button[type=submit]");
+      const beside = (field: string) =>
+        w.page.evaluate(
+          (f) => [...document.querySelectorAll<HTMLElement>("#editor .error")].find((e) => e.dataset.field === f)?.textContent,
+          field,
+        );
+      await expect.poll(() => beside("translations.de.title")).toMatch(/empty/);
+      expect(await beside("translations.not a tag!")).toMatch(/BCP 47/);
+      expect(await beside("title")).toBe("");
+      expect(await beside("translations.de.body")).toBe("");
+      expect(await w.page.getAttribute("#notice", "class")).toBe("conflict");
+      expect((await api(server, key).list("bad-language", "expiry=All")).json.data).toEqual([]);
+      // The preview of the German body stays the server's while its title is missing.
+      await w.page.selectOption("#preview-language", "de");
+      await expect.poll(() => previewHtml(w.page)).toBe("<p>Hallo</p>");
+      expect(await beside("translations.de.title")).toMatch(/empty/); // a preview does not clear what the save said
+      expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("D61 console saves audiences and paths and shows the server's glob error beside paths", async () => {
+    const w = await signedInConsole();
+    try {
+      await listFeature(w.page, "aimed");
+      await w.page.click("#new");
+      await w.page.fill("#editor input[name=title]", "For the staff");
+      await w.page.fill("#editor textarea[name=audiences]", "staff\n\n  ops  \n");
+      await w.page.fill("#editor textarea[name=paths]", "/orders/**\n/a/[b");
+      await w.page.click("#editor button[type=submit]");
+      await expect.poll(() => w.page.textContent('#editor .error[data-field="paths"]')).toMatch(/^"\/a\/\[b" is not a valid glob/);
+      expect(await w.page.textContent('#editor .error[data-field="audiences"]')).toBe("");
+      expect((await api(server, key).list("aimed", "expiry=All")).json.data).toEqual([]);
+      // Too many audiences: the server's word beside the audiences.
+      await w.page.fill("#editor textarea[name=audiences]", Array.from({ length: 51 }, (_, i) => `team-${i}`).join("\n"));
+      await w.page.fill("#editor textarea[name=paths]", "/orders/**\n/checkout/*");
+      await w.page.click("#editor button[type=submit]");
+      await expect.poll(() => w.page.textContent('#editor .error[data-field="audiences"]')).toMatch(/at most 50/);
+      expect(await w.page.textContent('#editor .error[data-field="paths"]')).toBe("");
+      await w.page.fill("#editor textarea[name=audiences]", "staff\n\n  ops  \n");
+      await w.page.click("#editor button[type=submit]");
+      await expect.poll(() => w.page.textContent("#notice")).toContain("published");
+      const [stored] = (await api(server, key).list("aimed")).json.data;
+      expect(stored).toMatchObject({ audiences: ["staff", "ops"], paths: ["/orders/**", "/checkout/*"] });
+      // The row says who it is for; editing loads the lists; emptied, they are cleared on the server.
+      const row = w.page.locator(`#messages tr[data-id="${stored.id}"]`);
+      await expect
+        .poll(() => row.locator(".targeting span").allTextContents())
+        .toEqual(["audiences: staff, ops", "pages: /orders/**, /checkout/*", "default text only"]);
+      await row.locator("button", { hasText: "Edit" }).click();
+      await expect.poll(() => w.page.inputValue("#editor textarea[name=audiences]")).toBe("staff\nops");
+      expect(await w.page.inputValue("#editor textarea[name=paths]")).toBe("/orders/**\n/checkout/*");
+      await w.page.fill("#editor textarea[name=audiences]", "");
+      await w.page.click("#editor button[type=submit]");
+      await expect.poll(() => w.page.textContent("#notice")).toContain("saved");
+      expect((await api(server, key).list("aimed")).json.data[0]).toMatchObject({ audiences: [], paths: ["/orders/**", "/checkout/*"] });
+      await expect.poll(() => row.locator(".targeting span").first().textContent()).toBe("everyone");
+      expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("D61 D62 each row says briefly who its message is for: audiences, pages and languages", async () => {
+    const a = api(server, key);
+    const plain = (await a.create("for-whom", draft({ title: "Everyone" }))).json;
+    const aimed = (
+      await a.create(
+        "for-whom",
+        draft({
+          title: "Some",
+          audiences: ["staff", "ops", "finance", "legal", "sales"],
+          paths: ["/orders/**"],
+          translations: { de: { title: "Einige", body: "" }, fr: { title: "Quelques", body: "" } },
+        }),
+      )
+    ).json;
+    const w = await signedInConsole();
+    try {
+      await listFeature(w.page, "for-whom");
+      const parts = (id: number) => w.page.locator(`#messages tr[data-id="${id}"] .targeting span`).allTextContents();
+      await expect.poll(() => parts(plain.id)).toEqual(["everyone", "every page", "default text only"]);
+      expect(await parts(aimed.id)).toEqual(["audiences: staff, ops, finance +2 more", "pages: /orders/**", "languages: de, fr"]);
+      expect(await w.page.getAttribute(`#messages tr[data-id="${aimed.id}"] .targeting`, "title")).toContain(
+        "staff, ops, finance, legal, sales",
+      );
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("D61 console lists what one audience sees on one page", async () => {
+    const a = api(server, key);
+    for (const [title, over] of [
+      ["for all", {}],
+      ["staff on orders", { audiences: ["staff"], paths: ["/orders/**"] }],
+      ["guests", { audiences: ["guests"] }],
+    ] as const)
+      expect((await a.create("seen-by", draft({ title, ...over }))).status).toBe(201);
+    const w = await signedInConsole();
+    try {
+      const listed = async (audience: string, path: string, titles: string[]) => {
+        await w.page.fill("#filters input[name=audience]", audience);
+        await w.page.fill("#filters input[name=path]", path);
+        const [answer] = await Promise.all([
+          w.page.waitForResponse((r) => r.url().includes("/feature/seen-by/message?")),
+          listFeature(w.page, "seen-by"),
+        ]);
+        const asked = new URL(answer.url()).searchParams;
+        expect([asked.get("audience"), asked.get("path")]).toEqual([audience || null, path || null]);
+        await expect
+          .poll(async () => (await w.page.locator("#messages tbody tr td:nth-child(3)").allTextContents()).sort())
+          .toEqual(titles);
+      };
+      await listed("", "", ["for all", "guests", "staff on orders"]);
+      await listed("staff", "", ["for all", "staff on orders"]);
+      await listed("staff", "/orders/7", ["for all", "staff on orders"]);
+      await listed("staff", "/checkout", ["for all"]);
+      await listed("guests", "/orders/7", ["for all", "guests"]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("D63 console shows a message's webhook deliveries", async () => {
+    const a = api(server, key);
+    const before = (await a.create("hooked", draft({ title: "Before any webhook" }))).json;
+    const good = await startReceiver();
+    const busy = await startReceiver(() => ({ status: 503, body: "busy, try later" }));
+    const hooks: string[] = [];
+    const w = await signedInConsole();
+    try {
+      await listFeature(w.page, "hooked");
+      const deliveriesButton = (id: number) => w.page.locator(`#messages tr[data-id="${id}"] button`, { hasText: "Deliveries" });
+      await deliveriesButton(before.id).click();
+      await w.page.locator("#deliveries").waitFor();
+      expect(await w.page.isVisible("#deliveries-none")).toBe(true);
+      expect(await w.page.textContent("#deliveries-none")).toBe("No webhooks registered.");
+
+      for (const rx of [good, busy]) {
+        const r = await a.call("POST", "/api/admin/feature/message/webhooks", { url: rx.url, secret: SECRET });
+        expect(r.status).toBe(201);
+        hooks.push(r.json.id);
+      }
+      const m = (await a.create("hooked", draft({ title: "Hooked" }))).json;
+      await good.until((r) => r.some((x) => x.body.type === "message.created" && x.body.data.message.id === m.id));
+      await busy.until((r) => r.some((x) => x.body.data.message.id === m.id));
+
+      await listFeature(w.page, "hooked");
+      const requests: string[] = [];
+      w.page.on("request", (r) => {
+        if (r.url().includes("/webhooks")) requests.push(r.url().slice(server.url.length));
+      });
+      await deliveriesButton(m.id).click();
+      await expect.poll(() => w.page.textContent("#deliveries-title")).toBe(`Webhook deliveries of message ${m.id}`);
+      // One listing of the endpoints, then one bounded request per endpoint for this message.
+      expect(requests.sort()).toEqual(
+        [
+          "/api/admin/feature/message/webhooks",
+          ...hooks.map((h) => `/api/admin/feature/message/webhooks/${h}/deliveries?messageId=${m.id}&limit=20`),
+        ].sort(),
+      );
+      expect(await w.page.isVisible("#deliveries-none")).toBe(false);
+      const shown = (hook: string) =>
+        w.page
+          .locator(`#webhooks .webhook[data-webhook="${hook}"] tbody tr`)
+          .evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+      // The log is written once the endpoint has answered: ask again until it is.
+      await expect
+        .poll(async () => {
+          await w.page.click("#deliveries-refresh");
+          return (await shown(hooks[0]))[0]?.slice(0, 4);
+        })
+        .toEqual(["message.created", "delivered", "204", "1"]);
+      expect(await w.page.textContent(`#webhooks .webhook[data-webhook="${hooks[0]}"] h3`)).toBe(good.url);
+      const [failing] = await shown(hooks[1]);
+      expect(failing.slice(0, 3)).toEqual(["message.created", "pending", "503"]);
+      expect(Number(failing[3])).toBeGreaterThanOrEqual(1);
+      expect(failing[7]).toBe("busy, try later");
+      // Times in the operator's zone, to the second, the UTC value on hover.
+      const happened = w.page.locator(`#webhooks .webhook[data-webhook="${hooks[0]}"] tbody tr td:nth-child(5) time`);
+      expect(await happened.getAttribute("title")).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+
+      // The message from before the webhooks has no deliveries at either.
+      await deliveriesButton(before.id).click();
+      await expect.poll(() => w.page.textContent("#deliveries-title")).toBe(`Webhook deliveries of message ${before.id}`);
+      expect(await w.page.locator("#webhooks .webhook .none").allTextContents()).toEqual([
+        "No deliveries of this message.",
+        "No deliveries of this message.",
+      ]);
+      expect(w.dialogs).toEqual([]);
+      expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+      for (const h of hooks) await a.call("DELETE", `/api/admin/feature/message/webhooks/${h}`);
+      await good.close();
+      await busy.close();
     }
   });
 });
