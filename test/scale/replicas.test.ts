@@ -65,6 +65,23 @@ function call(r: Replica, key: string, method: string, path: string, body?: unkn
   }));
 }
 
+/** The ids of every message of a feature (expired too), page by page. */
+async function storedIds(r: Replica, key: string, feature: string): Promise<Set<number>> {
+  const ids = new Set<number>();
+  let cursor: string | undefined;
+  do {
+    const page = await call(
+      r,
+      key,
+      "GET",
+      `/api/admin/feature/${feature}/message?expiry=All&limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+    );
+    for (const m of page.json.data as { id: number }[]) ids.add(m.id);
+    cursor = (page.json.cursor as string | null) ?? undefined;
+  } while (cursor);
+  return ids;
+}
+
 async function until(check: () => Promise<boolean>, ms = 2000): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
@@ -318,18 +335,7 @@ describe.skipIf(!PG_FAULTS_URL)("D40 PostgreSQL restarted under load", () => {
         expect(slowest).toBeLessThan(5_000); // statement (2 s) and connect (2 s) timeouts, never a hang
         // Resumed: a write now succeeds, and every acknowledged one is there.
         expect((await call(r, key, "POST", "/api/admin/feature/restart/message", draft({ title: "after" }))).status).toBe(201);
-        const ids = new Set<number>();
-        let cursor: string | undefined;
-        do {
-          const page = await call(
-            r,
-            key,
-            "GET",
-            `/api/admin/feature/restart/message?expiry=All&limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
-          );
-          for (const m of page.json.data as { id: number }[]) ids.add(m.id);
-          cursor = (page.json.cursor as string | null) ?? undefined;
-        } while (cursor);
+        const ids = await storedIds(r, key, "restart");
         expect(acked.filter((id) => !ids.has(id))).toEqual([]);
         const stored = new Set(((await call(r, tsKey, "GET", values)).json.data as [string][]).map((row) => row[0]));
         expect(ackedRows.length).toBeGreaterThan(5);
@@ -437,18 +443,7 @@ describe.skipIf(!PG_FAULTS_URL)("D40 D57 PostgreSQL crashed and restarted under 
           ]);
           expect(r.logs.filter((l) => String(l.msg).startsWith("database available again"))).toHaveLength(1);
         }
-        const ids = new Set<number>();
-        let cursor: string | undefined;
-        do {
-          const page = await call(
-            b,
-            key,
-            "GET",
-            `/api/admin/feature/crash/message?expiry=All&limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
-          );
-          for (const m of page.json.data as { id: number }[]) ids.add(m.id);
-          cursor = (page.json.cursor as string | null) ?? undefined;
-        } while (cursor);
+        const ids = await storedIds(b, key, "crash");
         expect(acked.filter((id) => !ids.has(id))).toEqual([]);
       } finally {
         writing = false;
