@@ -1,20 +1,14 @@
 // D32 health and graceful shutdown, D34 request logs, D36 CORS, D4 TLS.
-import { createConnectRouter } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer, request as httpRequest } from "node:http";
-import type { AddressInfo } from "node:net";
-import { pino } from "pino";
-import { HealthState } from "../../src/transport/health.js";
-import { ServiceRegistry } from "../../src/transport/service-registry.js";
-import { createNodeHandler } from "../../src/transport/node-handler.js";
-import { Cors } from "../../src/transport/cors.js";
+import { request as httpRequest } from "node:http";
 import { connect as h2connect } from "node:http2";
 import { get as httpsGet } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { secretOf, startTestServer, type TestServer } from "../helpers/server.js";
+import { inServingState } from "../helpers/serving-state.js";
 import { selfSignedCert } from "../helpers/tls.js";
 import { exited, meridian, serve } from "../helpers/cli.js";
 import { draft } from "../helpers/messages.js";
@@ -35,26 +29,11 @@ describe("D32 health", () => {
   });
 
   it.each(["starting", "draining"] as const)("D32 /healthz answers 503 while %s", async (state) => {
-    // The real handler on a real port, with the serving state held where a request can see it.
-    const health = new HealthState();
-    health.set(state);
-    const services = new ServiceRegistry(createConnectRouter(), []);
-    const handler = createNodeHandler({
-      services,
-      shutdownSignal: new AbortController().signal,
-      health,
-      cors: new Cors([]),
-      logger: pino({ level: "silent" }),
-    });
-    const srv = createServer(handler);
-    await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-    try {
-      const r = await fetch(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/healthz`);
+    await inServingState(state, [], async (url) => {
+      const r = await fetch(`${url}/healthz`);
       expect(r.status).toBe(503);
       expect(await r.json()).toEqual({ status: state });
-    } finally {
-      srv.close();
-    }
+    });
   });
 
   it("D32 SIGTERM finishes a request in flight, then exits and closes the database", async () => {

@@ -2,19 +2,12 @@
 // traffic here (serving, and the database answers a trivial query within
 // 1 s); /healthz stays liveness; probes are logged at debug. A database
 // that stops answering is in test/scale/replicas.test.ts (PostgreSQL).
-import { createConnectRouter } from "@connectrpc/connect";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "../../src/gen/grpc/health/v1/health_pb.js";
 import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
-import { Cors } from "../../src/transport/cors.js";
-import { HealthState, healthService } from "../../src/transport/health.js";
-import { createNodeHandler } from "../../src/transport/node-handler.js";
-import { ServiceRegistry } from "../../src/transport/service-registry.js";
 import { connectClient, grpcUnary, hostPort } from "../helpers/clients.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { inServingState } from "../helpers/serving-state.js";
 
 describe("D57 readiness", () => {
   let server: TestServer;
@@ -63,31 +56,14 @@ describe("D57 readiness", () => {
   ] as const)(
     "D57 while %s /readyz answers 503 problem+json with the reason and the health service says NOT_SERVING",
     async (state, detail) => {
-      // The real handler on a real port, with the serving state held where a request can see it.
-      const health = new HealthState();
-      health.set(state);
-      const services = new ServiceRegistry(createConnectRouter(), []);
-      services.add(Health, healthService(health, [FeatureStatusService.typeName]));
-      const handler = createNodeHandler({
-        services,
-        shutdownSignal: new AbortController().signal,
-        health,
-        cors: new Cors([]),
-        logger: pino({ level: "silent" }),
-      });
-      const srv = createServer(handler);
-      await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-      const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
-      try {
+      await inServingState(state, [FeatureStatusService.typeName], async (url) => {
         const r = await fetch(`${url}/readyz`);
         expect(r.status).toBe(503);
         expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
         expect(r.headers.get("retry-after")).toBe("1");
         expect(await r.json()).toMatchObject({ status: 503, detail, reason: "NOT_READY" });
         expect((await connectClient(Health, url, "1.1").check({})).status).toBe(Status.NOT_SERVING);
-      } finally {
-        srv.close();
-      }
+      });
     },
   );
 });
