@@ -11,7 +11,8 @@ import type { ServiceRegistry } from "../transport/service-registry.js";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "../featurestatus/listing-params.js";
 import { BODY_MAX, MESSAGE_TYPES, TITLE_MAX } from "../featurestatus/message-fields.js";
 import { EXPIRIES, SORT_BYS, SORT_ORDERS } from "../featurestatus/message-store.js";
-import { AUDIENCE_MAX, GLOB_MAX, MAX_AUDIENCES, MAX_PATHS, PATH_MAX } from "../featurestatus/targeting.js";
+import { AUDIENCE_MAX, MAX_AUDIENCES } from "../core/audiences.js";
+import { GLOB_MAX, MAX_PATHS, PATH_MAX } from "../featurestatus/targeting.js";
 import { MAX_TRANSLATIONS, TAG_MAX } from "../featurestatus/languages.js";
 
 const SSE =

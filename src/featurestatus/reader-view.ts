@@ -5,7 +5,8 @@ import type { Principal } from "../auth/principal.js";
 import { permissionDenied, ViolationList } from "../core/errors.js";
 import { canonicalTag, languageWish, type LanguageWish } from "./languages.js";
 import type { MessageRow } from "./message-store.js";
-import { audienceMatches, audienceProblem, pathMatches, pathProblem } from "./targeting.js";
+import { audienceProblem } from "../core/audiences.js";
+import { audienceMatches, pathMatches, pathProblem } from "./targeting.js";
 
 /** What a listing or stream request says of its reader. */
 export interface ReaderParams {
