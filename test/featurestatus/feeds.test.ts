@@ -52,8 +52,14 @@ function checkAtom(text: string): Element[] {
 
 describe("D63 Atom feeds", () => {
   const t = useMessageServer();
-  const feed = (path: string, headers: Record<string, string>) =>
-    fetch(`${t.server.url}/api/admin/feature${path}/message/feed.atom`, { headers });
+  /** The feed of `path` ("" for the global one, "/orders" for a feature's) with these headers and query parameters. */
+  const feed = (path: string, headers: Record<string, string>, query: Record<string, string> = {}) =>
+    fetch(
+      `${t.server.url}/api/admin/feature${path}/message/feed.atom${Object.keys(query).length ? `?${new URLSearchParams(query)}` : ""}`,
+      {
+        headers,
+      },
+    );
 
   it("D63 a feature's feed: its active messages and the global ones as Atom 1.0, content the sanitised HTML", async () => {
     const mine = (
@@ -182,9 +188,7 @@ describe("D63 Atom feeds", () => {
     ]);
     expect((await read(await feed("/aimed", customers))).titles).toEqual(["Feed for all", "Feed for customers", "Feed on orders pages"]);
     // The page a banner is on (path), as the listing reads it.
-    const onHelp = await fetch(`${t.server.url}/api/admin/feature/aimed/message/feed.atom?path=${encodeURIComponent("/help")}`, {
-      headers: customers,
-    });
+    const onHelp = await feed("/aimed", customers, { path: "/help" });
     expect((await read(onHelp)).titles).toEqual(["Feed for all", "Feed for customers"]);
     // BackOffice reads every message, or what the audiences it names see.
     expect((await read(await feed("/aimed", { "svc-open-api-key": t.key }))).titles).toEqual([
@@ -193,12 +197,10 @@ describe("D63 Atom feeds", () => {
       "Feed for staff",
       "Feed on orders pages",
     ]);
-    const asStaff = await fetch(`${t.server.url}/api/admin/feature/aimed/message/feed.atom?audience=staff`, {
-      headers: { "svc-open-api-key": t.key },
-    });
+    const asStaff = await feed("/aimed", { "svc-open-api-key": t.key }, { audience: "staff" });
     expect((await read(asStaff)).titles).toEqual(["Feed for all", "Feed for staff", "Feed on orders pages"]);
     // Naming audiences is BackOffice's, as on the listing.
-    const named = await fetch(`${t.server.url}/api/admin/feature/aimed/message/feed.atom?audience=staff`, { headers: customers });
+    const named = await feed("/aimed", customers, { audience: "staff" });
     expect(named.status).toBe(403);
   });
 
@@ -227,13 +229,9 @@ describe("D63 Atom feeds", () => {
     const plain = await read(await feed("/spoken", { "svc-open-api-key": t.key }));
     expect(plain.titles).toEqual(["Maintenance tonight", "Only in English"]);
     expect(plain.headers.get("content-language")).toBeNull();
-    const byParam = await fetch(`${t.server.url}/api/admin/feature/spoken/message/feed.atom?lang=de`, {
-      headers: { "svc-open-api-key": t.key, "accept-language": "fr" },
-    });
+    const byParam = await feed("/spoken", { "svc-open-api-key": t.key, "accept-language": "fr" }, { lang: "de" });
     expect((await read(byParam)).titles).toEqual(["Only in English", "Wartung heute Nacht"]);
-    const bad = await fetch(`${t.server.url}/api/admin/feature/spoken/message/feed.atom?lang=${encodeURIComponent("not a tag")}`, {
-      headers: { "svc-open-api-key": t.key },
-    });
+    const bad = await feed("/spoken", { "svc-open-api-key": t.key }, { lang: "not a tag" });
     expect(bad.status).toBe(400);
     expect(bad.headers.get("content-type")).toContain("application/problem+json");
   });
