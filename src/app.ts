@@ -26,6 +26,8 @@ import { ACTIVE_MESSAGE_READS } from "./featurestatus/access.js";
 import { Sanitizer } from "./featurestatus/sanitize.js";
 import { ACTIVE_SET_EVENTS } from "./featurestatus/watch-stream.js";
 import { messageDeliveryService } from "./featurestatus/message-delivery-service.js";
+import { MessageListings } from "./featurestatus/message-listings.js";
+import { nowSeconds } from "./featurestatus/message-fields.js";
 import { startWebhookDelivery } from "./featurestatus/webhook-delivery.js";
 import { Cors } from "./transport/cors.js";
 import { CONNECT_COMPRESSIONS } from "./transport/compression.js";
@@ -151,14 +153,21 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   const messages = backend.messages;
   // One key seals message cursors (D21) and value cursors (D27); their bindings keep them apart.
   const cursors = new CursorSeal(backend.cursorKey);
+  // One listing cache (D51) for the listings, the streams (D46) and the feeds (D63): each reads what the others computed.
+  const listings = new MessageListings(
+    messages,
+    cursors,
+    nowSeconds,
+    settings.listingCacheMb * 1024 * 1024,
+    metrics && ((event) => metrics.cache.inc({ event })),
+  );
   registry.add(
     FeatureStatusService,
     featureStatusService({
       store: messages,
+      listings,
       dismissals: backend.dismissals,
       sanitizer: new Sanitizer({ allowHttpLinks: settings.allowHttpLinks }),
-      listingCacheBytes: settings.listingCacheMb * 1024 * 1024,
-      onCacheEvent: metrics && ((event) => metrics.cache.inc({ event })),
       cursors,
       sse: sseDelivery(registry.json, ACTIVE_SET_EVENTS),
       maxWatchers: settings.maxWatchers,
@@ -176,7 +185,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   );
   registry.add(
     MessageDeliveryService,
-    messageDeliveryService({ webhooks: backend.webhooks, messages, httpHosts: settings.webhookHttpHosts }),
+    messageDeliveryService({ webhooks: backend.webhooks, listings, httpHosts: settings.webhookHttpHosts }),
   );
   registry.add(
     TimeSeriesService,

@@ -101,9 +101,13 @@ function acceptLanguage(languages) {
   return list.map((l, i) => (i === 0 ? l : `${l};q=${(1 - i / 10).toFixed(1)}`)).join(", ") || "*";
 }
 
-/** What dismissing remembers: the message as it is now (a change shows it again). */
+/**
+ * What dismissing remembers: the message at its version, as the server keeps a
+ * person's dismissal (D63). Not its text: read in another language it is the
+ * same message; any edit moves the version and shows it again.
+ */
 function dismissalKey(m) {
-  return `meridian-banner:${m.id}:${m.type}:${m.title}:${m.body}:${m.startDate}:${m.expiringDate}`;
+  return `meridian-banner:${m.id}:v${m.version}`;
 }
 
 /** The reader's languages, most wanted first: the element's lang, then the browser's (D62). */

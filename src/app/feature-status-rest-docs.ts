@@ -11,7 +11,8 @@ import type { ServiceRegistry } from "../transport/service-registry.js";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "../featurestatus/listing-params.js";
 import { BODY_MAX, MESSAGE_TYPES, TITLE_MAX } from "../featurestatus/message-fields.js";
 import { EXPIRIES, SORT_BYS, SORT_ORDERS } from "../featurestatus/message-store.js";
-import { AUDIENCE_MAX, GLOB_MAX, MAX_AUDIENCES, MAX_PATHS, PATH_MAX } from "../featurestatus/targeting.js";
+import { AUDIENCE_MAX, MAX_AUDIENCES } from "../core/audiences.js";
+import { GLOB_MAX, MAX_PATHS, PATH_MAX } from "../featurestatus/targeting.js";
 import { MAX_TRANSLATIONS, TAG_MAX } from "../featurestatus/languages.js";
 
 const SSE =
@@ -95,6 +96,7 @@ const FACTS: Record<string, Schema> = {
       "The language of title and body as answered: a key of the message's translations, chosen by lang or Accept-Language; null for the default text (also in reads by id and write answers, which give the stored message).",
   },
   "Message.type": { enum: [...MESSAGE_TYPES] },
+  "Message.version": { minimum: 1 },
   "Message.start_date": { format: "date-time", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$" },
   "Message.expiring_date": { format: "date-time", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$" },
   "AuditEntry.at": { format: "date-time" },
@@ -173,6 +175,7 @@ const MESSAGE = {
   ...DRAFT,
   dismissible: true,
   dismissed: false,
+  version: 1,
   audiences: [],
   paths: [],
   translations: {},
@@ -195,7 +198,7 @@ const TARGETED_DRAFT = {
 };
 const TARGETED = { ...MESSAGE, ...TARGETED_DRAFT };
 const PATCH = { title: "Maintenance tonight, 22:00 to 23:30", expiringDate: "2026-03-01T23:30:00Z" };
-const PATCHED = { ...MESSAGE, ...PATCH };
+const PATCHED = { ...MESSAGE, ...PATCH, version: 2 };
 const CURSOR = "AZ2L8f3x0p4Q9mJb";
 const EXAMPLES: Record<string, OperationExamples> = {
   ListFeatureMessages: {

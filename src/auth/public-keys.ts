@@ -7,6 +7,7 @@
 // browser sends; a script elsewhere can send any, so this keeps other sites'
 // pages from using a copied key, not a determined caller).
 import type { DescMethod } from "@bufbuild/protobuf";
+import { AUDIENCE_RULE, audienceProblem } from "../core/audiences.js";
 import { failure } from "../core/errors.js";
 import { OPAQUE_ID_RULE, isOpaqueId } from "../core/ids.js";
 import type { Principal, PublicKeyLimits } from "./principal.js";
@@ -100,12 +101,7 @@ export function featureIdProblem(id: string): string | undefined {
   return isOpaqueId(id) ? undefined : `"${id}" is not a feature id: ${OPAQUE_ID_RULE}`;
 }
 
-/** At most this many audiences on a key (as on a message, D61). */
-export const MAX_KEY_AUDIENCES = 50;
-
-/** Why `audience` cannot be one of a key's audiences, or undefined when it can. */
-export function audienceProblem(audience: string): string | undefined {
-  return audience.trim() === "" || audience.length > 200 || /[\p{Cc}]/u.test(audience)
-    ? `"${audience}" is not an audience: 1 to 200 characters, none of them control characters`
-    : undefined;
+/** Why `audience` cannot be one of a key's audiences (the rule of a message's, D61), or undefined when it can. */
+export function keyAudienceProblem(audience: string): string | undefined {
+  return audienceProblem(audience) === undefined ? undefined : `"${audience}" is not an audience: ${AUDIENCE_RULE}`;
 }

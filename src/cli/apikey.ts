@@ -1,7 +1,8 @@
 // meridian apikey create | list | revoke (D11, D33); each refuses a database that does not exist (D56).
 import { keyIdOf, type ApiKeyGrant } from "../auth/api-keys.js";
 import { ROLES, SCOPES, type PublicKeyLimits } from "../auth/principal.js";
-import { MAX_KEY_AUDIENCES, audienceProblem, featureIdProblem, parseOrigin } from "../auth/public-keys.js";
+import { keyAudienceProblem, featureIdProblem, parseOrigin } from "../auth/public-keys.js";
+import { MAX_AUDIENCES } from "../core/audiences.js";
 import { parseCommand, UsageError } from "./args.js";
 import { openCliBackend } from "./cli-database.js";
 
@@ -116,11 +117,11 @@ function publicLimits(features: string[], origins: string[], grant: ApiKeyGrant)
 /** D61: a key's audiences, checked. */
 function audiencesOf(audiences: string[]): string[] {
   for (const a of audiences) {
-    const problem = audienceProblem(a);
+    const problem = keyAudienceProblem(a);
     if (problem) throw new UsageError(`--audience ${problem}`, APIKEY_USAGE);
   }
   const unique = [...new Set(audiences)];
-  if (unique.length > MAX_KEY_AUDIENCES) throw new UsageError(`at most ${MAX_KEY_AUDIENCES} --audience values`, APIKEY_USAGE);
+  if (unique.length > MAX_AUDIENCES) throw new UsageError(`at most ${MAX_AUDIENCES} --audience values`, APIKEY_USAGE);
   return unique;
 }
 

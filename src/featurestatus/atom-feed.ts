@@ -15,6 +15,8 @@ export interface AtomEntry {
   /** HTML (already sanitised), sent as content type="html". */
   html: string;
   category?: string;
+  /** D62: the BCP 47 tag of the entry's title and content (xml:lang); undefined: the message's default text, whose language is not recorded. */
+  lang?: string;
 }
 
 export interface AtomFeed {
@@ -49,7 +51,7 @@ export function atomFeed(feed: AtomFeed): string {
   ];
   for (const e of feed.entries) {
     out.push(
-      "  <entry>",
+      e.lang === undefined ? "  <entry>" : `  <entry xml:lang="${xmlText(e.lang)}">`,
       `    <id>${xmlText(e.id)}</id>`,
       `    <title type="text">${xmlText(e.title)}</title>`,
       `    <updated>${date(e.updated)}</updated>`,

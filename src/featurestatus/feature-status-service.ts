@@ -17,24 +17,23 @@ import {
 import { failure } from "../core/errors.js";
 import type { CursorSeal } from "../core/cursor-seal.js";
 import { authorizeActiveRead, authorizeRead, authorizeWrite, type Scope } from "./access.js";
-import { ROLES, hasRole, principalOf } from "../auth/principal.js";
-import { readerView, type ReaderParams, type View } from "./reader-view.js";
+import { readerViewOf, sayLanguages, type ReaderParams } from "./reader-view.js";
 import { auditPage } from "./audit-listing.js";
 import { dismissalsOf, dismissingSubject, markDismissed, type DismissalStore } from "./dismissals.js";
 import { MessageEdits } from "./message-edits.js";
 import { nowSeconds } from "./message-fields.js";
 import { previewed } from "./message-input.js";
 import type { ListParams } from "./listing-params.js";
-import { MessageListings } from "./message-listings.js";
+import type { MessageListings } from "./message-listings.js";
 import type { MessageStore } from "./message-store.js";
 import { MessageWatch } from "./message-watch.js";
 import type { Sanitizer } from "./sanitize.js";
 import { WatchStreams, type SseDelivery } from "./watch-stream.js";
 
-const LISTING_CACHE_BYTES = 32 * 1024 * 1024;
-
 export interface FeatureStatusDeps {
   store: MessageStore;
+  /** The listing pages, from the listing cache (D51); the feeds (D63) read the same. */
+  listings: MessageListings;
   /** D63: dismissals kept for a person (a token's subject). */
   dismissals: DismissalStore;
   sanitizer: Sanitizer;
@@ -43,10 +42,6 @@ export interface FeatureStatusDeps {
   sse: SseDelivery;
   /** Seconds since the epoch. */
   now?: () => number;
-  /** The listing cache's bound (D51); 0 keeps nothing. */
-  listingCacheBytes?: number;
-  /** Told of the listing cache's hits, misses and evictions (D43). */
-  onCacheEvent?: (event: "hit" | "miss" | "eviction") => void;
   /** D46: watchers (streams of WatchMessages and SSE) this process serves at once. */
   maxWatchers?: number;
   /** D54: watchers one client (credential and address) holds at once. */
@@ -65,7 +60,7 @@ export interface FeatureStatusDeps {
 
 export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeof FeatureStatusService> {
   const now = deps.now ?? nowSeconds;
-  const listings = new MessageListings(deps.store, deps.cursors, now, deps.listingCacheBytes ?? LISTING_CACHE_BYTES, deps.onCacheEvent);
+  const listings = deps.listings;
   const edits = new MessageEdits(deps.store, deps.sanitizer);
   const heartbeatMs = deps.heartbeatMs ?? 15_000;
   const watch = new MessageWatch(
@@ -83,24 +78,17 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
   deps.stopSignal?.addEventListener("abort", () => watch.stop(), { once: true });
   const streams = new WatchStreams(listings, watch, { heartbeatMs, isUnavailable: deps.isUnavailable, dismissals: deps.dismissals });
 
-  /** D61, D62: who reads a listing or stream, and how it is answered. */
-  const viewOf = (ctx: HandlerContext, r: ReaderParams): View =>
-    readerView(principalOf(ctx), hasRole(principalOf(ctx), ROLES.backOffice), r, ctx.requestHeader.get("accept-language"));
-
   /** D21, D47: a listing page with its ETag (REST answers If-None-Match with 304, transcoder.ts). */
   const list = async (ctx: HandlerContext, scope: Scope, p: ListParams & ReaderParams): Promise<ListMessagesResponse> => {
     authorizeActiveRead(ctx, scope, p.expiry);
-    const shared = await listings.page(scope, viewOf(ctx, p), p);
+    const shared = await listings.page(scope, readerViewOf(ctx, p), p);
     // D63: a person's dismissals marked on their own copy; the cached page stays everyone's.
     const dismissed = await dismissalsOf(ctx, deps.dismissals);
     const page = shared.data.some((m) => dismissed.has(m.id))
       ? create(ListMessagesResponseSchema, { data: markDismissed(shared.data, dismissed), cursor: shared.cursor })
       : shared;
     ctx.responseHeader.set("etag", listings.etagOf(page));
-    // D62: the languages the page's messages are in (none: every one in its default text), and that a cache must keep one answer per language.
-    const languages = [...new Set(page.data.flatMap((m) => (m.language === undefined ? [] : [m.language])))];
-    if (languages.length > 0) ctx.responseHeader.set("content-language", languages.join(", "));
-    ctx.responseHeader.set("vary", "accept-language");
+    sayLanguages(ctx, page.data);
     return page;
   };
 
@@ -117,7 +105,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
   /** The SSE routes deliver the same stream as WatchMessages (D62: its events in the reader's language). */
   const watchSse = (ctx: HandlerContext, scope: Scope, req: WatchMessagesRequest) => {
     ctx.responseHeader.set("vary", "accept-language");
-    return deps.sse(ctx, req.lastEventId, (lastEventId) => streams.open(ctx, scope, () => viewOf(ctx, req), lastEventId));
+    return deps.sse(ctx, req.lastEventId, (lastEventId) => streams.open(ctx, scope, () => readerViewOf(ctx, req), lastEventId));
   };
 
   return {
@@ -134,7 +122,8 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     listMessageAudit: (req, ctx) => auditPage(ctx, req, deps.store, deps.cursors),
     watchMessages: async function* (req, ctx) {
       const scope = req.featureId ?? null;
-      for await (const item of streams.open(ctx, scope, () => viewOf(ctx, req), req.lastEventId)) if (typeof item !== "string") yield item;
+      for await (const item of streams.open(ctx, scope, () => readerViewOf(ctx, req), req.lastEventId))
+        if (typeof item !== "string") yield item;
     },
     watchFeatureMessagesSse: (req, ctx) => watchSse(ctx, req.featureId ?? null, req),
     watchGlobalMessagesSse: (req, ctx) => watchSse(ctx, null, req),

@@ -14,15 +14,17 @@ import {
 import { HttpBodySchema, type HttpBody } from "../gen/google/api/httpbody_pb.js";
 import { invalidField, notFound } from "../core/errors.js";
 import { formatDate, nowSeconds } from "./message-fields.js";
-import type { MessageStore } from "./message-store.js";
-import { authorizeActiveRead, authorizeWrite } from "./access.js";
+import type { MessageListings } from "./message-listings.js";
+import { authorizeActiveRead, authorizeWrite, type Scope } from "./access.js";
+import { readerViewOf, sayLanguages, type ReaderParams } from "./reader-view.js";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "./listing-params.js";
 import { newWebhook, type DeliveryRow, type WebhookRow, type WebhookStore } from "./webhooks.js";
 import { ATOM_CONTENT_TYPE, atomFeed } from "./atom-feed.js";
 
 export interface MessageDeliveryDeps {
   webhooks: WebhookStore;
-  messages: MessageStore;
+  /** The listing pages (D51): a feed holds what its reader's listing holds. */
+  listings: MessageListings;
   /** Hosts a webhook may reach over http: (MERIDIAN_WEBHOOK_HTTP_HOSTS). */
   httpHosts: readonly string[];
   /** Seconds since the epoch. */
@@ -38,26 +40,29 @@ export function messageDeliveryService(deps: MessageDeliveryDeps): ServiceImpl<t
     return w;
   };
 
-  async function* feed(ctx: HandlerContext, scope: string | null): AsyncGenerator<HttpBody> {
+  /**
+   * A feed holds what the first page of the reader's NonExpired listing holds
+   * (D61, D62): the same selection from the same listing cache, in the same
+   * language, the newest start first.
+   */
+  async function* feed(ctx: HandlerContext, scope: Scope, r: ReaderParams): AsyncGenerator<HttpBody> {
     authorizeActiveRead(ctx, scope);
-    const rows = await deps.messages.list({
-      featureId: scope,
-      expiry: "NonExpired",
-      sortBy: "StartDate",
-      sortOrder: "Desc",
-      limit: MAX_LIMIT,
-      now: now(),
+    const view = readerViewOf(ctx, r);
+    const page = await deps.listings.page(scope, view, { expiry: "NonExpired", sortBy: "StartDate", sortOrder: "Desc", limit: MAX_LIMIT });
+    const changed = await deps.webhooks.lastChanges(page.data.map((m) => m.id));
+    const entries = page.data.map((m) => {
+      const start = Date.parse(m.startDate);
+      return {
+        id: `urn:meridian:message:${m.id}`,
+        title: m.title,
+        // Messages stored before the outbox existed: their start is the last change known.
+        updated: Math.max(changed.get(m.id) ?? 0, start),
+        published: start,
+        html: m.body,
+        category: m.type,
+        lang: m.language,
+      };
     });
-    const changed = await deps.webhooks.lastChanges(rows.map((r) => r.id));
-    const entries = rows.map((r) => ({
-      id: `urn:meridian:message:${r.id}`,
-      title: r.title,
-      // Messages stored before the outbox existed: their start is the last change known.
-      updated: Math.max(changed.get(r.id) ?? 0, r.start_date * 1000),
-      published: r.start_date * 1000,
-      html: r.body,
-      category: r.type,
-    }));
     const xml = atomFeed({
       id: scope === null ? "urn:meridian:messages:global" : `urn:meridian:messages:feature:${scope}`,
       title: scope === null ? "Meridian: global messages" : `Meridian: messages of ${scope}`,
@@ -65,6 +70,7 @@ export function messageDeliveryService(deps: MessageDeliveryDeps): ServiceImpl<t
       author: "Meridian",
       entries,
     });
+    sayLanguages(ctx, page.data);
     yield create(HttpBodySchema, { contentType: ATOM_CONTENT_TYPE, data: Buffer.from(xml) });
   }
 
@@ -92,8 +98,8 @@ export function messageDeliveryService(deps: MessageDeliveryDeps): ServiceImpl<t
       const rows = await deps.webhooks.deliveries(w.id, req.messageId, limit);
       return create(ListWebhookDeliveriesResponseSchema, { data: rows.map(toDelivery) });
     },
-    getFeatureMessageFeed: (req, ctx) => feed(ctx, req.featureId),
-    getGlobalMessageFeed: (_req, ctx) => feed(ctx, null),
+    getFeatureMessageFeed: (req, ctx) => feed(ctx, req.featureId, req),
+    getGlobalMessageFeed: (req, ctx) => feed(ctx, null, req),
   };
 }
 

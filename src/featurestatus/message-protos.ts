@@ -28,6 +28,7 @@ export function toMessage(row: MessageRow, view: View): Message {
     language,
     // Audit images written before D63 have no dismissible: they were.
     dismissible: row.dismissible !== 0,
+    version: row.version,
   });
 }
 

@@ -1,11 +1,13 @@
 // Who reads a listing or a stream, and how it is answered (D61, D62): the
 // audiences whose messages it sees, the page it is on, the language it
 // prefers, and whether it sees targeting and translations (BackOffice).
-import type { Principal } from "../auth/principal.js";
+import type { HandlerContext } from "@connectrpc/connect";
+import { ROLES, hasRole, principalOf, type Principal } from "../auth/principal.js";
 import { permissionDenied, ViolationList } from "../core/errors.js";
 import { canonicalTag, languageWish, type LanguageWish } from "./languages.js";
 import type { MessageRow } from "./message-store.js";
-import { audienceMatches, audienceProblem, pathMatches, pathProblem } from "./targeting.js";
+import { audienceProblem } from "../core/audiences.js";
+import { audienceMatches, pathMatches, pathProblem } from "./targeting.js";
 
 /** What a listing or stream request says of its reader. */
 export interface ReaderParams {
@@ -49,6 +51,23 @@ export function readerView(principal: Principal, backOffice: boolean, r: ReaderP
   const sorted = (names: readonly string[]) => [...new Set(names)].sort();
   const audiences = !backOffice ? sorted(principal.audiences ?? []) : r.audience.length > 0 ? sorted(r.audience) : "all";
   return { audiences, path: r.path, wish: languageWish(lang, acceptLanguage), full: backOffice };
+}
+
+/** The view of a request's caller (D61, D62): its principal, its parameters and its Accept-Language. */
+export function readerViewOf(ctx: HandlerContext, r: ReaderParams): View {
+  const principal = principalOf(ctx);
+  return readerView(principal, hasRole(principal, ROLES.backOffice), r, ctx.requestHeader.get("accept-language"));
+}
+
+/**
+ * D62: says which languages an answer's messages are in (Content-Language;
+ * none when every one is in its default text) and that a cache must keep one
+ * answer per Accept-Language (Vary).
+ */
+export function sayLanguages(ctx: HandlerContext, messages: readonly { language?: string }[]): void {
+  const languages = [...new Set(messages.flatMap((m) => (m.language === undefined ? [] : [m.language])))];
+  if (languages.length > 0) ctx.responseHeader.set("content-language", languages.join(", "));
+  ctx.responseHeader.set("vary", "accept-language");
 }
 
 /** The cache's name of a view: views that answer alike share it. */

@@ -3,22 +3,17 @@
 // target_path). Empty means everyone, every page. Globs are picomatch's: `*`
 // within one path segment, `**` across segments, `?`, [classes], {a,b}.
 import picomatch from "picomatch";
+import { CONTROL_CHARACTER as CONTROL, MAX_AUDIENCES, audienceProblem } from "../core/audiences.js";
 import type { ViolationList } from "../core/errors.js";
 
-export const MAX_AUDIENCES = 50;
 export const MAX_PATHS = 50;
-/** Characters of one audience name, one glob, and the path a request names. */
-export const AUDIENCE_MAX = 200;
+/** Characters of one glob, and of the path a request names. */
 export const GLOB_MAX = 500;
 export const PATH_MAX = 2048;
 
 // Unbalanced brackets, braces or parentheses are an error, not literal text:
 // a glob that means something other than what was typed is refused.
 const GLOB_OPTIONS: picomatch.PicomatchOptions = { dot: true, strictBrackets: true, maxLength: GLOB_MAX };
-
-/** Control characters (C0, DEL, C1): no audience, glob or path holds one. */
-// eslint-disable-next-line no-control-regex -- control characters are what it finds
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** Compiled globs, shared by every listing (globs come from stored messages, so they are few). */
 const matchers = new Map<string, (path: string) => boolean>();
@@ -44,14 +39,6 @@ export function globProblem(glob: string): string | undefined {
   } catch (e) {
     return `is not a valid glob: ${(e as Error).message}`;
   }
-  return undefined;
-}
-
-/** Why `name` is not an audience name, or undefined when it is one. */
-export function audienceProblem(name: string): string | undefined {
-  if (name.trim() === "") return "must not be empty";
-  if (name.length > AUDIENCE_MAX) return `must be at most ${AUDIENCE_MAX} characters`;
-  if (CONTROL.test(name)) return "must not hold control characters";
   return undefined;
 }
 

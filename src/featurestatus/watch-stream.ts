@@ -54,12 +54,20 @@ export interface WatchStreamOptions {
 export class WatchStreams {
   /** Active sets made from one cached listing page: every watcher of a scope shares one (D46). */
   private readonly setsOfPage = new WeakMap<ListMessagesResponse, ActiveMessages>();
+  /**
+   * Moves at every dismissal (on PostgreSQL any replica's, and when its change
+   * feed is back after an outage): a person's dismissals read before it moved
+   * may be out of date.
+   */
+  private dismissalsSeen = 0;
 
   constructor(
     private readonly listings: MessageListings,
     private readonly watch: MessageWatch,
     private readonly options: WatchStreamOptions,
-  ) {}
+  ) {
+    options.dismissals?.watch(() => this.dismissalsSeen++);
+  }
 
   /**
    * D46: checks the caller (D13) and counts it among the watchers (D54: also
@@ -106,11 +114,21 @@ export class WatchStreams {
     let changed = true; // the first set is sent at once
     let first = true;
     let heartbeatAt = Date.now() + heartbeatMs;
+    let last: { shared: ActiveMessages; dismissals: number; set: ActiveMessages } | undefined;
     for (;;) {
       let set: ActiveMessages | undefined;
       if (changed) {
         try {
-          set = await this.personal(ctx, await this.activeSet(scope, view));
+          // A change elsewhere (another audience's message, D61) leaves this view's set as it was: with no
+          // dismissal since, the person's marks are as they were too (the set names each message's
+          // version, and a dismissal counts at its version only), so they are not read again.
+          const shared = await this.activeSet(scope, view);
+          if (last?.shared.eventId === shared.eventId && last.dismissals === this.dismissalsSeen) set = last.set;
+          else {
+            const dismissals = this.dismissalsSeen; // before the read: a dismissal during it is read next time
+            set = await this.personal(ctx, shared);
+            last = { shared, dismissals, set };
+          }
         } catch (e) {
           if (first || !isUnavailable?.(e)) throw e;
         }

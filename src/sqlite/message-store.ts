@@ -26,6 +26,8 @@ export class SqliteMessageStore implements MessageStore {
   private writes = 0;
   private readonly watchers = new Set<() => void>();
   private readonly dataVersionStmt;
+  /** PRAGMA data_version as read in this turn of the event loop (changeMark). */
+  private dataVersion: number | undefined;
   private readonly nextChangeStmt;
   private readonly insertStmt;
   private readonly getStmt;
@@ -64,9 +66,19 @@ export class SqliteMessageStore implements MessageStore {
       .pluck();
   }
 
-  /** Changes whenever the messages may have changed, by this process or any other. */
+  /**
+   * Changes whenever the messages may have changed, by this process or any
+   * other. Other processes' commits (data_version) are read once per turn of
+   * the event loop: the watchers one write wakes (D46) all ask in the same
+   * turn, and a commit that lands during it is seen from the next, as one
+   * landing just after it would be. This process's writes count at once.
+   */
   changeMark(): string {
-    return `${this.writes}:${this.dataVersionStmt.get() as number}`;
+    if (this.dataVersion === undefined) {
+      this.dataVersion = this.dataVersionStmt.get() as number;
+      setImmediate(() => (this.dataVersion = undefined));
+    }
+    return `${this.writes}:${this.dataVersion}`;
   }
 
   /** The first second after `now` at which some message starts or expires (D19 windows move), or Infinity. */

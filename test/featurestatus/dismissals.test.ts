@@ -158,6 +158,35 @@ describe("D63 dismissal that follows the person", () => {
     }
   });
 
+  it("D63 D61 streams: a person's dismissed mark holds while another audience's messages come and go, and goes at a new version", async () => {
+    const m = (await t.a.create("kept", draft({ title: "Kept" }))).json;
+    const token = () => signToken({ client_id: "kept", scope: "platform_iam_featurestatus_read", sub: "dana", groups: ["staff"] });
+    const s = await openSse(`${t.server.url}/api/admin/feature/kept/message/stream`, bearer(await token()));
+    try {
+      const sets = async () => {
+        for (;;) {
+          const e = await s.next(5000);
+          if (e.event === "messages") return JSON.parse(e.data!) as { data: { id: number; title: string; dismissed: boolean }[] };
+        }
+      };
+      await sets();
+      expect((await rest("POST", dismissal("kept", m.id), bearer(await token()))).status).toBe(204);
+      expect((await sets()).data.find((x) => x.id === m.id)?.dismissed).toBe(true);
+      // Writes this reader's view does not see change nothing it is sent; the next one it sees keeps the mark.
+      const others = (await t.a.create("kept", draft({ title: "For customers", audiences: ["customers"] }))).json;
+      await t.a.remove("kept", others.id);
+      await t.a.create("kept", draft({ title: "For staff", audiences: ["staff"] }));
+      const next = await sets();
+      expect(next.data.map((x) => x.title)).toContain("For staff");
+      expect(next.data.map((x) => x.title)).not.toContain("For customers");
+      expect(next.data.find((x) => x.id === m.id)?.dismissed).toBe(true);
+      await t.a.update("kept", m.id, { title: "Kept, changed" });
+      expect((await sets()).data.find((x) => x.id === m.id)).toMatchObject({ title: "Kept, changed", dismissed: false });
+    } finally {
+      s.close();
+    }
+  });
+
   it("D63 WatchMessages over Connect: the person's stream is sent the set again, the message marked dismissed", async () => {
     const m = (await t.a.create("watched", draft({ title: "Watched" }))).json;
     const client = connectClient(FeatureStatusService, t.server.url);

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { DOMParser, type Element } from "@xmldom/xmldom";
 import { useMessageServer, draft, iso } from "../helpers/messages.js";
 import { connectClient } from "../helpers/clients.js";
+import { bearer, signToken } from "../helpers/server.js";
 import { MessageDeliveryService } from "../../src/gen/meridian/featurestatus/v1/message_delivery_pb.js";
 
 const ATOM = "http://www.w3.org/2005/Atom";
@@ -51,8 +52,14 @@ function checkAtom(text: string): Element[] {
 
 describe("D63 Atom feeds", () => {
   const t = useMessageServer();
-  const feed = (path: string, headers: Record<string, string>) =>
-    fetch(`${t.server.url}/api/admin/feature${path}/message/feed.atom`, { headers });
+  /** The feed of `path` ("" for the global one, "/orders" for a feature's) with these headers and query parameters. */
+  const feed = (path: string, headers: Record<string, string>, query: Record<string, string> = {}) =>
+    fetch(
+      `${t.server.url}/api/admin/feature${path}/message/feed.atom${Object.keys(query).length ? `?${new URLSearchParams(query)}` : ""}`,
+      {
+        headers,
+      },
+    );
 
   it("D63 a feature's feed: its active messages and the global ones as Atom 1.0, content the sanitised HTML", async () => {
     const mine = (
@@ -141,5 +148,91 @@ describe("D63 Atom feeds", () => {
     const other = await feed("/other", { "svc-open-api-key": page });
     expect(other.status).toBe(403);
     expect((await other.json()).reason).toBe("PUBLIC_KEY_NOT_ALLOWED");
+  });
+
+  /** The titles of a feed's entries but the global ones other tests made, sorted, and each entry's xml:lang by title. */
+  const OWN = /^(Feed |Maintenance tonight|Wartung heute Nacht|Only in English)/;
+  const read = async (r: Response) => {
+    expect(r.status).toBe(200);
+    const entries = checkAtom(await r.text()).filter((e) => OWN.test(one(e, "title").textContent!));
+    const titles = entries.map((e) => one(e, "title").textContent!).sort();
+    const langs = Object.fromEntries(entries.map((e) => [one(e, "title").textContent!, e.getAttribute("xml:lang") || null]));
+    return { titles, langs, headers: r.headers };
+  };
+
+  it("D61 D63 a feed holds what its reader's audiences see, as the listing does: a public key's --audience, a token's groups", async () => {
+    for (const d of [
+      { title: "Feed for all" },
+      { title: "Feed for staff", audiences: ["staff"] },
+      { title: "Feed for customers", audiences: ["customers"] },
+      { title: "Feed on orders pages", paths: ["/orders/**"] },
+    ])
+      expect((await t.a.create("aimed", draft(d))).status).toBe(201);
+    const staffKey = (
+      await t.server.app.backend.apiKeys.create({
+        clientId: "shop",
+        roles: [],
+        scopes: [],
+        projects: [],
+        audiences: ["staff"],
+        publicKey: { features: ["aimed"], origins: [] },
+      })
+    ).key;
+    const customers = bearer(
+      await signToken({ sub: "c1", client_id: "aimed", scope: "platform_iam_featurestatus_read", groups: ["customers"] }),
+    );
+    expect((await read(await feed("/aimed", { "svc-open-api-key": staffKey }))).titles).toEqual([
+      "Feed for all",
+      "Feed for staff",
+      "Feed on orders pages",
+    ]);
+    expect((await read(await feed("/aimed", customers))).titles).toEqual(["Feed for all", "Feed for customers", "Feed on orders pages"]);
+    // The page a banner is on (path), as the listing reads it.
+    const onHelp = await feed("/aimed", customers, { path: "/help" });
+    expect((await read(onHelp)).titles).toEqual(["Feed for all", "Feed for customers"]);
+    // BackOffice reads every message, or what the audiences it names see.
+    expect((await read(await feed("/aimed", { "svc-open-api-key": t.key }))).titles).toEqual([
+      "Feed for all",
+      "Feed for customers",
+      "Feed for staff",
+      "Feed on orders pages",
+    ]);
+    const asStaff = await feed("/aimed", { "svc-open-api-key": t.key }, { audience: "staff" });
+    expect((await read(asStaff)).titles).toEqual(["Feed for all", "Feed for staff", "Feed on orders pages"]);
+    // Naming audiences is BackOffice's, as on the listing.
+    const named = await feed("/aimed", customers, { audience: "staff" });
+    expect(named.status).toBe(403);
+  });
+
+  it("D62 D63 a feed is in the reader's language: Accept-Language: de gives the German translation, with xml:lang and Content-Language", async () => {
+    const m = (
+      await t.a.create(
+        "spoken",
+        draft({
+          title: "Maintenance tonight",
+          body: "<p>Orders pause</p>",
+          translations: { de: { title: "Wartung heute Nacht", body: "<p>Bestellungen ruhen</p>" } },
+        }),
+      )
+    ).json;
+    await t.a.create("spoken", draft({ title: "Only in English" }));
+    const de = await feed("/spoken", { "svc-open-api-key": t.key, "accept-language": "de-CH, en;q=0.5" });
+    const text = await de.clone().text();
+    const got = await read(de);
+    expect(got.titles).toEqual(["Only in English", "Wartung heute Nacht"]);
+    expect(got.langs).toEqual({ "Wartung heute Nacht": "de", "Only in English": null });
+    expect(got.headers.get("content-language")).toBe("de");
+    expect(got.headers.get("vary")?.toLowerCase()).toContain("accept-language");
+    const entry = checkAtom(text).find((e) => one(e, "id").textContent === `urn:meridian:message:${m.id}`)!;
+    expect(one(entry, "content").textContent).toBe("<p>Bestellungen ruhen</p>");
+    // Without a wish, the default text; a lang parameter overrides the header.
+    const plain = await read(await feed("/spoken", { "svc-open-api-key": t.key }));
+    expect(plain.titles).toEqual(["Maintenance tonight", "Only in English"]);
+    expect(plain.headers.get("content-language")).toBeNull();
+    const byParam = await feed("/spoken", { "svc-open-api-key": t.key, "accept-language": "fr" }, { lang: "de" });
+    expect((await read(byParam)).titles).toEqual(["Only in English", "Wartung heute Nacht"]);
+    const bad = await feed("/spoken", { "svc-open-api-key": t.key }, { lang: "not a tag" });
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get("content-type")).toContain("application/problem+json");
   });
 });

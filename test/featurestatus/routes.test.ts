@@ -23,8 +23,9 @@ describe("the eight routes", () => {
       "title",
       "translations",
       "type",
+      "version",
     ]);
-    expect(r.json).toMatchObject({ audiences: [], paths: [], translations: {}, language: null });
+    expect(r.json).toMatchObject({ audiences: [], paths: [], translations: {}, language: null, version: 1 });
     expect(Number.isInteger(r.json.id)).toBe(true);
   });
 

@@ -69,6 +69,35 @@ describe.skipIf(NO_CHROMIUM)(`the banner for its readers in Chromium${NO_CHROMIU
     }
   });
 
+  it("D63 a dismissal kept in the browser is by message id and version: read in another language it stays dismissed, edited it shows again", async () => {
+    const german = (title: string) => ({ de: { title: `${title} (de)`, body: "<p>Deutsch</p>" } });
+    const one = (await writer.create("polyglot", draft({ title: "Polyglot one", translations: german("Polyglot one") }))).json;
+    await writer.create("polyglot", draft({ title: "Polyglot two", translations: german("Polyglot two") }));
+    const key = await readerKey("polyglot");
+    const { page } = await banner("polyglot", { "api-key": key });
+    try {
+      await expect.poll(async () => (await titles(page)).sort()).toEqual(["Polyglot one", "Polyglot two"]);
+      await page.locator(`meridian-banner .message[data-id="${one.id}"] button.dismiss`).click();
+      await expect.poll(() => titles(page)).toEqual(["Polyglot two"]);
+      // The same browser (its storage), the banner now asking for German (its lang attribute comes first).
+      await page.route(`${server.url}/orders/7`, (route) =>
+        route.fulfill({
+          status: 200,
+          headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": BANNER_PAGE_CSP },
+          body: `<!doctype html><html><head><title>banner</title><script type="module" src="/ui/meridian-banner.js"></script></head><body><meridian-banner feature="polyglot" api-key="${key}" lang="de"></meridian-banner></body></html>`,
+        }),
+      );
+      await page.reload();
+      await page.locator("meridian-banner[data-state=live]").waitFor({ state: "attached" });
+      await expect.poll(() => titles(page)).toEqual(["Polyglot two (de)"]);
+      // A new version is a new notice: shown again, in German.
+      expect((await writer.update("polyglot", one.id, { body: "<p>changed</p>" })).status).toBe(200);
+      await expect.poll(async () => (await titles(page)).sort(), { timeout: 3000 }).toEqual(["Polyglot one (de)", "Polyglot two (de)"]);
+    } finally {
+      await page.close();
+    }
+  });
+
   it("D63 a message marked not dismissible has no dismiss button", async () => {
     await writer.create("critical", draft({ type: "Critical", title: "Must read", dismissible: false }));
     const { page } = await banner("critical", { token: await personToken("critical", "alice") });
