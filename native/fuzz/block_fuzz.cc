@@ -2,7 +2,8 @@
 // header reader and decoder, the JSON row writer, the columns writer, the
 // Arrow record batch writer and the Parquet page writer (D64), the encoder on
 // what decoded, and the block summary (D65): its reader, a chart's use of it,
-// and the summary of every block that decodes. Run by native/check.sh under
+// and the summary of every block that decodes; a block's segments (D65): a
+// chart by them against one by the block, and segments changed. Run by native/check.sh under
 // ASan and UBSan.
 //
 // The input is a block without its checksum: the target appends the CRC-32C,
@@ -19,6 +20,7 @@
 
 #include "../src/arrow-ipc.h"
 #include "../src/block-codec.h"
+#include "../src/block-segments.h"
 #include "../src/block-summary.h"
 #include "../src/bytes.h"
 #include "../src/chart.h"
@@ -245,6 +247,40 @@ void CheckSummaryOf(const std::vector<uint8_t>& block) {
   Require(byBlock.Finish() == bySummary.Finish());
 }
 
+/** A decodable block's segments (D65) of `segmentRows`: a chart by them chooses the rows a chart by
+ * the block chooses, over the block and over a range cut inside it; the segments with one byte
+ * changed (the checksum made right again) are refused or read, never a crash. */
+void CheckSegments(const std::vector<uint8_t>& block, const Decoded& d, uint32_t segmentRows,
+                   uint32_t width, size_t flip) {
+  const std::vector<uint8_t> segments = Chart::Segment(block.data(), block.size(), segmentRows);
+  const uint32_t rows = d.h.rows;
+  const int64_t ranges[2][2] = {
+      {kMinTimestamp, kMaxTimestamp},
+      {static_cast<int64_t>(d.ts[rows / 3]), static_cast<int64_t>(d.ts[2 * rows / 3])}};
+  for (const auto& range : ranges) {
+    Chart byBlock(range[0], range[1], width), bySegments(range[0], range[1], width);
+    byBlock.Add(block.data(), block.size());
+    bySegments.AddSegmented(block.data(), block.size(), segments.data(), segments.size());
+    Require(byBlock.Finish() == bySegments.Finish());
+  }
+  std::vector<uint8_t> bad = segments;
+  bad[flip % (bad.size() - 4)] ^= static_cast<uint8_t>(1 + flip % 255);
+  const uint32_t crc = Crc32c(bad.data(), bad.size() - 4);
+  std::memcpy(bad.data() + bad.size() - 4, &crc, 4);
+  try {
+    Chart chart(ranges[1][0], ranges[1][1], width);
+    chart.AddSegmented(block.data(), block.size(), bad.data(), bad.size());
+    for (const std::vector<uint8_t>& out : chart.Finish()) {
+      Decoded e;
+      Require(Decode(out, &e));
+      CheckTimestamps(e);
+    }
+  } catch (const CorruptSummary&) {
+  } catch (const CorruptBlock&) {
+  } catch (const std::invalid_argument&) {
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -266,6 +302,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckRoundTrip(d);
   CheckArrowSchema(d, data, size);
   CheckSummaryOf(block);
+  CheckSegments(block, d, 1 + size % 64, 1 + size % 13, crc);
   // A read from the middle of the block, cut short: the paths that select rows.
   const uint32_t rows = d.h.rows;
   CheckWriters(block, true, static_cast<int64_t>(d.ts[rows / 3]),
