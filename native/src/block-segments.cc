@@ -8,13 +8,17 @@ namespace meridian {
 
 std::vector<uint8_t> EncodeSegments(uint32_t blockCrc, uint32_t segmentRows, uint8_t columns,
                                     const std::vector<int64_t>& starts,
+                                    const std::vector<double>& extremes,
                                     const std::vector<std::vector<uint8_t>>& summaries) {
   Writer w;
   w.U32(blockCrc);
   w.U32(segmentRows);
   w.U32(static_cast<uint32_t>(summaries.size()));
   w.U8(columns);
-  for (int64_t v : starts) w.I64(v);
+  for (size_t i = 0; i < starts.size(); i++) {
+    w.I64(starts[i]);
+    w.Raw(&extremes[2 * i], 16);
+  }
   uint32_t at = 0;
   w.U32(at);
   for (const std::vector<uint8_t>& s : summaries) w.U32(at += static_cast<uint32_t>(s.size()));
@@ -36,7 +40,7 @@ void ReadSegments(const uint8_t* data, size_t size, BlockSegments* out) {
   g.columns = data[12];
   if (g.segmentRows == 0 || g.count == 0 || g.count > kMaxBlockRows)
     throw CorruptSummary("segment counts out of range");
-  const size_t starts = static_cast<size_t>(g.count) * g.columns * 8;
+  const size_t starts = static_cast<size_t>(g.count) * g.columns * BlockSegments::kColumnBytes;
   const size_t offsets = (static_cast<size_t>(g.count) + 1) * 4;
   if (size - 4 < kHead + starts + offsets) throw CorruptSummary("segments truncated");
   g.starts = data + kHead;

@@ -11,7 +11,8 @@
 //
 // Layout (little endian):
 //   u32 the block's CRC-32C, u32 segment rows (S), u32 segments (m), u8 columns
-//   per segment, per column: i64 the sequence's integer at the segment's first row
+//   per segment, per column: i64 the sequence's integer at the segment's first row,
+//     f64 its summary's minimum and f64 maximum (NaN when it has none, and for a Flag)
 //   (m + 1) u32 offsets of the summaries, from the first; the summaries
 //   u32 CRC-32C of everything before it
 #pragma once
@@ -36,9 +37,18 @@ struct BlockSegments {
   /** Column c's sequence integer at segment k's first row. */
   [[nodiscard]] int64_t Start(uint32_t k, uint8_t c) const {
     int64_t v;
-    std::memcpy(&v, starts + (static_cast<size_t>(k) * columns + c) * 8, 8);
+    std::memcpy(&v, starts + (static_cast<size_t>(k) * columns + c) * kColumnBytes, 8);
     return v;
   }
+  /** Column c's least (which 0) or greatest (1) value in segment k, as its summary holds it; NaN
+   * when it holds none. */
+  [[nodiscard]] double Extreme(uint32_t k, uint8_t c, size_t which) const {
+    double v;
+    std::memcpy(&v, starts + (static_cast<size_t>(k) * columns + c) * kColumnBytes + 8 + 8 * which,
+                8);
+    return v;
+  }
+  static constexpr size_t kColumnBytes = 24;
   /** Segment k's summary: its bytes and their size. */
   [[nodiscard]] const uint8_t* Summary(uint32_t k, size_t* size) const {
     uint32_t a, b;
@@ -50,9 +60,10 @@ struct BlockSegments {
 };
 
 /** Bytes of a block's segments: its checksum, the segment size, per segment its start integers
- * (columns of them) and its summary. */
+ * and extremes (columns of each: extremes a minimum and maximum per column) and its summary. */
 std::vector<uint8_t> EncodeSegments(uint32_t blockCrc, uint32_t segmentRows, uint8_t columns,
                                     const std::vector<int64_t>& starts,
+                                    const std::vector<double>& extremes,
                                     const std::vector<std::vector<uint8_t>>& summaries);
 
 /** Reads and checks a block's segments (checksum, layout, offsets ascending inside the bytes; the

@@ -1,6 +1,7 @@
 #include "chart.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -222,6 +223,7 @@ std::vector<uint8_t> Chart::Segment(const uint8_t* data, size_t size, uint32_t s
   const BlockHeader& h = b.header();
   const uint32_t count = (h.rows + segmentRows - 1) / segmentRows;
   std::vector<int64_t> starts;
+  std::vector<double> extremes;
   std::vector<std::vector<uint8_t>> summaries;
   for (uint32_t k = 0; k < count; k++) {
     const uint32_t lo = k * segmentRows, hi = std::min(h.rows, lo + segmentRows);
@@ -231,9 +233,15 @@ std::vector<uint8_t> Chart::Segment(const uint8_t* data, size_t size, uint32_t s
     one.Fields(h.columns, h.kinds);
     one.Enter(0);
     one.ScanSpan(b, lo, hi);
+    for (uint8_t c = 0; c < h.columns; c++) {
+      for (size_t r = 2 + 2 * static_cast<size_t>(c); r < 4 + 2 * static_cast<size_t>(c); r++) {
+        const Role& role = one.cur_.roles[r];
+        extremes.push_back(role.set ? role.value : std::nan(""));
+      }
+    }
     summaries.push_back(SummaryOf(one, hi - lo));
   }
-  return EncodeSegments(StoredCrc(data, size), segmentRows, h.columns, starts, summaries);
+  return EncodeSegments(StoredCrc(data, size), segmentRows, h.columns, starts, extremes, summaries);
 }
 
 void Chart::AddSegmented(const uint8_t* data, size_t size, const uint8_t* segments,
@@ -241,6 +249,7 @@ void Chart::AddSegmented(const uint8_t* data, size_t size, const uint8_t* segmen
   thread_local ScanBlock b;
   thread_local BlockSummary s;
   thread_local std::vector<int64_t> at;
+  thread_local std::vector<uint32_t> picks;
   BlockSegments g;
   ReadSegments(segments, segmentsSize, &g);
   // Segments are made from a block that decoded whole, checksum and all, and name that checksum:
@@ -282,7 +291,27 @@ void Chart::AddSegmented(const uint8_t* data, size_t size, const uint8_t* segmen
       scan(i, j);
     } else {
       if (i < whole * n) scan(i, whole * n);
-      for (uint32_t m = whole; m < end; m++) {
+      // Of the segments wholly inside, those holding a role: the first, the last, and per field the
+      // one with its least and its greatest value (the earliest of equal ones). Merged in time
+      // order by the one rule they give the rows merging every one of them gives.
+      picks.clear();
+      picks.push_back(whole);
+      picks.push_back(end - 1);
+      for (uint8_t c = 0; c < h.columns; c++) {
+        if (!Numeric(h.kinds[c])) continue;
+        int64_t lo = -1, hi = -1;
+        double least = 0, greatest = 0;
+        for (uint32_t m = whole; m < end; m++) {
+          const double a = g.Extreme(m, c, 0), z = g.Extreme(m, c, 1);
+          if (!std::isnan(a) && (lo < 0 || a < least)) lo = m, least = a;
+          if (!std::isnan(z) && (hi < 0 || z > greatest)) hi = m, greatest = z;
+        }
+        if (lo >= 0) picks.push_back(static_cast<uint32_t>(lo));
+        if (hi >= 0) picks.push_back(static_cast<uint32_t>(hi));
+      }
+      std::sort(picks.begin(), picks.end());
+      picks.erase(std::unique(picks.begin(), picks.end()), picks.end());
+      for (const uint32_t m : picks) {
         size_t bytes;
         const uint8_t* summary = g.Summary(m, &bytes);
         ReadSummary(summary, bytes, &s);

@@ -105,10 +105,11 @@ export function summaryServes(first: number, last: number, from: number, to: num
 
 /**
  * Rows per segment of a cut block (D65): a bucket edge costs decoding about
- * this many rows of its block, a block about 2 KB of segments in memory (W1).
+ * this many rows of its block, a W1 block about 5.5 KB of segments in memory
+ * beside its ~13.5 KB payload.
  * Measured with bench/chart/scale.js.
  */
-export const SEGMENT_ROWS = 1024;
+export const SEGMENT_ROWS = 512;
 
 /** Blocks decoded per batch handed to the addon (about 640 KB of W1): enough for its two threads to share. */
 const DECODED = 64;
