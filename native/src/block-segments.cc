@@ -38,7 +38,9 @@ void ReadSegments(const uint8_t* data, size_t size, BlockSegments* out) {
   std::memcpy(&g.segmentRows, data + 4, 4);
   std::memcpy(&g.count, data + 8, 4);
   g.columns = data[12];
-  if (g.segmentRows == 0 || g.count == 0 || g.count > kMaxBlockRows)
+  // Both at most a block's rows: a chart's row arithmetic stays far inside 32 bits.
+  if (g.segmentRows == 0 || g.segmentRows > kMaxBlockRows || g.count == 0 ||
+      g.count > kMaxBlockRows)
     throw CorruptSummary("segment counts out of range");
   const size_t starts = static_cast<size_t>(g.count) * g.columns * BlockSegments::kColumnBytes;
   const size_t offsets = (static_cast<size_t>(g.count) + 1) * 4;

@@ -217,7 +217,8 @@ uint32_t StoredCrc(const uint8_t* data, size_t size) {
 }  // namespace
 
 std::vector<uint8_t> Chart::Segment(const uint8_t* data, size_t size, uint32_t segmentRows) {
-  if (segmentRows == 0) throw std::invalid_argument("segments: at least one row each");
+  if (segmentRows == 0 || segmentRows > kMaxBlockRows)
+    throw std::invalid_argument("segments: 1 to 16536 rows each");
   ScanBlock b;
   b.Decode(data, size);
   const BlockHeader& h = b.header();

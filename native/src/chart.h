@@ -82,7 +82,7 @@ class Chart {
 
   /** A block's segments of `segmentRows` rows (block-segments.h): each one's summary, as Summarize
    * writes a block's, and where its sequences stand. Throws CorruptBlock, or
-   * std::invalid_argument for segmentRows 0. */
+   * std::invalid_argument for segmentRows outside 1..kMaxBlockRows. */
   static std::vector<uint8_t> Segment(const uint8_t* data, size_t size, uint32_t segmentRows);
 
   ~Chart();

@@ -87,8 +87,8 @@ export function summarizeBlock(bytes: Uint8Array): Buffer {
  */
 export function segmentBlock(bytes: Uint8Array, segmentRows: number): Buffer {
   if (!(bytes instanceof Uint8Array)) throw new TypeError("segmentBlock: expected a Uint8Array");
-  if (!(Number.isInteger(segmentRows) && segmentRows >= 1 && segmentRows <= 0xffff_ffff))
-    throw new RangeError("segmentBlock: segmentRows must be a whole number >= 1");
+  if (!(Number.isInteger(segmentRows) && segmentRows >= 1 && segmentRows <= 16_536))
+    throw new RangeError("segmentBlock: segmentRows must be a whole number in 1..16536 (a block's rows at most)");
   return addon.segmentBlock(bytes, segmentRows);
 }
 

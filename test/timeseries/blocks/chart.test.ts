@@ -288,6 +288,8 @@ describe("D50 native chart (M4)", () => {
     }
     expect(() => segmentBlock(Buffer.alloc(10), 8)).toThrow(/corrupt block/);
     expect(() => segmentBlock(a, 0)).toThrow(RangeError);
+    expect(() => segmentBlock(a, 16_537)).toThrow(RangeError);
+    expect(byBlock(a, segmentBlock(a, 16_536))).toEqual(m4(s.rows.slice(0, 50), [true, false], 0, 99, 10));
     expect(() => new Chart(0, 99, 1).add([a], undefined, undefined, [])).toThrow(TypeError);
   });
 
