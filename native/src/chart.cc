@@ -179,7 +179,12 @@ std::vector<uint8_t> Chart::Summarize(const uint8_t* data, size_t size) {
   Chart one(kMinTimestamp, kMaxTimestamp, 1);
   one.Add(data, size);
   if (!one.open_) throw std::invalid_argument("summary: a block without rows");
-  return SummaryOf(one, ReadBlockHeader(data, size).rows);
+  std::vector<uint8_t> summary = SummaryOf(one, ReadBlockHeader(data, size).rows);
+  // Read back as a chart reads it: a hostile block's mantissas (two for one float) can order the
+  // scan otherwise than the values, and such a block gets no summary (it is decoded at read).
+  BlockSummary check;
+  ReadSummary(summary.data(), summary.size(), &check);
+  return summary;
 }
 
 std::vector<uint8_t> Chart::SummaryOf(const Chart& one, uint32_t rows) {
@@ -225,6 +230,7 @@ std::vector<uint8_t> Chart::Segment(const uint8_t* data, size_t size, uint32_t s
   const uint32_t count = (h.rows + segmentRows - 1) / segmentRows;
   std::vector<int64_t> starts;
   std::vector<double> extremes;
+  BlockSummary check;
   std::vector<std::vector<uint8_t>> summaries;
   for (uint32_t k = 0; k < count; k++) {
     const uint32_t lo = k * segmentRows, hi = std::min(h.rows, lo + segmentRows);
@@ -241,6 +247,9 @@ std::vector<uint8_t> Chart::Segment(const uint8_t* data, size_t size, uint32_t s
       }
     }
     summaries.push_back(SummaryOf(one, hi - lo));
+    // Read back as a chart reads it: a hostile block's mantissas (two for one float) can order a
+    // scan otherwise than the values, and such a summary is refused here, not at each chart.
+    ReadSummary(summaries.back().data(), summaries.back().size(), &check);
   }
   return EncodeSegments(StoredCrc(data, size), segmentRows, h.columns, starts, extremes, summaries);
 }

@@ -72,7 +72,8 @@ class Chart {
   void AddSummary(const uint8_t* data, size_t size);
 
   /** The summary of a block (D65): its rows chosen as a one-bucket chart over the block chooses
-   * them. Throws CorruptBlock, or std::invalid_argument for a block without rows. */
+   * them. Throws CorruptBlock, CorruptSummary for a hostile block whose summary would not read
+   * back, or std::invalid_argument for a block without rows. */
   static std::vector<uint8_t> Summarize(const uint8_t* data, size_t size);
 
   /** Adds a block as Add does, decoding only the segments (block-segments.h) that a bucket edge or
@@ -81,8 +82,9 @@ class Chart {
   void AddSegmented(const uint8_t* data, size_t size, const uint8_t* segments, size_t segmentsSize);
 
   /** A block's segments of `segmentRows` rows (block-segments.h): each one's summary, as Summarize
-   * writes a block's, and where its sequences stand. Throws CorruptBlock, or
-   * std::invalid_argument for segmentRows outside 1..kMaxBlockRows. */
+   * writes a block's, and where its sequences stand. Throws CorruptBlock, CorruptSummary for a
+   * hostile block whose segment would not read back, or std::invalid_argument for segmentRows
+   * outside 1..kMaxBlockRows. */
   static std::vector<uint8_t> Segment(const uint8_t* data, size_t size, uint32_t segmentRows);
 
   ~Chart();

@@ -7,6 +7,7 @@ import fc from "fast-check";
 import { FieldKind, decodeBlock, encodeBlock, valuesArray, type Block } from "../../../src/timeseries/blocks/block-codec.js";
 import { Chart, crc32c, segmentBlock, summarizeBlock } from "../../../src/timeseries/blocks/native.js";
 import { chartOf, indexOf, joinIndexes, summaryServes, type ChartSource } from "../../../src/timeseries/chart-blocks.js";
+import { summaryOfStored } from "../../../src/timeseries/blocks/block-store.js";
 import { m4, type M4Row } from "../../helpers/m4.js";
 import { withChecksum } from "../../helpers/blocks.js";
 
@@ -291,6 +292,20 @@ describe("D50 native chart (M4)", () => {
     expect(() => segmentBlock(a, 16_537)).toThrow(RangeError);
     expect(byBlock(a, segmentBlock(a, 16_536))).toEqual(m4(s.rows.slice(0, 50), [true, false], 0, 99, 10));
     expect(() => new Chart(0, 99, 1).add([a], undefined, undefined, [])).toThrow(TypeError);
+  });
+
+  it("D65 a hostile block whose mantissas (two for one float) order the scan otherwise than its values gets no summary and no segments: it is decoded at read", () => {
+    // Found by the fuzz target (native/fuzz/block_fuzz.cc), its checksum appended: 200 rows of a Single and a Flag.
+    const found =
+      "AQLIAAAAgENvOAAAAAAAAngAAAADAcDgg/e7AT8HwN/P5+Ppcrba7OVaoUqiTydzoUgWjAXiQCAIBIAAABAICAgF38/n4+lyttrs5Vqhr12w2HOhSB6MAwJ/vh5v1ZdmsCq7LlUafS6aS0XyaCgChxAAAAAAAAAAADAoEBgKhiMyuWA4HxHppGrBYjUbTsfr+X4/4A/4+/V4u9zNJhAYCoYjMrlgOB8R6aRqwWI1G07H6/l+P+AP+Pv1eLvczSaLuVYp0wjU0WAoEkhjsTgUCAJBAAUBAAAAAAACAwBbBBMAWg==";
+    const block = withChecksum(Buffer.concat([Buffer.from(found, "base64"), Buffer.alloc(4)]), crc32c);
+    expect(() => summarizeBlock(block)).toThrow(/corrupt block summary/);
+    expect(summaryOfStored(block)).toBeNull();
+    expect(() => segmentBlock(block, 7)).toThrow(/corrupt block summary/);
+    const ts = decodeBlock(block).timestamps;
+    const c = new Chart(ts[0], ts[ts.length - 1], 3);
+    c.add([block]);
+    expect(rowsOf(c.finish()).length).toBeGreaterThan(0);
   });
 
   it("D65 a summary holds the whole rows of the block's first, last, minimum and maximum; hostile summaries throw and never crash", () => {
