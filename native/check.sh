@@ -3,7 +3,7 @@
 #  1. the addon built a second time with clang and both sanitizers
 #     (native/build-asan), and the tests that reach it run against that build;
 #  2. a libFuzzer target over the block reader, the JSON, columns, Arrow and Parquet
-#     writers and block summaries (native/fuzz/block_fuzz.cc), for a bounded time,
+#     writers, block summaries and segments (native/fuzz/block_fuzz.cc), for a bounded time,
 #     from real blocks.
 # Any finding fails the script. Needs clang and its runtimes (Debian 12:
 # clang libclang-rt-14-dev), which .ci/run installs, and `npm install` done.
@@ -31,12 +31,12 @@ echo "== portable paths (MERIDIAN_NATIVE_PORTABLE=1)"
 MERIDIAN_NATIVE_PORTABLE=1 npx vitest run test/timeseries/blocks test/timeseries/chart.test.ts
 
 # 2. libFuzzer, over the same sources (not addon.cc: Node-API needs node).
-echo "== libFuzzer: block reader, JSON, columns, Arrow and Parquet writers, chart, block summaries (${FUZZ_SECONDS} s)"
+echo "== libFuzzer: block reader, JSON, columns, Arrow and Parquet writers, chart, block summaries and segments (${FUZZ_SECONDS} s)"
 FUZZ=native/build-fuzz
 rm -rf "$FUZZ" && mkdir -p "$FUZZ/corpus"
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
   native/fuzz/block_fuzz.cc native/src/block-codec.cc native/src/block-view.cc native/src/crc32c.cc \
-  native/src/int-sequence.cc native/src/value-columns.cc native/src/value-json.cc native/src/arrow-ipc.cc native/src/parquet-pages.cc native/src/chart.cc native/src/block-summary.cc native/src/extremes.cc native/src/helper-thread.cc -o "$FUZZ/block_fuzz"
+  native/src/int-sequence.cc native/src/value-columns.cc native/src/value-json.cc native/src/arrow-ipc.cc native/src/parquet-pages.cc native/src/chart.cc native/src/block-summary.cc native/src/block-segments.cc native/src/extremes.cc native/src/helper-thread.cc -o "$FUZZ/block_fuzz"
 node native/fuzz/seeds.mjs "$FUZZ/seeds"
 # Findings land in native/build-fuzz/ (crash-*, with the input); libFuzzer exits non-zero.
 "$FUZZ/block_fuzz" -max_total_time="$FUZZ_SECONDS" -max_len=4096 -print_final_stats=1 -artifact_prefix="$FUZZ/" \

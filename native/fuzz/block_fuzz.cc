@@ -2,7 +2,8 @@
 // header reader and decoder, the JSON row writer, the columns writer, the
 // Arrow record batch writer and the Parquet page writer (D64), the encoder on
 // what decoded, and the block summary (D65): its reader, a chart's use of it,
-// and the summary of every block that decodes. Run by native/check.sh under
+// and the summary of every block that decodes; a block's segments (D65): a
+// chart by them against one by the block, and segments changed. Run by native/check.sh under
 // ASan and UBSan.
 //
 // The input is a block without its checksum: the target appends the CRC-32C,
@@ -15,10 +16,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "../src/arrow-ipc.h"
 #include "../src/block-codec.h"
+#include "../src/block-segments.h"
 #include "../src/block-summary.h"
 #include "../src/bytes.h"
 #include "../src/chart.h"
@@ -83,12 +86,17 @@ void CheckTimestamps(const Decoded& d) {
 
 /** Encoding what decoded and decoding that again gives the same timestamps and present values, bit
  * for bit. */
-void CheckRoundTrip(const Decoded& d) {
+/** What decoded, encoded again: the block our encoder writes for those rows. */
+std::vector<uint8_t> Reencode(const Decoded& d) {
   std::vector<ColumnIn> in(d.h.columns);
   for (uint8_t c = 0; c < d.h.columns; c++)
     in[c] = ColumnIn{d.h.kinds[c], d.values[c].data(),
                      d.cols[c].anyMissing ? d.missing[c].data() : nullptr};
-  std::vector<uint8_t> again = EncodeBlock(d.ts.data(), d.h.rows, in.data(), d.h.columns);
+  return EncodeBlock(d.ts.data(), d.h.rows, in.data(), d.h.columns);
+}
+
+void CheckRoundTrip(const Decoded& d) {
+  std::vector<uint8_t> again = Reencode(d);
   Decoded e;
   Require(Decode(again, &e));
   Require(e.h.rows == d.h.rows && e.h.columns == d.h.columns && e.ts == d.ts);
@@ -236,6 +244,8 @@ void CheckSummaryOf(const std::vector<uint8_t>& block) {
     summary = Chart::Summarize(block.data(), block.size());
   } catch (const std::invalid_argument&) {
     return;  // a block without rows has no summary
+  } catch (const CorruptSummary&) {
+    return;  // nor a hostile one whose summary would not read back (it is decoded at read)
   }
   BlockSummary s;
   ReadSummary(summary.data(), summary.size(), &s);  // a finding if it throws
@@ -243,6 +253,64 @@ void CheckSummaryOf(const std::vector<uint8_t>& block) {
   byBlock.Add(block.data(), block.size());
   bySummary.AddSummary(summary.data(), summary.size());
   Require(byBlock.Finish() == bySummary.Finish());
+}
+
+/** The chart over two ranges (the block's, and one cut inside it) by a block and by its segments:
+ * the rows, or what it threw. */
+std::vector<std::vector<std::vector<uint8_t>>> ChartBoth(const std::vector<uint8_t>& block,
+                                                         const std::vector<uint8_t>& segments,
+                                                         int64_t from, int64_t to, uint32_t width) {
+  Chart byBlock(from, to, width), bySegments(from, to, width);
+  byBlock.Add(block.data(), block.size());
+  bySegments.AddSegmented(block.data(), block.size(), segments.data(), segments.size());
+  return {byBlock.Finish(), bySegments.Finish()};
+}
+
+/**
+ * A decodable block's segments (D65) of `segmentRows`: a chart by them reads
+ * the block without a finding, and for the block our encoder writes for the
+ * same rows chooses the rows a chart by the block chooses, over the block and
+ * over a range cut inside it. (Not for the hostile block itself: mantissas
+ * our encoder never writes, two of them for one float, order a scan by
+ * mantissas otherwise than the values, and a segment's summary may then keep
+ * another of equal values.) The segments with one byte changed, the checksum
+ * made right again, are refused or read, never a crash.
+ */
+void CheckSegments(const std::vector<uint8_t>& block, const Decoded& d, uint32_t segmentRows,
+                   uint32_t width, size_t flip) {
+  const uint32_t rows = d.h.rows;
+  const auto from = static_cast<int64_t>(d.ts[rows / 3]),
+             to = static_cast<int64_t>(d.ts[2 * rows / 3]);
+  std::vector<uint8_t> segments;
+  try {
+    segments = Chart::Segment(block.data(), block.size(), segmentRows);
+  } catch (const CorruptSummary&) {
+    return;  // a hostile block whose segment would not read back has none (decoded whole)
+  }
+  ChartBoth(block, segments, from, to, width);
+  const std::vector<uint8_t> canonical = Reencode(d);
+  const std::vector<uint8_t> canonicalSegments =
+      Chart::Segment(canonical.data(), canonical.size(), segmentRows);
+  for (const auto& range : {std::pair{kMinTimestamp, kMaxTimestamp}, std::pair{from, to}}) {
+    const auto both = ChartBoth(canonical, canonicalSegments, range.first, range.second, width);
+    Require(both[0] == both[1]);
+  }
+  std::vector<uint8_t> bad = segments;
+  bad[flip % (bad.size() - 4)] ^= static_cast<uint8_t>(1 + flip % 255);
+  const uint32_t crc = Crc32c(bad.data(), bad.size() - 4);
+  std::memcpy(bad.data() + bad.size() - 4, &crc, 4);
+  try {
+    Chart chart(from, to, width);
+    chart.AddSegmented(block.data(), block.size(), bad.data(), bad.size());
+    for (const std::vector<uint8_t>& out : chart.Finish()) {
+      Decoded e;
+      Require(Decode(out, &e));
+      CheckTimestamps(e);
+    }
+  } catch (const CorruptSummary&) {
+  } catch (const CorruptBlock&) {
+  } catch (const std::invalid_argument&) {
+  }
 }
 
 }  // namespace
@@ -266,6 +334,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckRoundTrip(d);
   CheckArrowSchema(d, data, size);
   CheckSummaryOf(block);
+  CheckSegments(block, d, 1 + size % 64, 1 + size % 13, crc);
   // A read from the middle of the block, cut short: the paths that select rows.
   const uint32_t rows = d.h.rows;
   CheckWriters(block, true, static_cast<int64_t>(d.ts[rows / 3]),

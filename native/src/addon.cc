@@ -257,13 +257,15 @@ class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
   }
 
  private:
-  // add(blocks: Uint8Array[], summaries?: Uint8Array, order?: Int32Array): the blocks in time
-  // order, read by helper threads while JS goes on (Chart::Begin); a failure of the batch is thrown
-  // by the next add or by finish. With `order` (D65), the batch is its pairs in time order: (-1, 0)
-  // the next of `blocks`, (offset, length) a block's summary within `summaries`.
+  // add(blocks: Uint8Array[], summaries?: Uint8Array, order?: Int32Array, segments?:
+  // (Uint8Array | undefined)[]): the blocks in time order, read by helper threads while JS goes on
+  // (Chart::Begin); a failure of the batch is thrown by the next add or by finish. With `order`
+  // (D65), the batch is its pairs in time order: (-1, 0) the next of `blocks`, (offset, length) a
+  // block's summary within `summaries`. `segments`, beside `blocks`: a block's segments, if known.
   Napi::Value Add(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    const char* usage = "Chart.add: expected (Uint8Array[], Uint8Array?, Int32Array?)";
+    const char* usage =
+        "Chart.add: expected (Uint8Array[], Uint8Array?, Int32Array?, (Uint8Array | undefined)[]?)";
     if (!chart_) return Fail(env, "Chart: finished");
     if (info.Length() < 1 || !info[0].IsArray()) return Fail(env, usage);
     auto array = info[0].As<Napi::Array>();
@@ -274,6 +276,20 @@ class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
         return Fail(env, usage);
       auto bytes = v.As<Napi::Uint8Array>();
       blocks[i] = {bytes.Data(), bytes.ByteLength(), false};
+    }
+    Napi::Object segments;
+    if (info.Length() >= 4 && !info[3].IsUndefined()) {
+      if (!info[3].IsArray() || info[3].As<Napi::Array>().Length() != array.Length())
+        return Fail(env, usage);
+      segments = info[3].As<Napi::Object>();
+      for (uint32_t i = 0; i < array.Length(); i++) {
+        Napi::Value v = segments.Get(i);
+        if (v.IsUndefined()) continue;
+        if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+          return Fail(env, usage);
+        blocks[i].segments = v.As<Napi::Uint8Array>().Data();
+        blocks[i].segmentsSize = v.As<Napi::Uint8Array>().ByteLength();
+      }
     }
     Napi::Object summaries;
     if (info.Length() >= 3 && !info[2].IsUndefined()) {
@@ -310,10 +326,12 @@ class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
       chart_->Wait();  // the batch before is done: its blocks may go
       held_.Reset();
       heldSummaries_.Reset();
+      heldSegments_.Reset();
       // The array keeps these blocks alive while a helper thread reads them (Chart::Begin), until
       // the next add or finish.
       held_ = Napi::Persistent(array.As<Napi::Object>());
       if (!summaries.IsEmpty()) heldSummaries_ = Napi::Persistent(summaries);
+      if (!segments.IsEmpty()) heldSegments_ = Napi::Persistent(segments);
       chart_->Begin(std::move(blocks));
       return env.Undefined();
     });
@@ -327,6 +345,7 @@ class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
       chart_.reset();
       held_.Reset();
       heldSummaries_.Reset();
+      heldSegments_.Reset();
       auto out = Napi::Array::New(env, blocks.size());
       for (uint32_t i = 0; i < blocks.size(); i++)
         out.Set(i, Napi::Buffer<uint8_t>::Copy(env, blocks[i].data(), blocks[i].size()));
@@ -337,6 +356,7 @@ class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
   // Declared first, released last: ~Chart waits for a batch still reading the blocks it holds.
   Napi::ObjectReference held_;
   Napi::ObjectReference heldSummaries_;
+  Napi::ObjectReference heldSegments_;
   std::unique_ptr<meridian::Chart> chart_;
 };
 
@@ -435,6 +455,21 @@ Napi::Value SummarizeBlock(const Napi::CallbackInfo& info) {
   });
 }
 
+// segmentBlock(bytes: Uint8Array, segmentRows: number): Buffer, the block's segments (D65,
+// block-segments.h).
+Napi::Value SegmentBlock(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsTypedArray() ||
+      info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array || !info[1].IsNumber())
+    return Fail(env, "segmentBlock: expected (Uint8Array, number)");
+  auto bytes = info[0].As<Napi::Uint8Array>();
+  return Guarded(env, [&]() -> Napi::Value {
+    std::vector<uint8_t> out = meridian::Chart::Segment(bytes.Data(), bytes.ByteLength(),
+                                                        info[1].As<Napi::Number>().Uint32Value());
+    return Napi::Buffer<uint8_t>::Copy(env, out.data(), out.size());
+  });
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Chart", ChartWrap::Define(env));
   exports.Set("ParquetPages", ParquetPagesWrap::Define(env));
@@ -446,6 +481,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   meridian::RegisterAnswerWriters(env, exports);
 
   exports.Set("summarizeBlock", Napi::Function::New(env, SummarizeBlock, "summarizeBlock"));
+  exports.Set("segmentBlock", Napi::Function::New(env, SegmentBlock, "segmentBlock"));
   return exports;
 }
 

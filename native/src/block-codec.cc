@@ -376,6 +376,11 @@ BlockHeader ReadBlockHeader(const uint8_t* data, size_t size) {
   uint32_t stored;
   std::memcpy(&stored, data + size - 4, 4);
   if (Crc32c(data, size - 4) != stored) throw CorruptBlock("checksum mismatch");
+  return ReadBlockHeaderUnchecked(data, size);
+}
+
+BlockHeader ReadBlockHeaderUnchecked(const uint8_t* data, size_t size) {
+  if (size < 4) throw CorruptBlock("truncated");
   Reader r(data, size - 4);
   BlockHeader h{};
   uint8_t version = r.U8();
@@ -427,10 +432,25 @@ void DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& h, double*
 namespace meridian {
 
 void ScanBlock::Decode(const uint8_t* data, size_t size) {
-  h_ = ReadBlockHeader(data, size);
+  Locate(data, size);
+  windowHi_ = 0;
+  DecodeRows(0, h_.rows, nullptr);
+  // A hostile block's exceptions out of order: applied in their order, the last write winning (as
+  // DecodeBlock does), over values computed whole.
+  for (uint8_t c = 0; c < h_.columns; c++) {
+    if (!cols_[c].unordered) continue;
+    Values(c);
+    cols_[c].decimal = false;
+  }
+}
+
+void ScanBlock::Locate(const uint8_t* data, size_t size, bool checked) {
+  h_ = checked ? ReadBlockHeaderUnchecked(data, size) : ReadBlockHeader(data, size);
   const uint32_t rows = h_.rows;
   Reader r(data, size - 4);
   r.Take(h_.headerBytes);
+  partial_ = true;
+  windowLo_ = windowHi_ = 0;
   // Evenly spaced timestamps inside D24 (ReadTimestamps' fast case) are kept as first and step.
   even_ = false;
   if (rows > 1) {
@@ -454,17 +474,21 @@ void ScanBlock::Decode(const uint8_t* data, size_t size) {
   for (uint8_t c = 0; c < h_.columns; c++) {
     Column& col = cols_[c];
     col.missing.resize(rows);
-    col.decimal = col.runs = false;
+    col.decimal = col.runs = col.sequence = col.unordered = false;
     col.valuesReady = false;
-    ColumnOut out{nullptr, col.missing.data(), false};
-    MissingForm form;
-    ReadMissing(r, rows, out, &form);
-    col.anyMissing = out.anyMissing;
-    if (form == MissingForm::kAll) {
+    col.bitmap = col.raw = nullptr;
+    const auto form = static_cast<MissingForm>(r.U8());
+    col.anyMissing = form != MissingForm::kNone;
+    if (form == MissingForm::kBitmap) {
+      col.bitmap = r.Take((rows + 7) / 8);
+    } else if (form == MissingForm::kAll) {
+      std::memset(col.missing.data(), 1, rows);
       col.values.assign(rows, 0);  // no value stored: zeros, never read (every row is missing)
       col.flags.assign(rows, 0);
       col.valuesReady = true;
       continue;
+    } else if (form != MissingForm::kNone) {
+      throw CorruptBlock("missing-value form");
     }
     switch (h_.kinds[c]) {
       case FieldKind::kSingle:
@@ -477,8 +501,40 @@ void ScanBlock::Decode(const uint8_t* data, size_t size) {
         ReadFlagColumn(r, col);
         break;
     }
+    partial_ &= !col.unordered;
   }
   if (!r.AtEnd()) throw CorruptBlock("trailing bytes");
+}
+
+void ScanBlock::DecodeRows(uint32_t lo, uint32_t hi, const int64_t* at) {
+  hi = std::min(hi, h_.rows);
+  if (lo >= hi) return;
+  if (lo != windowHi_) windowLo_ = lo;
+  windowHi_ = hi;
+  for (uint8_t c = 0; c < h_.columns; c++) {
+    Column& col = cols_[c];
+    if (col.bitmap != nullptr)
+      for (uint32_t i = lo; i < hi; i++) col.missing[i] = (col.bitmap[i >> 3] >> (i & 7)) & 1;
+    if (col.raw != nullptr) {
+      const size_t width = h_.kinds[c] == FieldKind::kSingle ? 4 : 8;
+      std::memcpy(reinterpret_cast<uint8_t*>(col.values.data()) + lo * width, col.raw + lo * width,
+                  (hi - lo) * width);
+    }
+    if (!col.sequence) continue;
+    const uint64_t start = at != nullptr ? static_cast<uint64_t>(at[c]) : 0;
+    if (h_.kinds[c] == FieldKind::kFlag) {
+      DecodeIntsRange(col.seq, lo, hi, start, col.flags.data());
+    } else {
+      DecodeIntsRange(col.seq, lo, hi, start, col.mantissas.data());
+      col.valuesReady = false;
+    }
+  }
+}
+
+int64_t ScanBlock::SequenceAt(uint8_t c, uint32_t i) const {
+  const Column& col = cols_[c];
+  if (!col.sequence) return 0;
+  return h_.kinds[c] == FieldKind::kFlag ? col.flags[i] : col.mantissas[i];
 }
 
 template <typename T>
@@ -487,7 +543,7 @@ void ScanBlock::ReadFloatColumn(Reader& r, Column& col) {
   col.values.resize(rows);
   auto scheme = static_cast<FloatScheme>(r.U8());
   if (scheme == FloatScheme::kRaw) {
-    std::memcpy(col.values.data(), r.Take(sizeof(T) * rows), sizeof(T) * rows);
+    col.raw = r.Take(sizeof(T) * rows);
     col.valuesReady = true;
     return;
   }
@@ -496,13 +552,13 @@ void ScanBlock::ReadFloatColumn(Reader& r, Column& col) {
   if (e > FloatTraits<T>::kMaxExponent) throw CorruptBlock("decimal exponent");
   col.exponent = e;
   col.mantissas.resize(rows);
-  DecodeInts(r, rows, col.mantissas.data());
+  col.seq = LocateInts(r, rows);
+  col.sequence = true;
   const uint64_t exceptions = r.Varint();
   if (exceptions > rows) throw CorruptBlock("float exceptions");
   col.exceptionRows.clear();
   col.exceptionBits.clear();
-  bool ascending = true;  // always, from our encoder; a hostile block may repeat or wrap (the last
-                          // write wins, as in DecodeBlock)
+  bool ascending = true;  // always, from our encoder; a hostile block may repeat or wrap
   auto at = static_cast<uint64_t>(-1);
   for (uint64_t k = 0; k < exceptions; k++) {
     const uint64_t next = at + r.Varint();
@@ -515,11 +571,7 @@ void ScanBlock::ReadFloatColumn(Reader& r, Column& col) {
     col.exceptionBits.push_back(bits);
   }
   col.decimal = true;
-  if (!ascending) {
-    Values(static_cast<uint8_t>(&col -
-                                cols_.data()));  // applied in their order, the last write winning
-    col.decimal = false;
-  }
+  col.unordered = !ascending;
 }
 
 void ScanBlock::ReadFlagColumn(Reader& r, Column& col) {
@@ -527,7 +579,8 @@ void ScanBlock::ReadFlagColumn(Reader& r, Column& col) {
   Reader peek = r;
   if (static_cast<IntForm>(peek.U8()) != IntForm::kRuns) {
     col.flags.resize(rows);
-    DecodeInts(r, rows, col.flags.data());
+    col.seq = LocateInts(r, rows);
+    col.sequence = true;
     return;
   }
   // Runs stay runs, read and checked as DecodeInts reads them.
@@ -568,15 +621,17 @@ bool ScanBlock::Exceptional(uint8_t c, uint32_t i, uint32_t j) const {
 const void* ScanBlock::Values(uint8_t c) {
   Column& col = cols_[c];
   if (!col.valuesReady) {
-    const uint32_t rows = h_.rows;
+    // The rows decoded (all, after Decode); the exceptions are all applied, those outside read no
+    // further.
+    const uint32_t lo = windowLo_, rows = windowHi_ - windowLo_;
     if (h_.kinds[c] == FieldKind::kSingle) {
       auto* out = reinterpret_cast<float*>(col.values.data());
-      ToValues(col.mantissas.data(), rows, col.exponent, out);
+      ToValues(col.mantissas.data() + lo, rows, col.exponent, out + lo);
       for (size_t k = 0; k < col.exceptionRows.size(); k++)
         std::memcpy(&out[col.exceptionRows[k]], &col.exceptionBits[k], 4);
     } else {
       auto* out = reinterpret_cast<double*>(col.values.data());
-      ToValues(col.mantissas.data(), rows, col.exponent, out);
+      ToValues(col.mantissas.data() + lo, rows, col.exponent, out + lo);
       for (size_t k = 0; k < col.exceptionRows.size(); k++)
         std::memcpy(&out[col.exceptionRows[k]], &col.exceptionBits[k], 8);
     }

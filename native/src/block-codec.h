@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bytes.h"
+#include "int-sequence.h"
 
 namespace meridian {
 
@@ -67,6 +68,8 @@ struct BlockHeader {
 
 /** Checks version, checksum and header; throws CorruptBlock. */
 BlockHeader ReadBlockHeader(const uint8_t* data, size_t size);
+/** As ReadBlockHeader, for bytes whose checksum was checked already (held in memory since). */
+BlockHeader ReadBlockHeaderUnchecked(const uint8_t* data, size_t size);
 
 struct ColumnOut {
   /** header.rows floats, doubles or int32s, by the column's kind. */
@@ -91,11 +94,31 @@ void DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& header, do
  * stored beside them aside), flags in runs stay runs. Decode refuses exactly
  * the blocks DecodeBlock refuses. Meant to be reused: its buffers keep their
  * capacity from block to block.
+ *
+ * Or a part at a time (D65 segments, block-segments.h): Locate reads the
+ * block's framing and timestamps and leaves every column's rows encoded,
+ * DecodeRows then decodes the rows asked, and only those may be read.
  */
 class ScanBlock {
  public:
   /** Throws CorruptBlock. */
   void Decode(const uint8_t* data, size_t size);
+
+  /** Reads the header, checksum (unless `checked` already), timestamps and where each column's
+   * rows lie, decoding none of them; throws CorruptBlock for a block whose framing Decode would
+   * refuse. */
+  void Locate(const uint8_t* data, size_t size, bool checked = false);
+  /** Whether a located block may be decoded a range of rows at a time: not when a hostile block
+   * lists a column's float exceptions out of order (Decode it whole). */
+  [[nodiscard]] bool Partial() const { return partial_; }
+  /** Decodes rows [lo, hi) of a located block. at[c] is SequenceAt(c, lo) of the whole block (the
+   * delta form cannot know it without the rows before; unused when lo is 0). Throws CorruptBlock
+   * for rows Decode would refuse. Values() then covers the rows decoded since the last call that
+   * did not continue the one before. */
+  void DecodeRows(uint32_t lo, uint32_t hi, const int64_t* at);
+  /** After Decode: the integer column c's sequence holds at row i (a decimal column's mantissa, a
+   * Flag's id; 0 where the column has none), which DecodeRows needs to start there. */
+  [[nodiscard]] int64_t SequenceAt(uint8_t c, uint32_t i) const;
 
   [[nodiscard]] const BlockHeader& header() const { return h_; }
   [[nodiscard]] int64_t Time(uint32_t i) const {
@@ -138,12 +161,21 @@ class ScanBlock {
     std::vector<uint32_t> runStarts;
     std::vector<int32_t> runIds;
     std::vector<int32_t> flags;  // a Flag column otherwise
+    // Where its rows lie (Locate): a missing bitmap, raw values, mantissas or flag ids.
+    const uint8_t* bitmap = nullptr;
+    const uint8_t* raw = nullptr;
+    bool sequence = false;  // seq holds the mantissas or flag ids
+    IntSection seq;
+    bool unordered = false;  // float exceptions out of order (hostile): only a whole decode
   };
   template <typename T>
   void ReadFloatColumn(Reader& r, Column& col);
   void ReadFlagColumn(Reader& r, Column& col);
 
   BlockHeader h_{};
+  bool partial_ = true;
+  // The rows Values() covers: those decoded since DecodeRows last started anew.
+  uint32_t windowLo_ = 0, windowHi_ = 0;
   bool even_ = false;
   int64_t first_ = 0, step_ = 0;
   std::vector<double> ts_;

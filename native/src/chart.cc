@@ -1,6 +1,7 @@
 #include "chart.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -93,39 +94,59 @@ void Chart::Close() {
              out_.end());
 }
 
+void Chart::Enter(uint32_t k) {
+  if (open_ && k == cur_.k) return;
+  Close();
+  Open(k);
+}
+
 void Chart::Scan(ScanBlock& b, uint32_t begin, uint32_t stop) {
-  std::vector<Role>& roles = cur_.roles;
   for (uint32_t i = begin; i < stop;) {
     const uint32_t k = range_.BucketOf(b.Time(i));
     const uint32_t j = b.LowerBound(range_.StartOf(k + 1), i, stop);
-    if (!open_ || k != cur_.k) {
-      Close();
-      Open(k);
-    }
-    if (Replaces(0, roles[0].set, 0, 0)) Take(roles[0], b, i, 0);
-    Take(roles[1], b, j - 1, 0);
-    for (uint8_t c = 0; c < columns_; c++) {
-      if (!Numeric(kinds_[c])) continue;
-      const int64_t* mantissas = b.Mantissas(c);
-      Extremes e;
-      if (mantissas != nullptr && !b.Exceptional(c, i, j)) {
-        e = MantissaExtremes(mantissas, i, j);
-      } else {
-        const void* values = b.Values(c);
-        e = kinds_[c] == FieldKind::kSingle
-                ? ValueExtremes<float>(values, b.MissingFlags(c), i, j)
-                : ValueExtremes<double>(values, b.MissingFlags(c), i, j);
-      }
-      if (e.min < 0) continue;
-      const size_t lo = 2 + 2 * static_cast<size_t>(c), hi = lo + 1;
-      const double vmin = b.Value(c, static_cast<uint32_t>(e.min)),
-                   vmax = b.Value(c, static_cast<uint32_t>(e.max));
-      if (Replaces(lo, roles[lo].set, roles[lo].value, vmin))
-        Take(roles[lo], b, static_cast<uint32_t>(e.min), vmin);
-      if (Replaces(hi, roles[hi].set, roles[hi].value, vmax))
-        Take(roles[hi], b, static_cast<uint32_t>(e.max), vmax);
-    }
+    Enter(k);
+    ScanSpan(b, i, j);
     i = j;
+  }
+}
+
+void Chart::ScanSpan(ScanBlock& b, uint32_t i, uint32_t j) {
+  std::vector<Role>& roles = cur_.roles;
+  if (Replaces(0, roles[0].set, 0, 0)) Take(roles[0], b, i, 0);
+  Take(roles[1], b, j - 1, 0);
+  for (uint8_t c = 0; c < columns_; c++) {
+    if (!Numeric(kinds_[c])) continue;
+    const int64_t* mantissas = b.Mantissas(c);
+    Extremes e;
+    if (mantissas != nullptr && !b.Exceptional(c, i, j)) {
+      e = MantissaExtremes(mantissas, i, j);
+    } else {
+      const void* values = b.Values(c);
+      e = kinds_[c] == FieldKind::kSingle ? ValueExtremes<float>(values, b.MissingFlags(c), i, j)
+                                          : ValueExtremes<double>(values, b.MissingFlags(c), i, j);
+    }
+    if (e.min < 0) continue;
+    const size_t lo = 2 + 2 * static_cast<size_t>(c), hi = lo + 1;
+    const double vmin = b.Value(c, static_cast<uint32_t>(e.min)),
+                 vmax = b.Value(c, static_cast<uint32_t>(e.max));
+    if (Replaces(lo, roles[lo].set, roles[lo].value, vmin))
+      Take(roles[lo], b, static_cast<uint32_t>(e.min), vmin);
+    if (Replaces(hi, roles[hi].set, roles[hi].value, vmax))
+      Take(roles[hi], b, static_cast<uint32_t>(e.max), vmax);
+  }
+}
+
+void Chart::Merge(const BlockSummary& s) {
+  // The rows merged by the one rule, as ScanSpan merges a block's part of a bucket.
+  for (size_t r = 0; r < cur_.roles.size(); r++) {
+    const uint8_t i = s.roles[r];
+    if (i == kNoRow) continue;
+    const double v = r < 2 ? 0 : CellValue(kinds_[(r - 2) / 2], s.rows[i].cells[(r - 2) / 2]);
+    Role& role = cur_.roles[r];
+    if (!Replaces(r, role.set, role.value, v)) continue;
+    role.set = true;
+    role.value = v;
+    role.row = s.rows[i];
   }
 }
 
@@ -149,22 +170,8 @@ void Chart::AddSummary(const uint8_t* data, size_t size) {
   if (first < range_.from || last > range_.to || range_.BucketOf(first) != range_.BucketOf(last))
     throw std::invalid_argument("chart: a summary for a block that a bucket edge cuts");
   See(first, last);
-  const uint32_t k = range_.BucketOf(first);
-  if (!open_ || k != cur_.k) {
-    Close();
-    Open(k);
-  }
-  // The block's rows merged by the one rule, as Scan merges a block's part of a bucket.
-  for (size_t r = 0; r < cur_.roles.size(); r++) {
-    const uint8_t i = s.roles[r];
-    if (i == kNoRow) continue;
-    const double v = r < 2 ? 0 : CellValue(kinds_[(r - 2) / 2], s.rows[i].cells[(r - 2) / 2]);
-    Role& role = cur_.roles[r];
-    if (!Replaces(r, role.set, role.value, v)) continue;
-    role.set = true;
-    role.value = v;
-    role.row = s.rows[i];
-  }
+  Enter(range_.BucketOf(first));
+  Merge(s);
 }
 
 std::vector<uint8_t> Chart::Summarize(const uint8_t* data, size_t size) {
@@ -172,10 +179,19 @@ std::vector<uint8_t> Chart::Summarize(const uint8_t* data, size_t size) {
   Chart one(kMinTimestamp, kMaxTimestamp, 1);
   one.Add(data, size);
   if (!one.open_) throw std::invalid_argument("summary: a block without rows");
+  std::vector<uint8_t> summary = SummaryOf(one, ReadBlockHeader(data, size).rows);
+  // Read back as a chart reads it: a hostile block's mantissas (two for one float) can order the
+  // scan otherwise than the values, and such a block gets no summary (it is decoded at read).
+  BlockSummary check;
+  ReadSummary(summary.data(), summary.size(), &check);
+  return summary;
+}
+
+std::vector<uint8_t> Chart::SummaryOf(const Chart& one, uint32_t rows) {
   BlockSummary s;
   s.columns = one.columns_;
   std::copy(one.kinds_, one.kinds_ + one.columns_, s.kinds);
-  s.blockRows = ReadBlockHeader(data, size).rows;
+  s.blockRows = rows;
   for (const Role& r : one.cur_.roles)
     if (r.set) s.rows.push_back(r.row);
   std::sort(s.rows.begin(), s.rows.end(),
@@ -195,8 +211,136 @@ std::vector<uint8_t> Chart::Summarize(const uint8_t* data, size_t size) {
   return EncodeSummary(s);
 }
 
+namespace {
+
+uint32_t StoredCrc(const uint8_t* data, size_t size) {
+  uint32_t crc;
+  std::memcpy(&crc, data + size - 4, 4);
+  return crc;
+}
+
+}  // namespace
+
+std::vector<uint8_t> Chart::Segment(const uint8_t* data, size_t size, uint32_t segmentRows) {
+  if (segmentRows == 0 || segmentRows > kMaxBlockRows)
+    throw std::invalid_argument("segments: 1 to 16536 rows each");
+  ScanBlock b;
+  b.Decode(data, size);
+  const BlockHeader& h = b.header();
+  const uint32_t count = (h.rows + segmentRows - 1) / segmentRows;
+  std::vector<int64_t> starts;
+  std::vector<double> extremes;
+  BlockSummary check;
+  std::vector<std::vector<uint8_t>> summaries;
+  for (uint32_t k = 0; k < count; k++) {
+    const uint32_t lo = k * segmentRows, hi = std::min(h.rows, lo + segmentRows);
+    for (uint8_t c = 0; c < h.columns; c++) starts.push_back(b.SequenceAt(c, lo));
+    // One bucket over every second there is, as Summarize charts a whole block.
+    Chart one(kMinTimestamp, kMaxTimestamp, 1);
+    one.Fields(h.columns, h.kinds);
+    one.Enter(0);
+    one.ScanSpan(b, lo, hi);
+    for (uint8_t c = 0; c < h.columns; c++) {
+      for (size_t r = 2 + 2 * static_cast<size_t>(c); r < 4 + 2 * static_cast<size_t>(c); r++) {
+        const Role& role = one.cur_.roles[r];
+        extremes.push_back(role.set ? role.value : std::nan(""));
+      }
+    }
+    summaries.push_back(SummaryOf(one, hi - lo));
+    // Read back as a chart reads it: a hostile block's mantissas (two for one float) can order a
+    // scan otherwise than the values, and such a summary is refused here, not at each chart.
+    ReadSummary(summaries.back().data(), summaries.back().size(), &check);
+  }
+  return EncodeSegments(StoredCrc(data, size), segmentRows, h.columns, starts, extremes, summaries);
+}
+
+void Chart::AddSegmented(const uint8_t* data, size_t size, const uint8_t* segments,
+                         size_t segmentsSize) {
+  thread_local ScanBlock b;
+  thread_local BlockSummary s;
+  thread_local std::vector<int64_t> at;
+  thread_local std::vector<uint32_t> picks;
+  BlockSegments g;
+  ReadSegments(segments, segmentsSize, &g);
+  // Segments are made from a block that decoded whole, checksum and all, and name that checksum:
+  // bytes held in memory since (the block cache's) need not be summed again.
+  if (size < 4 || g.blockCrc != StoredCrc(data, size))
+    throw CorruptSummary("segments of another block");
+  b.Locate(data, size, true);
+  if (!b.Partial()) {
+    Add(data, size);
+    return;
+  }
+  const BlockHeader& h = b.header();
+  const uint32_t rows = h.rows, n = g.segmentRows;
+  if (g.columns != h.columns || g.count != (rows + n - 1) / n)
+    throw CorruptSummary("segments of another block");
+  Fields(h.columns, h.kinds);
+  const uint32_t begin = b.LowerBound(range_.from, 0, rows);
+  const uint32_t stop = b.LowerBound(range_.to + 1, begin, rows);
+  if (stop == begin) return;
+  See(b.Time(begin), b.Time(stop - 1));
+  // Segments are decoded in time order, each once: `next` is the first not decoded yet.
+  uint32_t next = 0;
+  auto scan = [&](uint32_t i, uint32_t j) {
+    for (uint32_t k = std::max(next, i / n); k <= (j - 1) / n; k = next) {
+      at.resize(h.columns);
+      for (uint8_t c = 0; c < h.columns; c++) at[c] = g.Start(k, c);
+      b.DecodeRows(k * n, (k + 1) * n, at.data());
+      next = k + 1;
+    }
+    ScanSpan(b, i, j);
+  };
+  for (uint32_t i = begin; i < stop;) {
+    const uint32_t k = range_.BucketOf(b.Time(i));
+    const uint32_t j = b.LowerBound(range_.StartOf(k + 1), i, stop);
+    Enter(k);
+    // Segments [whole, end) lie wholly inside [i, j); the rows before and after are scanned.
+    const uint32_t whole = (i + n - 1) / n, end = j == rows ? g.count : j / n;
+    if (whole >= end) {
+      scan(i, j);
+    } else {
+      if (i < whole * n) scan(i, whole * n);
+      // Of the segments wholly inside, those holding a role: the first, the last, and per field the
+      // one with its least and its greatest value (the earliest of equal ones). Merged in time
+      // order by the one rule they give the rows merging every one of them gives.
+      picks.clear();
+      picks.push_back(whole);
+      picks.push_back(end - 1);
+      for (uint8_t c = 0; c < h.columns; c++) {
+        if (!Numeric(h.kinds[c])) continue;
+        int64_t lo = -1, hi = -1;
+        double least = 0, greatest = 0;
+        for (uint32_t m = whole; m < end; m++) {
+          const double a = g.Extreme(m, c, 0), z = g.Extreme(m, c, 1);
+          if (!std::isnan(a) && (lo < 0 || a < least)) lo = m, least = a;
+          if (!std::isnan(z) && (hi < 0 || z > greatest)) hi = m, greatest = z;
+        }
+        if (lo >= 0) picks.push_back(static_cast<uint32_t>(lo));
+        if (hi >= 0) picks.push_back(static_cast<uint32_t>(hi));
+      }
+      std::sort(picks.begin(), picks.end());
+      picks.erase(std::unique(picks.begin(), picks.end()), picks.end());
+      for (const uint32_t m : picks) {
+        size_t bytes;
+        const uint8_t* summary = g.Summary(m, &bytes);
+        ReadSummary(summary, bytes, &s);
+        if (s.columns != h.columns || !std::equal(s.kinds, s.kinds + s.columns, h.kinds) ||
+            s.rows.front().t != b.Time(m * n) ||
+            s.rows.back().t != b.Time(std::min(rows, (m + 1) * n) - 1))
+          throw CorruptSummary("segments of another block");
+        Merge(s);
+      }
+      if (end * n < j) scan(end * n, j);
+    }
+    i = j;
+  }
+}
+
 void Chart::AddItem(const ChartItem& item) {
-  if (item.summary)
+  if (item.segments != nullptr)
+    AddSegmented(item.data, item.size, item.segments, item.segmentsSize);
+  else if (item.summary)
     AddSummary(item.data, item.size);
   else
     Add(item.data, item.size);

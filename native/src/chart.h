@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "block-codec.h"
+#include "block-segments.h"
 #include "block-summary.h"
 
 namespace meridian {
@@ -46,11 +47,13 @@ struct ChartRange {
 };
 
 /** What a chart reads, in time order: a stored block, or the summary of one (block-summary.h)
- * that lies wholly inside one bucket. */
+ * that lies wholly inside one bucket; a block may come with its segments (block-segments.h). */
 struct ChartItem {
   const uint8_t* data;
   size_t size;
   bool summary;
+  const uint8_t* segments = nullptr;
+  size_t segmentsSize = 0;
 };
 
 class Chart {
@@ -69,8 +72,20 @@ class Chart {
   void AddSummary(const uint8_t* data, size_t size);
 
   /** The summary of a block (D65): its rows chosen as a one-bucket chart over the block chooses
-   * them. Throws CorruptBlock, or std::invalid_argument for a block without rows. */
+   * them. Throws CorruptBlock, CorruptSummary for a hostile block whose summary would not read
+   * back, or std::invalid_argument for a block without rows. */
   static std::vector<uint8_t> Summarize(const uint8_t* data, size_t size);
+
+  /** Adds a block as Add does, decoding only the segments (block-segments.h) that a bucket edge or
+   * an end of the range falls in and taking the others by their summaries. Throws as Add does, or
+   * CorruptSummary for segments that are not this block's. */
+  void AddSegmented(const uint8_t* data, size_t size, const uint8_t* segments, size_t segmentsSize);
+
+  /** A block's segments of `segmentRows` rows (block-segments.h): each one's summary, as Summarize
+   * writes a block's, and where its sequences stand. Throws CorruptBlock, CorruptSummary for a
+   * hostile block whose segment would not read back, or std::invalid_argument for segmentRows
+   * outside 1..kMaxBlockRows. */
+  static std::vector<uint8_t> Segment(const uint8_t* data, size_t size, uint32_t segmentRows);
 
   ~Chart();
   Chart(const Chart&) = delete;
@@ -114,6 +129,14 @@ class Chart {
   void Close();
   void Take(Role& role, const ScanBlock& b, uint32_t i, double value);
   void Scan(ScanBlock& b, uint32_t begin, uint32_t stop);
+  /** Rows [i, j) of a block into the open bucket, which holds them all. */
+  void ScanSpan(ScanBlock& b, uint32_t i, uint32_t j);
+  /** A summary's rows into the open bucket, by the one rule. */
+  void Merge(const BlockSummary& s);
+  /** Opens bucket k unless it is the open one. */
+  void Enter(uint32_t k);
+  /** The summary of the rows a one-bucket chart gathered, of a block or segment of `rows` rows. */
+  static std::vector<uint8_t> SummaryOf(const Chart& one, uint32_t rows);
   void AddItem(const ChartItem& item);
   void Rethrow();
   /** Takes over what `later` gathered from the blocks after this chart's (AddAll's second thread).

@@ -103,51 +103,80 @@ inline uint64_t Outside(uint64_t v) {
 
 }  // namespace
 
-template <typename T>
-void DecodeInts(Reader& r, size_t n, T* out) {
-  auto form = static_cast<IntForm>(r.U8());
-  uint64_t outside = 0;
-  switch (form) {
+IntSection LocateInts(Reader& r, size_t n) {
+  IntSection s;
+  s.n = n;
+  s.form = static_cast<IntForm>(r.U8());
+  switch (s.form) {
     case IntForm::kFrame:
     case IntForm::kDelta: {
       // Unsigned arithmetic: a hostile base wraps instead of overflowing.
-      uint64_t first = form == IntForm::kDelta ? static_cast<uint64_t>(r.SVarint()) : 0;
-      auto base = static_cast<uint64_t>(r.SVarint());
-      uint8_t width = r.U8();
-      if (width > kMaxPackWidth) throw CorruptBlock("pack width " + std::to_string(width));
-      size_t count = form == IntForm::kDelta ? n - 1 : n;
-      const uint8_t* packed = r.Take(PackedBytes(count, width));
-      uint64_t mask = MaskOf(width);
-      if (form == IntForm::kFrame) {
-        for (size_t i = 0; i < n; i++) {
-          const uint64_t v = base + Unpack(packed, i, width, mask);
-          outside |= Outside<T>(v);
-          out[i] = static_cast<T>(v);
-        }
-      } else {
-        uint64_t acc = first;
+      s.first = s.form == IntForm::kDelta ? static_cast<uint64_t>(r.SVarint()) : 0;
+      s.base = static_cast<uint64_t>(r.SVarint());
+      s.width = r.U8();
+      if (s.width > kMaxPackWidth) throw CorruptBlock("pack width " + std::to_string(s.width));
+      const size_t count = s.form == IntForm::kDelta ? n - 1 : n;
+      s.packed = r.Take(PackedBytes(count, s.width));
+      return s;
+    }
+    case IntForm::kRuns: {
+      s.runs = r;
+      // Walked once to find the section's end; the runs are checked there.
+      ReadRuns(r, n, [](size_t, size_t, int64_t) {});
+      return s;
+    }
+  }
+  throw CorruptBlock("unknown integer form");
+}
+
+template <typename T>
+void DecodeIntsRange(const IntSection& s, size_t lo, size_t hi, uint64_t at, T* out) {
+  if (lo >= hi) return;
+  uint64_t outside = 0;
+  const uint64_t mask = MaskOf(s.width);
+  switch (s.form) {
+    case IntForm::kFrame:
+      for (size_t i = lo; i < hi; i++) {
+        const uint64_t v = s.base + Unpack(s.packed, i, s.width, mask);
+        outside |= Outside<T>(v);
+        out[i] = static_cast<T>(v);
+      }
+      break;
+    case IntForm::kDelta: {
+      uint64_t acc = lo == 0 ? s.first : at;
+      outside |= Outside<T>(acc);
+      out[lo] = static_cast<T>(acc);
+      for (size_t i = lo + 1; i < hi; i++) {
+        acc += s.base + Unpack(s.packed, i - 1, s.width, mask);
         outside |= Outside<T>(acc);
-        out[0] = static_cast<T>(acc);
-        for (size_t i = 1; i < n; i++) {
-          acc += base + Unpack(packed, i - 1, width, mask);
-          outside |= Outside<T>(acc);
-          out[i] = static_cast<T>(acc);
-        }
+        out[i] = static_cast<T>(acc);
       }
       break;
     }
-    case IntForm::kRuns:
-      ReadRuns(r, n, [&](size_t at, size_t len, int64_t value) {
+    case IntForm::kRuns: {
+      Reader r = s.runs;
+      ReadRuns(r, s.n, [&](size_t start, size_t len, int64_t value) {
+        const size_t from = std::max(start, lo), to = std::min(start + len, hi);
+        if (from >= to) return;
         outside |= Outside<T>(static_cast<uint64_t>(value));
-        std::fill(out + at, out + at + len, static_cast<T>(value));
+        std::fill(out + from, out + to, static_cast<T>(value));
       });
       break;
-    default:
-      throw CorruptBlock("unknown integer form");
+    }
   }
   if (outside != 0) throw CorruptBlock("integer out of range");
 }
 
+template <typename T>
+void DecodeInts(Reader& r, size_t n, T* out) {
+  const IntSection s = LocateInts(r, n);
+  DecodeIntsRange(s, 0, n, s.first, out);
+}
+
+template void DecodeIntsRange<int64_t>(const IntSection& s, size_t lo, size_t hi, uint64_t at,
+                                       int64_t* out);
+template void DecodeIntsRange<int32_t>(const IntSection& s, size_t lo, size_t hi, uint64_t at,
+                                       int32_t* out);
 template void DecodeInts<int64_t>(Reader& r, size_t n, int64_t* out);
 template void DecodeInts<int32_t>(Reader& r, size_t n, int32_t* out);
 

@@ -16,6 +16,36 @@ enum class IntForm : uint8_t { kFrame = 0, kDelta = 1, kRuns = 2 };
 void EncodeInts(Writer& w, const int64_t* v, size_t n);
 
 /**
+ * An integer section located but not decoded (LocateInts): its form and
+ * framing read and checked to lie inside the block, so that any rows of it
+ * may be decoded later (DecodeIntsRange), as a chart decodes only the
+ * segments of a block a bucket edge falls in (block-segments.h).
+ */
+struct IntSection {
+  IntForm form = IntForm::kFrame;
+  size_t n = 0;
+  uint64_t first = 0;  // the delta form's first value
+  uint64_t base = 0;   // the frame's minimum, or the smallest delta
+  uint8_t width = 0;
+  const uint8_t* packed = nullptr;
+  Reader runs{nullptr, 0};  // the runs form: its runs, after the form byte
+};
+
+/** Reads a section of n values up to its end, checking its framing; throws CorruptBlock. The runs
+ * themselves are checked when decoded. */
+IntSection LocateInts(Reader& r, size_t n);
+
+/**
+ * Decodes values [lo, hi) of a located section into out[lo..hi) (out indexed
+ * by row, as DecodeInts fills it). `at` is the value at row lo, which the
+ * delta form cannot know without the rows before (the first value when lo is
+ * 0); the other forms ignore it. A hostile section, or a value outside T,
+ * throws CorruptBlock.
+ */
+template <typename T>
+void DecodeIntsRange(const IntSection& s, size_t lo, size_t hi, uint64_t at, T* out);
+
+/**
  * Decodes exactly n values into out (int64_t, or int32_t for flag ids, which
  * are then filled without a pass through 64 bits); a hostile section, or a
  * value outside T, throws CorruptBlock.

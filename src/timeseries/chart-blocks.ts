@@ -3,6 +3,10 @@
 // minimum and maximum, native/src/block-summary.h) instead of its payload, so
 // only blocks cut by a bucket edge or an end of the range are fetched and
 // decoded. What a chart reads then grows with its width, not with its rows.
+// A cut block whose segments the source keeps (the block cache) is decoded
+// only where a bucket edge or an end of the range falls (SEGMENT_ROWS rows
+// about it, native/src/block-segments.h): at width 2,000 a bucket of a 10M-row
+// series is smaller than a block, and every block is cut.
 import type { SummaryRow } from "./blocks/block-store.js";
 import { Chart } from "./blocks/native.js";
 
@@ -31,8 +35,13 @@ export interface IndexRun {
 /** Where a chart finds its blocks: the index of a range a run at a time, and the payloads of the blocks it decodes. */
 export interface ChartSource {
   runs(sid: number, from: number, to: number): AsyncIterable<IndexRun>;
-  /** The payloads of these blocks (by rowid, each starting at its `firsts` second), in their order; throws BlocksMoved when one is no longer stored as such. */
-  payloads(sid: number, rowids: number[], firsts: number[]): Promise<Buffer[]>;
+  /**
+   * The payloads of these blocks (by rowid, each starting at its `firsts`
+   * second), in their order; throws BlocksMoved when one is no longer stored
+   * as such. Where `segments` is given, sets segments[i] to block i's
+   * segments (segmentBlock, SEGMENT_ROWS) when the source keeps them.
+   */
+  payloads(sid: number, rowids: number[], firsts: number[], segments?: (Buffer | undefined)[]): Promise<Buffer[]>;
 }
 
 /** A block the index named was replaced by a write meanwhile: the chart is read again. */
@@ -94,6 +103,14 @@ export function summaryServes(first: number, last: number, from: number, to: num
   return first >= from && last <= to && bucketOf(first, from, to, width) === bucketOf(last, from, to, width);
 }
 
+/**
+ * Rows per segment of a cut block (D65): a bucket edge costs decoding about
+ * this many rows of its block, a W1 block about 5.5 KB of segments in memory
+ * beside its ~13.5 KB payload.
+ * Measured with bench/chart/scale.js.
+ */
+export const SEGMENT_ROWS = 512;
+
 /** Blocks decoded per batch handed to the addon (about 640 KB of W1): enough for its two threads to share. */
 const DECODED = 64;
 /** Summaries per batch at most, so the addon's helper works on one while the next is prepared. */
@@ -145,9 +162,11 @@ async function chartOnce(
           firsts.push(index.first[i]);
         }
       }
-      const payloads = cut.length > 0 ? await source.payloads(sid, cut, firsts) : [];
+      const segments: (Buffer | undefined)[] = [];
+      const payloads = cut.length > 0 ? await source.payloads(sid, cut, firsts, segments) : [];
       signal.throwIfAborted(); // D28: a client that goes away stops the work, also before the first row
-      chart.add(payloads, index.summaries, Int32Array.from(order));
+      segments.length = payloads.length;
+      chart.add(payloads, index.summaries, Int32Array.from(order), segments);
     }
   }
   return chart.finish();

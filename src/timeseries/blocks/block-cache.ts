@@ -7,9 +7,10 @@
 // store hears of them (SQLite's data_version, PostgreSQL's change feed); while
 // the store cannot tell (the feed is down), every read goes to the database.
 import { ReleasedBytes } from "../../runtime/garbage.js";
-import { BlocksMoved, indexOf, joinIndexes, type BlockIndex, type ChartSource, type IndexRun } from "../chart-blocks.js";
+import { BlocksMoved, SEGMENT_ROWS, indexOf, joinIndexes, type BlockIndex, type ChartSource, type IndexRun } from "../chart-blocks.js";
 import { MAX_TIMESTAMP, MIN_TIMESTAMP } from "./block-codec.js";
 import type { BlockStore, SummaryRow } from "./block-store.js";
+import { segmentBlock } from "./native.js";
 
 /** What the cache needs of a block store. */
 export type ChartStore = Pick<BlockStore, "summaries" | "payloads" | "changeMark" | "watchChanges">;
@@ -28,6 +29,8 @@ interface Entry {
   bytes: number;
   index?: BlockIndex;
   payload?: Buffer;
+  /** The payload's segments (D65), so that a chart decodes only the parts of it a bucket edge falls in; none for a block that does not decode. */
+  segments?: Buffer;
 }
 
 export class BlockCache implements ChartSource {
@@ -79,10 +82,14 @@ export class BlockCache implements ChartSource {
     if (lo < hi) yield { index, lo, hi };
   }
 
-  async payloads(sid: number, rowids: number[], firsts: number[]): Promise<Buffer[]> {
+  async payloads(sid: number, rowids: number[], firsts: number[], segments?: (Buffer | undefined)[]): Promise<Buffer[]> {
     const use = this.usable();
     const generation = this.generation(sid);
-    const out: (Buffer | undefined)[] = rowids.map((rowid) => (use ? this.get(`p${sid}:${rowid}`, sid)?.payload : undefined));
+    const out: (Buffer | undefined)[] = rowids.map((rowid, i) => {
+      const kept = use ? this.get(`p${sid}:${rowid}`, sid) : undefined;
+      if (segments !== undefined) segments[i] = kept?.segments;
+      return kept?.payload;
+    });
     const missing = rowids.filter((_, i) => out[i] === undefined);
     if (missing.length > 0) {
       const found = new Map((await this.store.payloads(sid, missing)).map((r) => [r.rowid, r]));
@@ -94,7 +101,16 @@ export class BlockCache implements ChartSource {
         const payload = block.payload;
         out[i] = payload;
         // A block's payload never changes under its rowid while its series' generation stands.
-        if (use) this.keep(`p${sid}:${rowid}`, { sid, generation, bytes: payload.length + ENTRY_OVERHEAD, payload });
+        if (!use) return;
+        const kept = segmentsOf(payload);
+        if (segments !== undefined) segments[i] = kept;
+        this.keep(`p${sid}:${rowid}`, {
+          sid,
+          generation,
+          bytes: payload.length + (kept?.length ?? 0) + ENTRY_OVERHEAD,
+          payload,
+          segments: kept,
+        });
       });
     }
     return out as Buffer[];
@@ -173,6 +189,15 @@ export class BlockCache implements ChartSource {
     this.everything++;
     this.generations.clear();
     for (const [k, e] of this.entries) this.remove(k, e);
+  }
+}
+
+/** A payload's segments, or none for one that does not decode (a chart decodes it whole, and refuses it there). */
+function segmentsOf(payload: Buffer): Buffer | undefined {
+  try {
+    return segmentBlock(payload, SEGMENT_ROWS);
+  } catch {
+    return undefined;
   }
 }
 

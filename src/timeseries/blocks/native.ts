@@ -17,11 +17,12 @@ interface NativeAddon {
   blockColumns(bytes: Uint8Array, from: number, to: number, maxRows: number): Taken & { parts: Uint8Array[] };
   blockJson(bytes: Uint8Array, from: number, to: number, maxRows: number, first: boolean): Taken & { text: Buffer };
   summarizeBlock(bytes: Uint8Array): Buffer;
+  segmentBlock(bytes: Uint8Array, segmentRows: number): Buffer;
   Chart: new (from: number, to: number, width: number) => NativeChart;
 }
 
 interface NativeChart {
-  add(blocks: Uint8Array[], summaries?: Uint8Array, order?: Int32Array): void;
+  add(blocks: Uint8Array[], summaries?: Uint8Array, order?: Int32Array, segments?: (Uint8Array | undefined)[]): void;
   finish(): Buffer[];
 }
 
@@ -78,6 +79,19 @@ export function summarizeBlock(bytes: Uint8Array): Buffer {
   return addon.summarizeBlock(bytes);
 }
 
+/**
+ * A block's segments (D65, native/src/block-segments.h): the block cut into
+ * segments of `segmentRows` rows, each with its summary, so that a chart
+ * decodes only the segments a bucket edge falls in. Throws for a block that
+ * does not decode.
+ */
+export function segmentBlock(bytes: Uint8Array, segmentRows: number): Buffer {
+  if (!(bytes instanceof Uint8Array)) throw new TypeError("segmentBlock: expected a Uint8Array");
+  if (!(Number.isInteger(segmentRows) && segmentRows >= 1 && segmentRows <= 16_536))
+    throw new RangeError("segmentBlock: segmentRows must be a whole number in 1..16536 (a block's rows at most)");
+  return addon.segmentBlock(bytes, segmentRows);
+}
+
 /** Widest chart (D50): pixel columns. */
 export const MAX_CHART_WIDTH = 10_000;
 
@@ -104,14 +118,21 @@ export class Chart {
    * With `order` (D65), the batch is its pairs in time order: (-1, 0) the next
    * of `blocks`, (offset, length) the summary of a block lying wholly inside
    * one bucket, within `summaries` (which must then stay unchanged as blocks).
+   * `segments`, beside `blocks`: each block's segments (segmentBlock) where
+   * known, so that only those a bucket edge falls in are decoded.
    */
-  add(blocks: Uint8Array[], summaries?: Uint8Array, order?: Int32Array): void {
+  add(blocks: Uint8Array[], summaries?: Uint8Array, order?: Int32Array, segments?: (Uint8Array | undefined)[]): void {
     if (!Array.isArray(blocks) || !blocks.every((b) => b instanceof Uint8Array))
       throw new TypeError("Chart.add: expected an array of Uint8Array");
-    if (order === undefined) return this.chart.add(blocks);
+    if (
+      segments !== undefined &&
+      !(Array.isArray(segments) && segments.length === blocks.length && segments.every((s) => s === undefined || s instanceof Uint8Array))
+    )
+      throw new TypeError("Chart.add: expected segments as an array of Uint8Array or undefined beside the blocks");
+    if (order === undefined) return this.chart.add(blocks, undefined, undefined, segments);
     if (!(summaries instanceof Uint8Array) || !(order instanceof Int32Array))
       throw new TypeError("Chart.add: expected summaries as a Uint8Array and order as an Int32Array");
-    this.chart.add(blocks, summaries, order);
+    this.chart.add(blocks, summaries, order, segments);
   }
 
   finish(): Buffer[] {

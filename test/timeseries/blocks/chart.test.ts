@@ -5,8 +5,9 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { FieldKind, decodeBlock, encodeBlock, valuesArray, type Block } from "../../../src/timeseries/blocks/block-codec.js";
-import { Chart, crc32c, summarizeBlock } from "../../../src/timeseries/blocks/native.js";
+import { Chart, crc32c, segmentBlock, summarizeBlock } from "../../../src/timeseries/blocks/native.js";
 import { chartOf, indexOf, joinIndexes, summaryServes, type ChartSource } from "../../../src/timeseries/chart-blocks.js";
+import { summaryOfStored } from "../../../src/timeseries/blocks/block-store.js";
 import { m4, type M4Row } from "../../helpers/m4.js";
 import { withChecksum } from "../../helpers/blocks.js";
 
@@ -135,6 +136,18 @@ function memorySource(payloads: Buffer[], runs: number[], summarised = (_i: numb
   return source;
 }
 
+/** As memorySource, each cut block coming with its segments of `segmentRows` rows (D65), as the block cache gives them. */
+function segmentedSource(payloads: Buffer[], runs: number[], segmentRows: number, summarised = (_i: number) => true): ChartSource {
+  const source = memorySource(payloads, runs, summarised);
+  const payloadsOf = source.payloads.bind(source);
+  source.payloads = async (sid, rowids, firsts, segments) => {
+    const out = await payloadsOf(sid, rowids, firsts);
+    if (segments !== undefined) out.forEach((p, i) => (segments[i] = segmentBlock(p, segmentRows)));
+    return out;
+  };
+  return source;
+}
+
 const summaryChart = async (source: ChartSource, from: number, to: number, width: number) =>
   rowsOf(await chartOf(source, 0, from, to, width, new AbortController().signal));
 
@@ -195,6 +208,104 @@ describe("D50 native chart (M4)", () => {
     source = memorySource(payloads, [3]);
     expect(await summaryChart(source, 0, 999, 1000)).toEqual(m4(s.rows, [true, false], 0, 999, 1000));
     expect(source.decoded).toBe(100);
+  });
+
+  it("D65 a cut block by its segments (any size): exactly the rows M4 chooses, for any series, blocks, range and width", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        seriesArb(400),
+        fc.array(fc.integer({ min: 1, max: 120 }), { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 0, max: 399 }),
+        fc.integer({ min: 0, max: 399 }),
+        fc.integer({ min: -2, max: 2 }),
+        fc.oneof(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 60 }), fc.integer({ min: 1, max: 10_000 })),
+        fc.integer({ min: 0, max: 4 }),
+        async (s, sizes, segmentRows, i, j, nudge, width, unsummarised) => {
+          const ts = s.rows.map((r) => r[0]);
+          let from = ts[Math.min(i, ts.length - 1)] + nudge;
+          let to = ts[Math.min(j, ts.length - 1)] - nudge;
+          if (from > to) [from, to] = [to, from];
+          const source = segmentedSource(blocksOf(s, sizes), [3], segmentRows, (k) => unsummarised === 0 || k % unsummarised !== 0);
+          expect(await summaryChart(source, from, to, width)).toEqual(m4(s.rows, numeric(s), from, to, width));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it("D65 bucket edges on segment edges and one row either side, segments cut by the range's ends, and the last short segment", async () => {
+    // 0..1199 every second, one block of 1000 rows and one of 200, segments of 10: at width w over
+    // [shift, shift + 10 * w * k - 1] the edges fall every 10k seconds, on segment edges when shift
+    // is 0 and one row before or after them when it is -1 or 1.
+    const s: Series = {
+      kinds: [FieldKind.Double, FieldKind.Flag, FieldKind.Single],
+      rows: Array.from({ length: 1200 }, (_, t) => [t, ((t * 37) % 101) - 50, t % 5, t % 13 === 0 ? null : (t * 7) % 19] as M4Row),
+    };
+    const payloads = blocksOf(s, [1000, 200]);
+    for (const segmentRows of [10, 7, 1, 1000, 1200])
+      for (const [width, k] of [
+        [60, 2],
+        [12, 10],
+        [120, 1],
+        [3, 40],
+      ])
+        for (const shift of [-1, 0, 1]) {
+          const from = Math.max(0, shift);
+          const to = shift + 10 * width * k - 1;
+          const source = segmentedSource(payloads, [2], segmentRows);
+          expect(await summaryChart(source, from, to, width)).toEqual(m4(s.rows, numeric(s), from, to, width));
+          // The range's ends inside segments.
+          expect(await summaryChart(segmentedSource(payloads, [1], segmentRows), from + 3, to - 3, width)).toEqual(
+            m4(s.rows, numeric(s), from + 3, to - 3, width),
+          );
+        }
+  });
+
+  it("D65 a block's segments are refused with another block, corrupt or misnamed, and never crash", () => {
+    const s: Series = {
+      kinds: [FieldKind.Single, FieldKind.Flag],
+      rows: Array.from({ length: 100 }, (_, t) => [t, t % 7, t % 3] as M4Row),
+    };
+    const [a, b] = blocksOf(s, [50]);
+    const segments = segmentBlock(a, 8);
+    const byBlock = (block: Buffer, segs: Buffer, width = 10) => {
+      const c = new Chart(0, 99, width);
+      c.add([block], undefined, undefined, [segs]);
+      return rowsOf(c.finish());
+    };
+    expect(byBlock(a, segments)).toEqual(m4(s.rows.slice(0, 50), [true, false], 0, 99, 10));
+    expect(() => byBlock(b, segments)).toThrow(/segments of another block/);
+    expect(() => byBlock(a, segmentBlock(a, 7).subarray(0, 20))).toThrow(/corrupt block summary/);
+    for (let i = 0; i < segments.length - 4; i++) {
+      const bad = Buffer.from(segments);
+      bad[i] ^= 0x5a;
+      expect(() => byBlock(a, bad)).toThrow(/checksum/);
+      try {
+        byBlock(a, withChecksum(bad, crc32c));
+      } catch (e) {
+        expect(String(e)).toMatch(/corrupt block|other data fields|time order/);
+      }
+    }
+    expect(() => segmentBlock(Buffer.alloc(10), 8)).toThrow(/corrupt block/);
+    expect(() => segmentBlock(a, 0)).toThrow(RangeError);
+    expect(() => segmentBlock(a, 16_537)).toThrow(RangeError);
+    expect(byBlock(a, segmentBlock(a, 16_536))).toEqual(m4(s.rows.slice(0, 50), [true, false], 0, 99, 10));
+    expect(() => new Chart(0, 99, 1).add([a], undefined, undefined, [])).toThrow(TypeError);
+  });
+
+  it("D65 a hostile block whose mantissas (two for one float) order the scan otherwise than its values gets no summary and no segments: it is decoded at read", () => {
+    // Found by the fuzz target (native/fuzz/block_fuzz.cc), its checksum appended: 200 rows of a Single and a Flag.
+    const found =
+      "AQLIAAAAgENvOAAAAAAAAngAAAADAcDgg/e7AT8HwN/P5+Ppcrba7OVaoUqiTydzoUgWjAXiQCAIBIAAABAICAgF38/n4+lyttrs5Vqhr12w2HOhSB6MAwJ/vh5v1ZdmsCq7LlUafS6aS0XyaCgChxAAAAAAAAAAADAoEBgKhiMyuWA4HxHppGrBYjUbTsfr+X4/4A/4+/V4u9zNJhAYCoYjMrlgOB8R6aRqwWI1G07H6/l+P+AP+Pv1eLvczSaLuVYp0wjU0WAoEkhjsTgUCAJBAAUBAAAAAAACAwBbBBMAWg==";
+    const block = withChecksum(Buffer.concat([Buffer.from(found, "base64"), Buffer.alloc(4)]), crc32c);
+    expect(() => summarizeBlock(block)).toThrow(/corrupt block summary/);
+    expect(summaryOfStored(block)).toBeNull();
+    expect(() => segmentBlock(block, 7)).toThrow(/corrupt block summary/);
+    const ts = decodeBlock(block).timestamps;
+    const c = new Chart(ts[0], ts[ts.length - 1], 3);
+    c.add([block]);
+    expect(rowsOf(c.finish()).length).toBeGreaterThan(0);
   });
 
   it("D65 a summary holds the whole rows of the block's first, last, minimum and maximum; hostile summaries throw and never crash", () => {
