@@ -35,6 +35,8 @@ import { releaseChunk } from "../../runtime/buffer-pool.js";
 
 /** Bytes of a streamed answer that may wait in its compressor while the next chunk is made (D28, D44). */
 const COMPRESSOR_AHEAD = 1 << 20;
+/** Bytes of an uncompressed streamed answer that may wait in the response while the next chunk is made (D28). */
+const SOCKET_AHEAD = 1 << 20;
 
 /** Where a streamed answer's chunks go once its head is sent: the socket, or a compressor before it. */
 interface Sink {
@@ -318,7 +320,11 @@ export class Transcoder {
         // the chunk's closing CRLF, node's _http_outgoing), never before.
         return {
           write: async (chunk) => {
-            if (!socket.write(chunk, (err) => err ?? releaseChunk(chunk)) && !res.destroyed) await drainOrClose(res);
+            // A lead of SOCKET_AHEAD bytes, as for a compressor: waiting for 'drain' after every chunk
+            // larger than the socket's high-water mark (a 16,536-row block as Arrow is 265 KB) left the
+            // socket idle while the next chunk was made.
+            if (!socket.write(chunk, (err) => err ?? releaseChunk(chunk)) && res.writableLength > SOCKET_AHEAD && !res.destroyed)
+              await drainOrClose(res);
           },
           end: () => {
             socket.end();
