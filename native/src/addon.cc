@@ -360,13 +360,14 @@ class ChartWrap : public Napi::ObjectWrap<ChartWrap> {
   std::unique_ptr<meridian::Chart> chart_;
 };
 
-// new ParquetPages(): add(bytes, from, to, maxRows) writes a
-// block's rows as Parquet data pages, finishRowGroup() ends a row group (parquet-pages.h).
+// new ParquetPages(): add(bytes, from, to, maxRows, out) writes a
+// block's rows as Parquet data pages into out, finishRowGroup() ends a row group (parquet-pages.h).
 class ParquetPagesWrap : public Napi::ObjectWrap<ParquetPagesWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "ParquetPages",
                        {InstanceMethod<&ParquetPagesWrap::Add>("add"),
+                        InstanceMethod<&ParquetPagesWrap::Take>("take"),
                         InstanceMethod<&ParquetPagesWrap::FinishRowGroup>("finishRowGroup")});
   }
 
@@ -381,34 +382,66 @@ class ParquetPagesWrap : public Napi::ObjectWrap<ParquetPagesWrap> {
   }
 
  private:
-  // add(...): { data: Buffer, pages: Uint32Array of (end, uncompressed size, encoding) per page,
-  // kinds: Uint8Array, rows, last, more }: each page its header and zstd body: the timestamps'
-  // page, then one per block column; no pages when no rows.
+  // add(bytes, from, to, maxRows, out: Uint8Array): { written, pages: Uint32Array of (end,
+  // uncompressed size, encoding) per page, kinds: Uint8Array, rows, last, more }, the pages
+  // written at the start of out: each its header and zstd body, the timestamps' page, then one per
+  // block column; no pages when no rows. Or { need } when out is too small: the pages are kept
+  // for take(). Into a buffer the caller reuses (D28), not a new one per block: those waited for
+  // a full collection and the server's memory grew with the read.
   Napi::Value Add(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     RangeArgs a;
     if (!pages_) return Fail(env, "ParquetPages: not constructed");
-    if (!ReadRangeArgs(info, 4, &a))
-      return Fail(env, "ParquetPages.add: expected (Uint8Array, number, number, number)");
+    if (!ReadRangeArgs(info, 5, &a) || !info[4].IsTypedArray() ||
+        info[4].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+      return Fail(env,
+                  "ParquetPages.add: expected (Uint8Array, number, number, number, Uint8Array)");
     return Guarded(env, [&]() -> Napi::Value {
       out_.clear();
-      meridian::Taken taken =
+      pending_ = false;
+      taken_ =
           pages_->Add(a.bytes.Data(), a.bytes.ByteLength(), a.from, a.to, a.maxRows, out_, list_);
-      auto meta = Napi::Uint32Array::New(env, list_.size() * 3);
-      for (size_t i = 0; i < list_.size(); i++) {
-        meta[i * 3] = static_cast<uint32_t>(list_[i].end);
-        meta[i * 3 + 1] = static_cast<uint32_t>(list_[i].uncompressed);
-        meta[i * 3 + 2] = static_cast<uint32_t>(list_[i].encoding);
+      auto out = info[4].As<Napi::Uint8Array>();
+      if (out_.size() > out.ByteLength()) {
+        pending_ = true;
+        auto result = Napi::Object::New(env);
+        result.Set("need", Napi::Number::New(env, static_cast<double>(out_.size())));
+        return result;
       }
-      auto result = TakenResult(env, taken, "data",
-                                Napi::Buffer<uint8_t>::Copy(env, out_.data(), out_.size()));
-      result.Set("pages", meta);
-      auto kinds = Napi::Uint8Array::New(env, list_.empty() ? 0 : pages_->columns());
-      for (size_t c = 0; c < kinds.ElementLength(); c++)
-        kinds[c] = static_cast<uint8_t>(pages_->kind(c));
-      result.Set("kinds", kinds);
-      return result;
+      return Result(env, out);
     });
+  }
+
+  // take(out: Uint8Array): add()'s answer for the pages it kept, written into out.
+  Napi::Value Take(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!pages_) return Fail(env, "ParquetPages: not constructed");
+    if (info.Length() < 1 || !info[0].IsTypedArray() ||
+        info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+      return Fail(env, "ParquetPages.take: expected (Uint8Array)");
+    auto out = info[0].As<Napi::Uint8Array>();
+    if (!pending_ || out_.size() > out.ByteLength())
+      return Fail(env, "ParquetPages.take: no pages kept, or out is too small");
+    pending_ = false;
+    return Result(env, out);
+  }
+
+  Napi::Value Result(Napi::Env env, Napi::Uint8Array out) {
+    if (!out_.empty()) std::memcpy(out.Data(), out_.data(), out_.size());
+    auto meta = Napi::Uint32Array::New(env, list_.size() * 3);
+    for (size_t i = 0; i < list_.size(); i++) {
+      meta[i * 3] = static_cast<uint32_t>(list_[i].end);
+      meta[i * 3 + 1] = static_cast<uint32_t>(list_[i].uncompressed);
+      meta[i * 3 + 2] = static_cast<uint32_t>(list_[i].encoding);
+    }
+    auto result = TakenResult(env, taken_, "written",
+                              Napi::Number::New(env, static_cast<double>(out_.size())));
+    result.Set("pages", meta);
+    auto kinds = Napi::Uint8Array::New(env, list_.empty() ? 0 : pages_->columns());
+    for (size_t c = 0; c < kinds.ElementLength(); c++)
+      kinds[c] = static_cast<uint8_t>(pages_->kind(c));
+    result.Set("kinds", kinds);
+    return result;
   }
 
   // finishRowGroup(): { dictionary: Buffer | null (the page), dictionaryUncompressed, min: Buffer |
@@ -438,6 +471,8 @@ class ParquetPagesWrap : public Napi::ObjectWrap<ParquetPagesWrap> {
   }
 
   std::unique_ptr<meridian::ParquetPages> pages_;
+  meridian::Taken taken_{};
+  bool pending_ = false;  // add() kept its pages for take()
   std::vector<uint8_t> out_;
   std::vector<meridian::ParquetPage> list_;
 };

@@ -30,9 +30,32 @@ void PutBits(std::vector<uint8_t>& out, const T* values, size_t count, uint8_t w
   size_t start = out.size();
   out.resize(start + (count * width + 7) / 8);
   uint8_t* p = out.data() + start;
+  size_t i = 0;
+  if (width <= 32) {
+    // Four bytes at a time while whole ones are there: what is held stays under 32 bits, so a value
+    // of up to 32 more fits the 64.
+    uint64_t acc = 0;
+    unsigned bits = 0;
+    for (; i < count; i++) {
+      acc |= static_cast<uint64_t>(values[i]) << bits;
+      bits += width;
+      if (bits >= 32) {
+        const auto word = static_cast<uint32_t>(acc);
+        std::memcpy(p, &word, 4);  // little endian, as the format's bytes are
+        p += 4;
+        acc >>= 32;
+        bits -= 32;
+      }
+    }
+    for (; bits > 0; bits = bits > 8 ? bits - 8 : 0) {
+      *p++ = static_cast<uint8_t>(acc);
+      acc >>= 8;
+    }
+    return;
+  }
   unsigned __int128 acc = 0;
   unsigned bits = 0;
-  for (size_t i = 0; i < count; i++) {
+  for (; i < count; i++) {
     acc |= static_cast<unsigned __int128>(static_cast<uint64_t>(values[i])) << bits;
     bits += width;
     while (bits >= 8) {
@@ -44,14 +67,23 @@ void PutBits(std::vector<uint8_t>& out, const T* values, size_t count, uint8_t w
   if (bits > 0) *p++ = static_cast<uint8_t>(acc);
 }
 
+/** Whether the 8 values from v are all equal (without a branch per value). */
+inline bool Eight(const uint32_t* v) {
+  uint32_t differ = 0;
+  for (int k = 1; k < 8; k++) differ |= v[k] ^ v[0];
+  return differ == 0;
+}
+
 /**
- * The RLE / bit-packing hybrid: runs of at least 8 equal values as RLE runs,
- * the rest bit-packed in groups of 8 (only the last group padded with zeros,
- * as the format allows).
+ * The RLE / bit-packing hybrid: literals bit-packed in groups of 8 from the
+ * last run's end (only the last group padded with zeros, as the format
+ * allows); a group whose 8 values are equal starts an RLE run, to the end of
+ * their run. Scanning a group at a time keeps a branch per value (and its
+ * misprediction: measured values seldom repeat) out of the loop.
  */
 void PutHybrid(std::vector<uint8_t>& out, const uint32_t* v, size_t n, uint8_t width) {
   const size_t valueBytes = (width + 7) / 8;
-  size_t lit = 0, i = 0;
+  size_t lit = 0;
   auto flush = [&](size_t end) {  // literals [lit, end), end - lit a multiple of 8 unless at n
     if (end == lit) return;
     size_t groups = (end - lit + 7) / 8;
@@ -60,22 +92,18 @@ void PutHybrid(std::vector<uint8_t>& out, const uint32_t* v, size_t n, uint8_t w
     size_t padded = groups * 8 * width / 8, written = ((end - lit) * width + 7) / 8;
     out.insert(out.end(), padded - written, 0);
   };
-  while (i < n) {
-    size_t r = 1;
-    while (i + r < n && v[i + r] == v[i]) r++;
-    size_t pad = (8 - (i - lit) % 8) % 8;
-    if (r >= pad + 8) {
-      i += pad;
-      flush(i);
-      size_t run = r - pad;
-      PutVarint(out, static_cast<uint64_t>(run) << 1);
-      uint32_t value = v[i];
-      for (size_t b = 0; b < valueBytes; b++) out.push_back(static_cast<uint8_t>(value >> (8 * b)));
-      i += run;
-      lit = i;
-    } else {
-      i += r;
+  for (size_t g = 0; g + 8 <= n;) {
+    if (!Eight(v + g)) {
+      g += 8;
+      continue;
     }
+    size_t end = g + 8;
+    while (end < n && v[end] == v[g]) end++;
+    flush(g);
+    PutVarint(out, static_cast<uint64_t>(end - g) << 1);
+    const uint32_t value = v[g];
+    for (size_t b = 0; b < valueBytes; b++) out.push_back(static_cast<uint8_t>(value >> (8 * b)));
+    lit = g = end;
   }
   flush(n);
 }
@@ -203,33 +231,36 @@ inline bool Finite(FieldKind kind, const void* values, uint32_t i) {
 
 inline size_t Width(FieldKind kind) { return kind == FieldKind::kDouble ? 8 : 4; }
 
-}  // namespace
-
-int64_t DictionaryIndex::Insert(uint64_t key, size_t slot, uint32_t limit) {
-  if (keys_.size() >= limit) return -1;
-  keys_.push_back(key);
-  slots_[slot] = {key, static_cast<uint32_t>(keys_.size())};
-  if (keys_.size() * 2 > slots_.size()) Grow();
-  return static_cast<int64_t>(keys_.size() - 1);
-}
-
-void DictionaryIndex::Grow() {
-  const size_t size = std::max<size_t>(1024, slots_.size() * 2);
-  shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(size));
-  slots_.assign(size, Entry{0, 0});
-  const size_t mask = size - 1;
-  for (size_t k = 0; k < keys_.size(); k++) {
-    size_t h = Slot(keys_[k]);
-    while (slots_[h].index != 0) h = (h + 1) & mask;
-    slots_[h] = {keys_[k], static_cast<uint32_t>(k + 1)};
+/**
+ * The dictionary index of each present value (rows where present[i], or all when !kMissing), into
+ * indexes; false once the dictionary would pass `limit` entries. One loop per value type and case,
+ * so that the loop holds no test of them.
+ */
+template <typename Key, typename T, bool kRuns, bool kMissing>
+bool IndexValues(DictionaryIndex<Key>& d, const T* values, const uint8_t* present, uint32_t rows,
+                 uint32_t limit, uint32_t* indexes) {
+  static_assert(sizeof(Key) == sizeof(T));
+  d.Reserve();
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < rows; i++) {
+    if (kMissing && !present[i]) continue;
+    Key key;
+    std::memcpy(&key, values + i, sizeof key);
+    const int64_t ix = d.template Find<kRuns>(key, limit);
+    if (ix < 0) return false;
+    indexes[n++] = static_cast<uint32_t>(ix);
   }
+  return true;
 }
 
-void DictionaryIndex::Clear() {
-  std::fill(slots_.begin(), slots_.end(), Entry{0, 0});
-  keys_.clear();
-  lastIndex_ = -1;
+template <typename Key, typename T, bool kRuns>
+bool IndexValues(DictionaryIndex<Key>& d, const T* values, const uint8_t* present, bool anyMissing,
+                 uint32_t rows, uint32_t limit, uint32_t* indexes) {
+  return anyMissing ? IndexValues<Key, T, kRuns, true>(d, values, present, rows, limit, indexes)
+                    : IndexValues<Key, T, kRuns, false>(d, values, present, rows, limit, indexes);
 }
+
+}  // namespace
 
 /** Adds a PLAIN page's values to the column's statistics: NaN is in no order, so it is left out. */
 void ParquetPages::Include(Column& col, const void* values, uint32_t begin, uint32_t rows,
@@ -335,20 +366,27 @@ Taken ParquetPages::Add(const uint8_t* data, size_t size, int64_t from, int64_t 
     const uint32_t present = rows - nulls;
     bool dictionary = present > 0 && !col.plain;
     if (dictionary) {
-      uint32_t n = 0;
-      for (uint32_t i = 0; i < rows && dictionary; i++) {
-        if (anyMissing && !present_[i]) continue;
-        const uint64_t key = Bits(col.kind, values, begin + i);
-        const int64_t ix = col.kind == FieldKind::kFlag
-                               ? col.dictionary.Find<true>(key, kDictionaryLimit)
-                               : col.dictionary.Find<false>(key, kDictionaryLimit);
-        if (ix < 0) dictionary = false;
-        indexes[n++] = static_cast<uint32_t>(ix);
+      switch (col.kind) {
+        case FieldKind::kSingle:
+          dictionary = IndexValues<uint32_t, float, false>(
+              col.narrow, static_cast<const float*>(values) + begin, present_.data(), anyMissing,
+              rows, kDictionaryLimit, indexes);
+          break;
+        case FieldKind::kFlag:
+          dictionary = IndexValues<uint32_t, int32_t, true>(
+              col.narrow, static_cast<const int32_t*>(values) + begin, present_.data(), anyMissing,
+              rows, kDictionaryLimit, indexes);
+          break;
+        case FieldKind::kDouble:
+          dictionary = IndexValues<uint64_t, double, false>(
+              col.wide, static_cast<const double*>(values) + begin, present_.data(), anyMissing,
+              rows, kDictionaryLimit, indexes);
+          break;
       }
       if (!dictionary) col.plain = true;
     }
     if (dictionary) {
-      const uint8_t width = BitWidth(col.dictionary.size() - 1);
+      const uint8_t width = BitWidth(col.entries() - 1);
       body.push_back(width);
       PutHybrid(body, indexes, present, width);
     } else {
@@ -378,20 +416,25 @@ std::vector<ParquetChunkEnd> ParquetPages::FinishRowGroup() {
     Column& col = columns_[k];
     ParquetChunkEnd& e = ends[1 + k];
     e.nulls = col.nulls;
-    const size_t w = Width(col.kind);
     body_.clear();
-    for (uint64_t key : col.dictionary.keys()) {
-      PutLE(body_, &key, w);  // little endian
-      double x = KeyValue(col.kind, key);
-      if (std::isnan(x)) continue;
+    auto include = [&](double x) {
+      if (std::isnan(x)) return;
       if (!col.any || x < col.min) col.min = x;
       if (!col.any || x > col.max) col.max = x;
       col.any = true;
+    };
+    for (uint32_t key : col.narrow.keys()) {
+      PutLE(body_, &key, 4);  // little endian
+      include(KeyValue(col.kind, key));
+    }
+    for (uint64_t key : col.wide.keys()) {
+      PutLE(body_, &key, 8);
+      include(KeyValue(col.kind, key));
     }
     if (!body_.empty()) {
       packed_.clear();
       compress_(body_.data(), body_.size(), packed_);
-      PutPageHeader(e.dictionary, true, body_.size(), packed_.size(), col.dictionary.size(),
+      PutPageHeader(e.dictionary, true, body_.size(), packed_.size(), col.entries(),
                     ParquetEncoding::kPlain);
       e.dictionaryUncompressed = e.dictionary.size() + body_.size();
       e.dictionary.insert(e.dictionary.end(), packed_.begin(), packed_.end());
@@ -421,7 +464,8 @@ std::vector<ParquetChunkEnd> ParquetPages::FinishRowGroup() {
         }
       }
     }
-    col.dictionary.Clear();
+    col.narrow.Clear();
+    col.wide.Clear();
     col.plain = false;
     col.any = false;
     col.nulls = 0;

@@ -13,6 +13,7 @@
 // holds a row group's dictionaries and statistics, never its pages.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -52,10 +53,16 @@ struct ParquetChunkEnd {
   uint64_t nulls = 0;
 };
 
-/** A hash set of 64-bit keys giving each its insertion index (open addressing, linear probing). */
+/**
+ * A hash set of keys (a value's bits: 32 for Single and Flag, 64 for Double) giving each its
+ * insertion index (open addressing, linear probing). Keys of 32 bits are held in 8-byte slots: the
+ * table of a W1 row group (a few thousand values) then stays in the L2 cache, which is what a
+ * lookup per value costs (issue 30: the lookups were half of a Parquet read's time).
+ */
+template <typename Key>
 class DictionaryIndex {
   struct Entry {
-    uint64_t key;
+    Key key;
     uint32_t index;  // index + 1, 0 when empty
   };
 
@@ -65,32 +72,63 @@ class DictionaryIndex {
    * Runs: the last key is checked first (flags repeat; measured values do not).
    */
   template <bool kRuns>
-  int64_t Find(uint64_t key, uint32_t limit) {
+  int64_t Find(Key key, uint32_t limit) {
     if (kRuns && key == lastKey_ && lastIndex_ >= 0) return lastIndex_;
-    if (slots_.empty()) Grow();
     const size_t mask = slots_.size() - 1;
     for (size_t h = Slot(key);; h = (h + 1) & mask) {
       const Entry& e = slots_[h];
-      if (e.index == 0) return lastIndex_ = Insert(key, h, limit), lastKey_ = key, lastIndex_;
-      if (e.key == key) return lastKey_ = key, lastIndex_ = e.index - 1;
+      if (e.key == key && e.index != 0) {
+        if (kRuns) lastKey_ = key, lastIndex_ = e.index - 1;
+        return e.index - 1;
+      }
+      if (e.index == 0) {
+        const int64_t ix = Insert(key, h, limit);
+        if (kRuns) lastKey_ = key, lastIndex_ = ix;
+        return ix;
+      }
     }
   }
+  /** Makes room for a first key (Find's table is never empty). */
+  void Reserve() {
+    if (slots_.empty()) Grow();
+  }
   [[nodiscard]] uint32_t size() const { return static_cast<uint32_t>(keys_.size()); }
-  [[nodiscard]] const std::vector<uint64_t>& keys() const { return keys_; }
-  void Clear();
+  [[nodiscard]] const std::vector<Key>& keys() const { return keys_; }
+  void Clear() {
+    std::fill(slots_.begin(), slots_.end(), Entry{0, 0});
+    keys_.clear();
+    lastIndex_ = -1;
+  }
 
  private:
   /** Fibonacci hashing: the product's top bits, as many as the table has. */
-  [[nodiscard]] size_t Slot(uint64_t key) const {
-    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
+  [[nodiscard]] size_t Slot(Key key) const {
+    return static_cast<size_t>((static_cast<uint64_t>(key) * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+  int64_t Insert(Key key, size_t slot, uint32_t limit) {
+    if (keys_.size() >= limit) return -1;
+    keys_.push_back(key);
+    slots_[slot] = {key, static_cast<uint32_t>(keys_.size())};
+    // At most a quarter full: few probes go past their first slot.
+    if (keys_.size() * 4 > slots_.size()) Grow();
+    return static_cast<int64_t>(keys_.size() - 1);
+  }
+  void Grow() {
+    const size_t size = std::max<size_t>(1024, slots_.size() * 2);
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(size));
+    slots_.assign(size, Entry{0, 0});
+    const size_t mask = size - 1;
+    for (size_t k = 0; k < keys_.size(); k++) {
+      size_t h = Slot(keys_[k]);
+      while (slots_[h].index != 0) h = (h + 1) & mask;
+      slots_[h] = {keys_[k], static_cast<uint32_t>(k + 1)};
+    }
   }
   unsigned shift_ = 64;
-  int64_t Insert(uint64_t key, size_t slot, uint32_t limit);
-  void Grow();
-  uint64_t lastKey_ = 0;
+  Key lastKey_ = 0;
   int64_t lastIndex_ = -1;
-  std::vector<Entry> slots_;    // key and index side by side: one cache line a probe
-  std::vector<uint64_t> keys_;  // in insertion order
+  std::vector<Entry> slots_;  // key and index side by side: one cache line a probe
+  std::vector<Key> keys_;     // in insertion order
 };
 
 class ParquetPages {
@@ -119,7 +157,9 @@ class ParquetPages {
  private:
   struct Column {
     FieldKind kind;
-    DictionaryIndex dictionary;
+    DictionaryIndex<uint32_t> narrow;  // Single and Flag: a value's bits
+    DictionaryIndex<uint64_t> wide;    // Double
+    [[nodiscard]] uint32_t entries() const { return narrow.size() + wide.size(); }
     bool plain = false;  // the dictionary is full: PLAIN for the rest of the row group
     bool any =
         false;  // min and max hold a value (of PLAIN pages; the dictionary's are added at the end)

@@ -93,6 +93,39 @@ async function readParquet(bytes: Uint8Array): Promise<ParquetRead> {
   return { columns, rows, metadata, schema, chunks };
 }
 
+/**
+ * A page header (parquet.thrift's PageHeader, Thrift compact protocol) at `at`:
+ * its type, compressed page size, and where the header ends. Reads the field
+ * types a page header has: i32, bool and nested structs.
+ */
+function pageHeader(bytes: Uint8Array, at: number): { type: number; compressed: number; end: number } {
+  let p = at;
+  const varint = () => {
+    let v = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = bytes[p++];
+      v += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) return v;
+    }
+  };
+  const fields: number[] = [];
+  const struct = (top: boolean) => {
+    for (let id = 0; ;) {
+      const head = bytes[p++];
+      if (head === 0) return;
+      id = head >> 4 ? id + (head >> 4) : varint();
+      const type = head & 0x0f;
+      if (type === 5) {
+        const z = varint();
+        if (top) fields[id] = z % 2 ? -(z + 1) / 2 : z / 2;
+      } else if (type === 12) struct(false);
+      else if (type !== 1 && type !== 2) throw new Error(`page header: field type ${type}`);
+    }
+  };
+  struct(true);
+  return { type: fields[1], compressed: fields[3], end: p };
+}
+
 describe("D64 Parquet answers", () => {
   let server: TestServer;
   let key: string;
@@ -167,6 +200,28 @@ describe("D64 Parquet answers", () => {
       ["0", "1"],
     ]);
     expect([Number(p.chunks[1].min), Number(p.chunks[1].max)]).toEqual([Math.min(...values_), Math.max(...values_)]);
+  });
+
+  it("D64 Parquet column chunks: data_page_offset is the first data page, just after the chunk's dictionary page", async () => {
+    const { status, bytes } = await fetchBytes("GET", values(w), { accept: PARQUET });
+    expect(status).toBe(200);
+    const file = join(dir, `offsets-${files++}.parquet`);
+    writeFileSync(file, bytes);
+    const chunks = (
+      await duck.runAndReadAll(`SELECT path_in_schema, dictionary_page_offset, data_page_offset FROM parquet_metadata('${file}')`)
+    ).getRowObjectsJS();
+    expect(chunks.some((c) => c.dictionary_page_offset !== null)).toBe(true);
+    for (const c of chunks) {
+      const column = c.path_in_schema as string;
+      const data = pageHeader(bytes, Number(c.data_page_offset));
+      expect(data.type, `${column}: a data page`).toBe(0);
+      if (c.dictionary_page_offset === null) continue;
+      const dictionary = pageHeader(bytes, Number(c.dictionary_page_offset));
+      expect(dictionary.type).toBe(2);
+      expect(dictionary.end + dictionary.compressed, `${column}: the data page follows the dictionary page`).toBe(
+        Number(c.data_page_offset),
+      );
+    }
   });
 
   it("D64 Parquet answer equals the JSON read row by row for random series (missing values, NaN and infinities as null, all three types, empty ranges)", async () => {
@@ -325,6 +380,26 @@ describe("D64 Parquet answers", () => {
     expect(p.rows.length).toBe(n);
     expect(p.rows.every((r, i) => r[0] === iso(timestamps[i]) && r[1] === value[i] && r[2] === flag[i])).toBe(true);
   }, 120_000);
+
+  it("D64 D28 a whole Parquet read gives back every pooled buffer it took: its pages' segments and its row groups", async () => {
+    const s = await api.series(d, { dataFields: [{ name: "a", dataType: "Double" }] });
+    const sid = (await server.app.backend.metadata.getSeries(d, s))!.sid;
+    // Noisy doubles: row groups end by bytes (1 MiB), so the read writes several.
+    const n = 600_000;
+    let x = 7;
+    await server.app.backend.blocks.upsert(sid, [FieldKind.Double], {
+      timestamps: Float64Array.from({ length: n }, (_, i) => 1_000_000_000 + i),
+      columns: [
+        { kind: FieldKind.Double, values: Float64Array.from({ length: n }, () => (x = (x * 16807) % 2147483647) / 7), missing: null },
+      ],
+    });
+    const before = poolStats().held;
+    const p = await parquetOf("GET", values(s));
+    expect(p.rows.length).toBe(n);
+    expect(new Set(p.chunks.map((c) => c.group)).size).toBeGreaterThan(2);
+    expect(poolStats().held).toBe(before);
+    expect(parquetHeld()).toBe(0);
+  });
 
   it("D64 D28 a client that stops reading a Parquet answer holds no more of the server's memory than one that stops reading JSON", async () => {
     const kinds = [FieldKind.Double, FieldKind.Double];

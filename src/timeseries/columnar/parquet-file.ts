@@ -44,13 +44,15 @@ export interface ParquetField {
 
 /** One column chunk being filled: its pages (header, then zstd body), sizes and encodings. */
 class Chunk {
-  parts: Buffer[] = [];
+  parts: Uint8Array[] = [];
   compressed = 0;
   uncompressed = 0;
   encodings = new Set<number>();
+  /** Bytes of its dictionary page (header and body), which comes first; 0 when it has none. */
+  dictionaryBytes = 0;
 
   /** Adds a page the addon wrote (header and compressed body). */
-  written(bytes: Buffer, uncompressed: number, encoding: number): void {
+  written(bytes: Uint8Array, uncompressed: number, encoding: number): void {
     this.parts.push(bytes);
     this.compressed += bytes.length;
     this.uncompressed += uncompressed;
@@ -62,6 +64,7 @@ class Chunk {
     const z = zstdCompressSync(body, ZSTD_OPTIONS);
     const h = compact([[1, i32(type)], [2, i32(body.length)], [3, i32(z.length)], ...header]);
     this.parts.push(h, z);
+    if (type === PAGE.DICTIONARY) this.dictionaryBytes = h.length + z.length;
     this.compressed += h.length + z.length;
     this.uncompressed += h.length + body.length;
   }
@@ -203,13 +206,13 @@ export class ParquetFile {
     if (!g) throw new Error("ParquetFile: no row group is open");
     this.group = undefined;
     if (ends.length !== 1 + g.map.length) throw new Error("ParquetFile: one end per column");
-    const parts: Buffer[] = [];
+    const parts: Uint8Array[] = [];
     const columns: ThriftStruct[] = [];
     const groupStart = this.offset;
     let uncompressed = 0;
     const write = (name: string, type: number, chunk: Chunk, end: ChunkEnd, dictionaryStart: number | undefined) => {
       const start = dictionaryStart ?? this.offset;
-      const dataStart = dictionaryStart === undefined ? start : dictionaryStart + chunk.parts[0].length + chunk.parts[1].length;
+      const dataStart = start + chunk.dictionaryBytes;
       for (const p of chunk.parts) parts.push(p);
       this.offset += chunk.compressed;
       uncompressed += chunk.uncompressed;
@@ -284,6 +287,7 @@ export class ParquetFile {
         const pages = data.parts;
         const dict = new Chunk();
         dict.written(end.dictionary, end.dictionaryUncompressed, ENCODING.PLAIN);
+        dict.dictionaryBytes = end.dictionary.length;
         dict.parts.push(...pages);
         dict.compressed += data.compressed;
         dict.uncompressed += data.uncompressed;

@@ -133,37 +133,47 @@ async function* parquetBytes(
   yield PARQUET_MAGIC;
   let current: Series | undefined;
   let pages: ParquetPages | undefined;
-  for (;;) {
-    const step = await steps.next();
-    if (step.done) {
-      if (pages && file.open) yield file.endRowGroup(pages.finishRowGroup());
-      const fieldsOf = (s: Series) => s.dataFields.map((f) => ({ name: f.name, dataType: f.dataType }));
-      const metadata: [string, string][] = shape.multi
-        ? [
-            [PARQUET_METADATA.manySeries, JSON.stringify(series.map((s) => s.id))],
-            [PARQUET_METADATA.fields, JSON.stringify(series.map(fieldsOf))],
-          ]
-        : [
-            [PARQUET_METADATA.series, series[0].id],
-            [PARQUET_METADATA.fields, JSON.stringify(fieldsOf(series[0]))],
-          ];
-      if (step.value && shape.paged) metadata.push([PARQUET_METADATA.cursor, shape.cursorFor(step.value)]);
-      yield file.footer(metadata);
-      return;
-    }
-    const s = step.value;
-    if (s.kind === "begin") current = series.find((x) => x.id === s.series.id);
-    else if (s.kind === "rows") {
-      pages = s.out.pages;
-      for (const e of s.out.events) {
-        if ("ends" in e) yield file.endRowGroup(e.ends);
-        else {
-          const map = current && maps.get(current.id);
-          if (!current || !map) throw new Error("parquet: rows before their series began");
-          file.add(e.pages, current.id, map);
+  /** The row group's bytes, its pages' segments given back now that they are copied there. */
+  const written = (p: ParquetPages, ends: ChunkEnd[]) => {
+    const bytes = file.endRowGroup(ends);
+    p.rowGroupWritten();
+    return bytes;
+  };
+  try {
+    for (;;) {
+      const step = await steps.next();
+      if (step.done) {
+        if (pages && file.open) yield written(pages, pages.finishRowGroup());
+        const fieldsOf = (s: Series) => s.dataFields.map((f) => ({ name: f.name, dataType: f.dataType }));
+        const metadata: [string, string][] = shape.multi
+          ? [
+              [PARQUET_METADATA.manySeries, JSON.stringify(series.map((s) => s.id))],
+              [PARQUET_METADATA.fields, JSON.stringify(series.map(fieldsOf))],
+            ]
+          : [
+              [PARQUET_METADATA.series, series[0].id],
+              [PARQUET_METADATA.fields, JSON.stringify(fieldsOf(series[0]))],
+            ];
+        if (step.value && shape.paged) metadata.push([PARQUET_METADATA.cursor, shape.cursorFor(step.value)]);
+        yield file.footer(metadata);
+        return;
+      }
+      const s = step.value;
+      if (s.kind === "begin") current = series.find((x) => x.id === s.series.id);
+      else if (s.kind === "rows") {
+        pages = s.out.pages;
+        for (const e of s.out.events) {
+          if ("ends" in e) yield written(pages, e.ends);
+          else {
+            const map = current && maps.get(current.id);
+            if (!current || !map) throw new Error("parquet: rows before their series began");
+            file.add(e.pages, current.id, map);
+          }
         }
       }
     }
+  } finally {
+    pages?.close(); // the answer is done or abandoned: its pages' segments go back
   }
 }
 

@@ -35,6 +35,8 @@ import { releaseChunk } from "../../runtime/buffer-pool.js";
 
 /** Bytes of a streamed answer that may wait in its compressor while the next chunk is made (D28, D44). */
 const COMPRESSOR_AHEAD = 1 << 20;
+/** Bytes of an uncompressed streamed answer that may wait in the response while the next chunk is made (D28). */
+const SOCKET_AHEAD = 1 << 20;
 
 /** Where a streamed answer's chunks go once its head is sent: the socket, or a compressor before it. */
 interface Sink {
@@ -300,7 +302,8 @@ export class Transcoder {
     /** Sends the head; returns how each chunk is written, and how the answer ends. */
     const start = (contentType: string): Sink => {
       // Server-Sent Events are sent as they come: a compressor would hold them back (D46).
-      if (contentType.startsWith("text/event-stream")) coding = undefined;
+      const events = contentType.startsWith("text/event-stream");
+      if (events) coding = undefined;
       // A Parquet file's pages are zstd already (D64): compressing it again gains under 2% of its bytes (W1).
       if (contentType === PARQUET_MEDIA_TYPE) coding = undefined;
       const encoding: Record<string, string> = coding ? { "content-encoding": coding } : {};
@@ -312,13 +315,19 @@ export class Transcoder {
         "content-type": contentType || JSON_CONTENT_TYPE,
       });
       if (!coding) {
+        // No lead for events: a watcher whose client does not read waits here, where the server's stop finds and cuts it (D57).
+        const ahead = events ? 0 : SOCKET_AHEAD;
         // The socket's own pace: after a refused write, wait for 'drain', which comes once the
         // response's queue is empty. A pooled chunk (D28) goes back to its pool by its write's
         // callback, which the response calls once its socket has written the chunk (HTTP/1: with
         // the chunk's closing CRLF, node's _http_outgoing), never before.
         return {
           write: async (chunk) => {
-            if (!socket.write(chunk, (err) => err ?? releaseChunk(chunk)) && !res.destroyed) await drainOrClose(res);
+            // A lead of SOCKET_AHEAD bytes, as for a compressor: waiting for 'drain' after every chunk
+            // larger than the socket's high-water mark (a 16,536-row block as Arrow is 265 KB) left the
+            // socket idle while the next chunk was made.
+            if (!socket.write(chunk, (err) => err ?? releaseChunk(chunk)) && res.writableLength > ahead && !res.destroyed)
+              await drainOrClose(res);
           },
           end: () => {
             socket.end();
