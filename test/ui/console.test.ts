@@ -366,8 +366,9 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
       await de.locator("button", { hasText: "Remove de" }).click();
       expect(await w.page.locator("#preview-language option").allTextContents()).toEqual(["the default text", "fr"]);
       await w.page.click("#editor button[type=submit]");
+      // The notice still says "saved" from the edit before: the server's answer is what is waited for.
+      await expect.poll(async () => Object.keys((await api(server, key).list("translated")).json.data[0].translations)).toEqual(["fr"]);
       await expect.poll(() => w.page.textContent("#notice")).toContain("saved");
-      expect(Object.keys((await api(server, key).list("translated")).json.data[0].translations)).toEqual(["fr"]);
       expect(w.dialogs).toEqual([]);
       expect(await w.violations()).toEqual([]);
     } finally {
