@@ -3,6 +3,7 @@
 // block store (NaN cannot come through an upload, D25, but may be in a
 // block), answers fetched as bytes, and JSON rows as the formats store them.
 import fc from "fast-check";
+import { request } from "node:http";
 import { expect } from "vitest";
 import { FieldKind, valuesArray } from "../../src/timeseries/blocks/block-codec.js";
 import type { TestServer } from "./server.js";
@@ -99,5 +100,18 @@ export function answerFetcher(ctx: () => { server: TestServer; key: string; data
     expect(r.status).toBe(200);
     return JSON.parse(Buffer.from(r.bytes).toString());
   };
-  return { fetchBytes, formatBytes, jsonOf };
+  /** A GET by node:http, its body as sent (fetch would undo a Content-Encoding). */
+  const rawGet = (path: string, headers: Record<string, string>) => {
+    const { server, key, dataset } = ctx();
+    return new Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
+      const req = request(server.url + path, { headers: { ...tsHeaders(key, dataset), ...headers } }, (res) => {
+        const parts: Buffer[] = [];
+        res.on("data", (c: Buffer) => parts.push(c));
+        res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(parts) }));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+  };
+  return { fetchBytes, formatBytes, jsonOf, rawGet };
 }

@@ -5,7 +5,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { connect } from "node:net";
-import { request } from "node:http";
 import * as http2 from "node:http2";
 import { zstdDecompressSync } from "node:zlib";
 import { Message, RecordBatchReader, type RecordBatch, type Schema } from "apache-arrow";
@@ -85,7 +84,7 @@ describe("D64 Arrow answers", () => {
   let d: string, w: string, empty: string;
   const W_KINDS = [FieldKind.Single, FieldKind.Flag];
 
-  const { fetchBytes, formatBytes, jsonOf } = answerFetcher(() => ({ server, key, dataset: d }));
+  const { fetchBytes, formatBytes, jsonOf, rawGet } = answerFetcher(() => ({ server, key, dataset: d }));
   const arrowOf = async (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) =>
     streamsOf(await formatBytes(ARROW, method, path, headers, body));
   const values = (series: string, query = "") => `/api/ts/dataset/${d}/timeseries/${series}/values${query ? "?" + query : ""}`;
@@ -215,21 +214,7 @@ describe("D64 Arrow answers", () => {
   });
 
   it("D64 compressed by Content-Encoding like every answer (zstd: one frame)", async () => {
-    const { status, headers, body } = await new Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }>(
-      (resolve, reject) => {
-        const req = request(
-          server.url + values(w),
-          { headers: { ...tsHeaders(key, d), accept: ARROW, "accept-encoding": "zstd" } },
-          (res) => {
-            const parts: Buffer[] = [];
-            res.on("data", (c: Buffer) => parts.push(c));
-            res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(parts) }));
-          },
-        );
-        req.on("error", reject);
-        req.end();
-      },
-    );
+    const { status, headers, body } = await rawGet(values(w), { accept: ARROW, "accept-encoding": "zstd" });
     expect(status).toBe(200);
     expect(headers["content-encoding"]).toBe("zstd");
     const plain = zstdDecompressSync(body);

@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { connect } from "node:net";
-import { request } from "node:http";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -133,7 +132,7 @@ describe("D64 Parquet answers", () => {
   let d: string, w: string, empty: string;
   const W_KINDS = [FieldKind.Single, FieldKind.Flag];
 
-  const { fetchBytes, formatBytes, jsonOf } = answerFetcher(() => ({ server, key, dataset: d }));
+  const { fetchBytes, formatBytes, jsonOf, rawGet } = answerFetcher(() => ({ server, key, dataset: d }));
   const parquetOf = async (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) =>
     readParquet(await formatBytes(PARQUET, method, path, headers, body));
   const values = (series: string, query = "") => `/api/ts/dataset/${d}/timeseries/${series}/values${query ? "?" + query : ""}`;
@@ -336,21 +335,7 @@ describe("D64 Parquet answers", () => {
   });
 
   it("D64 Parquet answers go without Content-Encoding, whatever the client accepts: their pages are zstd already", async () => {
-    const { status, headers, body } = await new Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }>(
-      (resolve, reject) => {
-        const req = request(
-          server.url + values(w),
-          { headers: { ...tsHeaders(key, d), accept: PARQUET, "accept-encoding": "zstd, br, gzip" } },
-          (res) => {
-            const parts: Buffer[] = [];
-            res.on("data", (c: Buffer) => parts.push(c));
-            res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(parts) }));
-          },
-        );
-        req.on("error", reject);
-        req.end();
-      },
-    );
+    const { status, headers, body } = await rawGet(values(w), { accept: PARQUET, "accept-encoding": "zstd, br, gzip" });
     expect(status).toBe(200);
     expect(headers["content-encoding"]).toBeUndefined();
     expect(body.subarray(0, 4).toString()).toBe("PAR1");
