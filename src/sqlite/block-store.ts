@@ -16,6 +16,7 @@ import {
   type SummaryRow,
 } from "../timeseries/blocks/block-store.js";
 import { normalizeRows, type RowSet } from "../timeseries/blocks/row-set.js";
+import { otherCommits } from "./data-version.js";
 
 interface Range {
   sid: number;
@@ -40,7 +41,6 @@ export class SqliteBlockStore implements BlockStore {
   /** The index scan of summaries(), by limit (0: no limit). */
   private readonly summaryScans: Statement<Range, SummaryRow>[] = [];
   private readonly payloadsStmt: Statement<{ sid: number; rowids: string }, { rowid: number; first_ts: number; payload: Buffer }>;
-  private readonly dataVersion: Statement<[], number>;
   private readonly deleteStmt: Statement<[number]>;
   private readonly boundsStmt: Statement<{ sid: number }, { first: number | null; last: number | null }>;
   private readonly countStmt: Statement<{ sid: number }, { rows: number | null; blocks: number; bytes: number | null }>;
@@ -69,7 +69,6 @@ export class SqliteBlockStore implements BlockStore {
     this.payloadsStmt = db.prepare(
       `SELECT rowid, first_ts, payload FROM ${table} WHERE rowid IN (SELECT value FROM json_each(@rowids)) AND ${key} = @sid`,
     );
-    this.dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck();
     this.deleteStmt = db.prepare(`DELETE FROM ${table} WHERE rowid = ?`);
     // Both ends from the index on (key, first_ts): the last block is the one that starts last.
     this.boundsStmt = db.prepare(
@@ -114,7 +113,7 @@ export class SqliteBlockStore implements BlockStore {
 
   /** Another connection's commit (the CLI's import, another process) moves data_version; this connection's writes are told by series. */
   changeMark(): string {
-    return String(this.dataVersion.get());
+    return String(otherCommits(this.db));
   }
 
   watchChanges(fn: (sid: number | "*") => void): () => void {

@@ -19,15 +19,13 @@ import { listingParams, listingShape, listingSql } from "../featurestatus/listin
 import type { Actor, AuditQuery, AuditRow } from "../featurestatus/audit.js";
 import { AUDIT_COLUMNS, auditListingSql, auditRecord } from "../featurestatus/audit-record.js";
 import { SqliteMessageEvents } from "./message-events.js";
+import { otherCommits } from "./data-version.js";
 
 export class SqliteMessageStore implements MessageStore {
   private readonly listStatements = new Map<string, Statement>();
   /** Writes through this store; SQLite's data_version counts only other connections' commits. */
   private writes = 0;
   private readonly watchers = new Set<() => void>();
-  private readonly dataVersionStmt;
-  /** PRAGMA data_version as read in this turn of the event loop (changeMark). */
-  private dataVersion: number | undefined;
   private readonly nextChangeStmt;
   private readonly insertStmt;
   private readonly getStmt;
@@ -57,7 +55,6 @@ export class SqliteMessageStore implements MessageStore {
       `INSERT INTO message_audit (${AUDIT_COLUMNS.join(", ")}) VALUES (${AUDIT_COLUMNS.map((c) => "@" + c).join(", ")})`,
     );
     this.purgeAuditStmt = db.prepare<[number]>("DELETE FROM message_audit WHERE at < ?");
-    this.dataVersionStmt = db.prepare("PRAGMA data_version").pluck();
     this.nextChangeStmt = db
       .prepare<{ now: number }>(
         // The aggregate min skips a NULL side (no later start, or no later expiry); min(a, b) would be NULL.
@@ -66,19 +63,9 @@ export class SqliteMessageStore implements MessageStore {
       .pluck();
   }
 
-  /**
-   * Changes whenever the messages may have changed, by this process or any
-   * other. Other processes' commits (data_version) are read once per turn of
-   * the event loop: the watchers one write wakes (D46) all ask in the same
-   * turn, and a commit that lands during it is seen from the next, as one
-   * landing just after it would be. This process's writes count at once.
-   */
+  /** Changes whenever the messages may have changed: this process's writes at once, others' commits as otherCommits tells them. */
   changeMark(): string {
-    if (this.dataVersion === undefined) {
-      this.dataVersion = this.dataVersionStmt.get() as number;
-      setImmediate(() => (this.dataVersion = undefined));
-    }
-    return `${this.writes}:${this.dataVersion}`;
+    return `${this.writes}:${otherCommits(this.db)}`;
   }
 
   /** The first second after `now` at which some message starts or expires (D19 windows move), or Infinity. */
