@@ -33,10 +33,8 @@ import { requestInfoKey } from "../../core/request-info.js";
 import { WriteAhead } from "../write-ahead.js";
 import { releaseChunk } from "../../runtime/buffer-pool.js";
 
-/** Bytes of a streamed answer that may wait in its compressor while the next chunk is made (D28, D44). */
-const COMPRESSOR_AHEAD = 1 << 20;
-/** Bytes of an uncompressed streamed answer that may wait in the response while the next chunk is made (D28). */
-const SOCKET_AHEAD = 1 << 20;
+/** Bytes of a streamed answer that may wait in its compressor, or in the response when sent as it is, while the next chunk is made (D28, D44). */
+const AHEAD = 1 << 20;
 
 /** Where a streamed answer's chunks go once its head is sent: the socket, or a compressor before it. */
 interface Sink {
@@ -316,14 +314,14 @@ export class Transcoder {
       });
       if (!coding) {
         // No lead for events: a watcher whose client does not read waits here, where the server's stop finds and cuts it (D57).
-        const ahead = events ? 0 : SOCKET_AHEAD;
+        const ahead = events ? 0 : AHEAD;
         // The socket's own pace: after a refused write, wait for 'drain', which comes once the
         // response's queue is empty. A pooled chunk (D28) goes back to its pool by its write's
         // callback, which the response calls once its socket has written the chunk (HTTP/1: with
         // the chunk's closing CRLF, node's _http_outgoing), never before.
         return {
           write: async (chunk) => {
-            // A lead of SOCKET_AHEAD bytes, as for a compressor: waiting for 'drain' after every chunk
+            // A lead of AHEAD bytes, as for a compressor: waiting for 'drain' after every chunk
             // larger than the socket's high-water mark (a 16,536-row block as Arrow is 265 KB) left the
             // socket idle while the next chunk was made.
             if (!socket.write(chunk, (err) => err ?? releaseChunk(chunk)) && res.writableLength > ahead && !res.destroyed)
@@ -336,8 +334,8 @@ export class Transcoder {
       }
       const z = compressor(coding);
       z.pipe(socket);
-      // A lead of COMPRESSOR_AHEAD bytes: the next chunk is made while one is compressed.
-      const writer = new WriteAhead(z, () => res.destroyed, COMPRESSOR_AHEAD);
+      // A lead of AHEAD bytes: the next chunk is made while one is compressed.
+      const writer = new WriteAhead(z, () => res.destroyed, AHEAD);
       res.once("close", () => {
         z.destroy();
         writer.wake();
