@@ -159,6 +159,41 @@ void CheckWriters(const std::vector<uint8_t>& block, bool decodes, int64_t from,
   }
 }
 
+/**
+ * The group writer over the block twice, at most maxRows in all: the bytes of the two per-block
+ * messages it equals (maxRows split between them as the walk splits a page), into a buffer of
+ * `capacity` bytes: the JS side sizes it from the row count the database stores, which a hostile
+ * database may misstate; too small a buffer throws length_error, never a byte written past it.
+ */
+void CheckArrowGroup(const std::vector<uint8_t>& block, bool decodes, int64_t from, int64_t to,
+                     uint32_t maxRows, size_t capacity) {
+  std::vector<uint8_t> one;
+  Taken first{};
+  bool fits = true;
+  try {
+    const ArrowBatchWriter writer(block.data(), block.size(), from, to, maxRows);
+    first = writer.taken();
+    one.resize(writer.size());
+    writer.Write(one.data());
+  } catch (const CorruptBlock&) {
+    Require(!decodes);
+  }
+  std::vector<uint8_t> out(capacity);  // exactly: a byte written past it is an ASan finding
+  const std::vector<Payload> two = {{block.data(), block.size()}, {block.data(), block.size()}};
+  try {
+    const GroupTaken g = WriteArrowBatches(two, from, to, maxRows, out.data(), out.size());
+    Require(decodes && g.written <= capacity);
+    // The first block's message leads, whatever follows.
+    if (first.rows > 0) Require(std::memcmp(out.data(), one.data(), one.size()) == 0);
+    Require(g.rows <= maxRows && g.rows <= 2 * uint64_t{first.rows});
+  } catch (const CorruptBlock&) {
+    Require(!decodes);
+  } catch (const std::length_error&) {
+    fits = false;
+  }
+  Require(fits || (decodes && capacity < 2 * one.size()));
+}
+
 /** The Parquet page writer refuses exactly what the decoder refuses, takes the rows the JSON
  * writer takes, and writes a page per column; its row group ends with an end per column. Pages
  * are "compressed" by copying (the addon's zstd comes from node, which the fuzzer lacks). */
@@ -327,6 +362,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Decoded d;
   const bool decodes = Decode(block, &d);
   CheckWriters(block, decodes, -kAll, kAll, UINT32_MAX);
+  CheckArrowGroup(block, decodes, -kAll, kAll, UINT32_MAX, size * 3 % 70001);
   CheckChart(block, decodes, kMinTimestamp, kMaxTimestamp, 1 + size % kMaxChartWidth);
   CheckParquet(block, decodes, -kAll, kAll, UINT32_MAX, decodes ? d.h.rows : 0);
   if (!decodes) return 0;
@@ -339,6 +375,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint32_t rows = d.h.rows;
   CheckWriters(block, true, static_cast<int64_t>(d.ts[rows / 3]),
                static_cast<int64_t>(d.ts[2 * rows / 3]), rows / 4);
+  // The bound the JS side sizes a group's buffer by holds any block's message; a group of two cut
+  // blocks fits two bounds.
+  const std::vector<FieldKind> kinds(d.h.kinds, d.h.kinds + d.h.columns);
+  Require(ArrowBatchWriter(block.data(), block.size(), -kAll, kAll, UINT32_MAX).size() <=
+          ArrowBatchBound(rows, kinds));
+  CheckArrowGroup(block, true, static_cast<int64_t>(d.ts[rows / 3]),
+                  static_cast<int64_t>(d.ts[2 * rows / 3]), rows / 4,
+                  2 * ArrowBatchBound(rows, kinds));
   CheckChart(block, true, static_cast<int64_t>(d.ts[rows / 3]),
              static_cast<int64_t>(d.ts[2 * rows / 3]), 1 + rows % 7);
   const uint32_t middle = 2 * rows / 3 - rows / 3 + 1;

@@ -8,6 +8,7 @@
 // caller takes a buffer of `need` bytes and asks again.
 #include <napi.h>
 
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -85,6 +86,102 @@ Napi::Value ArrowBatchInto(const Napi::CallbackInfo& info) {
   });
 }
 
+/**
+ * arrowBatchesAsync(payloads: Uint8Array[], from, to, maxRows, out: Uint8Array): a promise of
+ * { written, rows, last, more }: WriteArrowBatches on a thread of libuv's pool, so the event loop
+ * sends the group before while this one is written (D64). The payloads and out are held by a
+ * reference until the promise settles; a corrupt block or an out smaller than the bound rejects it.
+ */
+class ArrowBatchesWorker : public Napi::AsyncWorker {
+ public:
+  ArrowBatchesWorker(Napi::Env env, Napi::Array payloads, int64_t from, int64_t to,
+                     uint64_t maxRows, Napi::Uint8Array out)
+      : Napi::AsyncWorker(env, "arrowBatchesAsync"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        from_(from),
+        to_(to),
+        maxRows_(maxRows),
+        out_(out.Data()),
+        capacity_(out.ByteLength()) {
+    auto held = Napi::Object::New(env);
+    held.Set("payloads", payloads);
+    held.Set("out", out);
+    held_ = Napi::Persistent(held);
+    for (uint32_t i = 0; i < payloads.Length(); i++) {
+      auto bytes = payloads.Get(i).As<Napi::Uint8Array>();
+      blocks_.push_back({bytes.Data(), bytes.ByteLength()});
+    }
+  }
+
+  [[nodiscard]] Napi::Promise Promise() const { return deferred_.Promise(); }
+
+  void Execute() override {
+    try {
+      taken_ = WriteArrowBatches(blocks_, from_, to_, maxRows_, out_, capacity_);
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    auto result = Napi::Object::New(env);
+    result.Set("written", Napi::Number::New(env, static_cast<double>(taken_.written)));
+    result.Set("rows", Napi::Number::New(env, static_cast<double>(taken_.rows)));
+    result.Set("last", Napi::Number::New(env, static_cast<double>(taken_.last)));
+    result.Set("more", Napi::Boolean::New(env, taken_.more));
+    deferred_.Resolve(result);
+  }
+
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  Napi::ObjectReference held_;
+  std::vector<Payload> blocks_;
+  int64_t from_, to_;
+  uint64_t maxRows_;
+  uint8_t* out_;
+  size_t capacity_;
+  GroupTaken taken_{};
+};
+
+Napi::Value ArrowBatchesAsync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 5 || !info[0].IsArray() || !info[1].IsNumber() || !info[2].IsNumber() ||
+      !info[3].IsNumber() || !IsBytes(info[4]))
+    return Fail(env,
+                "arrowBatchesAsync: expected (Uint8Array[], number, number, number, Uint8Array)");
+  auto payloads = info[0].As<Napi::Array>();
+  for (uint32_t i = 0; i < payloads.Length(); i++)
+    if (!IsBytes(payloads.Get(i))) return Fail(env, "arrowBatchesAsync: payloads are Uint8Arrays");
+  const double maxRows = info[3].As<Napi::Number>().DoubleValue();
+  auto* worker = new ArrowBatchesWorker(
+      env, payloads, info[1].As<Napi::Number>().Int64Value(),
+      info[2].As<Napi::Number>().Int64Value(),
+      maxRows >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(maxRows < 0 ? 0 : maxRows),
+      info[4].As<Napi::Uint8Array>());
+  worker->Queue();  // libuv deletes it after OnOK or OnError
+  return worker->Promise();
+}
+
+// arrowBatchBound(rows: number, kinds: Uint8Array): the most bytes a block's record batch takes
+Napi::Value ArrowBound(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsNumber() || !IsBytes(info[1]))
+    return Fail(env, "arrowBatchBound: expected (number, Uint8Array)");
+  auto kinds = info[1].As<Napi::Uint8Array>();
+  if (kinds.ElementLength() > kMaxColumns) return Fail(env, "arrowBatchBound: at most 255 columns");
+  std::vector<FieldKind> fields;
+  for (size_t i = 0; i < kinds.ElementLength(); i++) {
+    if (kinds.Data()[i] > static_cast<uint8_t>(FieldKind::kFlag))
+      return Fail(env, "arrowBatchBound: kinds 0..2");
+    fields.push_back(static_cast<FieldKind>(kinds.Data()[i]));
+  }
+  const uint32_t rows = info[0].As<Napi::Number>().Uint32Value();
+  return Napi::Number::New(env, static_cast<double>(ArrowBatchBound(rows, fields)));
+}
+
 /** [[key, value]...] as KeyValues; false if it is not that. */
 bool ReadKeyValues(const Napi::Value& v, KeyValues* out) {
   if (!v.IsArray()) return false;
@@ -143,6 +240,9 @@ Napi::Value ArrowEmpty(const Napi::CallbackInfo& info) {
 void RegisterAnswerWriters(Napi::Env env, Napi::Object exports) {
   exports.Set("blockJsonInto", Napi::Function::New(env, BlockJsonInto, "blockJsonInto"));
   exports.Set("arrowBatchInto", Napi::Function::New(env, ArrowBatchInto, "arrowBatchInto"));
+  exports.Set("arrowBatchesAsync",
+              Napi::Function::New(env, ArrowBatchesAsync, "arrowBatchesAsync"));
+  exports.Set("arrowBatchBound", Napi::Function::New(env, ArrowBound, "arrowBatchBound"));
   exports.Set("arrowSchema", Napi::Function::New(env, ArrowSchema, "arrowSchema"));
   exports.Set("arrowEmptyBatch", Napi::Function::New(env, ArrowEmpty, "arrowEmptyBatch"));
   exports.Set("arrowEndOfStream",

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
+#include <stdexcept>
 
 namespace meridian {
 namespace {
@@ -336,6 +338,41 @@ void ArrowBatchWriter::Write(uint8_t* out) const {
     p += bytes;
     pad(bytes);
   }
+}
+
+GroupTaken WriteArrowBatches(const std::vector<Payload>& blocks, int64_t from, int64_t to,
+                             uint64_t maxRows, uint8_t* out, size_t capacity) {
+  GroupTaken g{0, 0, 0, false};
+  for (const Payload& b : blocks) {
+    const uint64_t left = maxRows - g.rows;
+    const ArrowBatchWriter writer(
+        b.data, b.size, from, to,
+        static_cast<uint32_t>(std::min<uint64_t>(left, std::numeric_limits<uint32_t>::max())));
+    const Taken& taken = writer.taken();
+    if (taken.rows > 0) {
+      if (writer.size() > capacity - g.written)
+        throw std::length_error("arrow batches: the buffer is smaller than their bound");
+      writer.Write(out + g.written);
+      g.written += writer.size();
+      g.rows += taken.rows;
+      g.last = taken.last;
+    }
+    g.more = taken.more;
+    if (g.rows == maxRows) break;
+  }
+  return g;
+}
+
+size_t ArrowBatchBound(uint32_t rows, const std::vector<FieldKind>& kinds) {
+  // The metadata's size depends only on the number of columns (every field is written, none
+  // defaulted away).
+  const std::vector<std::pair<int64_t, int64_t>> nodes(1 + kinds.size());
+  const std::vector<std::pair<int64_t, int64_t>> buffers(2 * (1 + kinds.size()));
+  size_t bytes =
+      8 + BatchMetadata(rows, nodes, buffers, 0, nullptr).size() + Pad8(size_t{rows} * 8);
+  for (const FieldKind kind : kinds)
+    bytes += Pad8((rows + 7) / 8) + Pad8(size_t{rows} * ValueWidth(kind));
+  return bytes;
 }
 
 }  // namespace meridian

@@ -62,4 +62,32 @@ class ArrowBatchWriter {
   size_t body_ = 0;
 };
 
+/** A block's encoded bytes, as a group of them is handed to a writer off the event loop. */
+struct Payload {
+  const uint8_t* data;
+  size_t size;
+};
+
+/** What a group of blocks gave: bytes written, rows in all, the last row's timestamp, and whether
+ * rows of the last block's range follow (when maxRows stopped it). */
+struct GroupTaken {
+  size_t written;
+  uint64_t rows;
+  int64_t last;
+  bool more;
+};
+
+/**
+ * The blocks' rows of [from, to], at most maxRows in all, as one record batch message per block
+ * with rows, back to back into out: what the per-block writer gives for each, in one call, so a
+ * group of blocks can be written on a worker thread (D64). Stops at the block that reaches maxRows.
+ * Throws CorruptBlock, and std::length_error when out is smaller than ArrowBatchBound promised.
+ */
+GroupTaken WriteArrowBatches(const std::vector<Payload>& blocks, int64_t from, int64_t to,
+                             uint64_t maxRows, uint8_t* out, size_t capacity);
+
+/** The most bytes ArrowBatchWriter takes for `rows` rows of a block with these fields (every
+ * column with a validity bitmap). */
+size_t ArrowBatchBound(uint32_t rows, const std::vector<FieldKind>& kinds);
+
 }  // namespace meridian

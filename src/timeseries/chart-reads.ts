@@ -14,7 +14,7 @@ import { columnChunks, columnEncoderFor } from "./value-columns.js";
 import { formattedAnswer } from "./columnar/answer.js";
 import { rangeOf, sent } from "./value-range.js";
 import { listedSeries, observed, type ValueReadDeps } from "./value-reads.js";
-import type { BlockEncoder, WalkSeries, WalkStep } from "./value-walk.js";
+import type { Encoders, WalkSeries, WalkStep } from "./value-walk.js";
 
 /** D50: pixel columns, clamped like the page limit, never an error. */
 export const CHART_WIDTH = { default: 1_000, min: 1, max: MAX_CHART_WIDTH } as const;
@@ -48,7 +48,7 @@ function rangeAsked(req: { from?: string; to?: string }): Pick<ChartPlan, "from"
 async function* chartWalk<T>(
   deps: ChartReadDeps,
   plan: ChartPlan,
-  encode: BlockEncoder<T>,
+  { block: encode }: Encoders<T>,
   signal: AbortSignal,
 ): AsyncGenerator<WalkStep<T>, undefined> {
   for (const s of plan.series) {
@@ -85,19 +85,19 @@ export function chartReads(
     const { series } = await listedSeries(deps, ctx, req);
     return { series, multi: true, ...rangeAsked(req), width: widthOf(req.width) };
   };
-  const steps = <T>(plan: ChartPlan, encode: BlockEncoder<T>, ctx: HandlerContext) =>
-    observed(chartWalk(deps, plan, encode, ctx.signal), ctx, deps.onRows);
+  const steps = <T>(plan: ChartPlan, encoders: Encoders<T>, ctx: HandlerContext) =>
+    observed(chartWalk(deps, plan, encoders, ctx.signal), ctx, deps.onRows);
 
   const rest = (planning: () => Promise<ChartPlan>, ctx: HandlerContext) =>
     formattedAnswer(
       ctx,
       planning,
-      (plan, encode) => steps(plan, encode, ctx),
+      (plan, encoders) => steps(plan, encoders, ctx),
       (plan) => ({ multi: plan.multi, paged: false, cursorFor: noCursor, series: plan.series }),
     );
 
   async function* columns(planning: () => Promise<ChartPlan>, ctx: HandlerContext) {
-    yield* columnChunks(steps(await planning(), columnEncoderFor(ctx), ctx), noCursor);
+    yield* columnChunks(steps(await planning(), { block: columnEncoderFor(ctx) }, ctx), noCursor);
   }
 
   return {

@@ -13,7 +13,7 @@ import type { DatasetRecord, SeriesRecord } from "./metadata-store.js";
 import { columnChunks, columnEncoderFor } from "./value-columns.js";
 import { issueCursor, openCursor, type CursorScope, type ResumePoint } from "./value-cursor.js";
 import { formattedAnswer } from "./columnar/answer.js";
-import { walkValues, type BlockEncoder, type WalkPlan, type WalkStep } from "./value-walk.js";
+import { walkValues, type Encoders, type WalkPlan, type WalkStep } from "./value-walk.js";
 import { rangeOf, sent } from "./value-range.js";
 
 /** Spec, paged reading: page size bounds. */
@@ -124,8 +124,8 @@ export function valueReads(
     return plan(req, { endpoint: "multi", datasetId: d.id, seriesIds: series.map((s) => s.id) }, series, limit, from, to);
   };
 
-  const steps = <T>(read: Read, encode: BlockEncoder<T>, ctx: HandlerContext) =>
-    observed(walkValues(blocks, read.plan, encode), ctx, deps.onRows);
+  const steps = <T>(read: Read, encoders: Encoders<T>, ctx: HandlerContext) =>
+    observed(walkValues(blocks, read.plan, encoders), ctx, deps.onRows);
 
   const cursorFor = (read: Read) => (at: ResumePoint) => issueCursor(cursors, read.scope, at);
 
@@ -133,13 +133,13 @@ export function valueReads(
     formattedAnswer(
       ctx,
       reading,
-      (read, encode) => steps(read, encode, ctx),
+      (read, encoders) => steps(read, encoders, ctx),
       (read) => ({ multi: read.scope.endpoint === "multi", paged: read.paged, cursorFor: cursorFor(read), series: read.plan.series }),
     );
 
   async function* columns(reading: () => Promise<Read>, ctx: HandlerContext) {
     const read = await reading();
-    yield* columnChunks(steps(read, columnEncoderFor(ctx), ctx), cursorFor(read));
+    yield* columnChunks(steps(read, { block: columnEncoderFor(ctx) }, ctx), cursorFor(read));
   }
 
   return {

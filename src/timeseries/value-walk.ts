@@ -2,7 +2,7 @@
 // many, JSON or columns: series in request order, each block of the range in
 // time order, until the page's bounds (D26, D35). What a block's rows become
 // is the encoder's business; the walk only counts them.
-import { blocksOf, type BlockStore } from "./blocks/block-store.js";
+import { blockBatchesOf, blocksOf, firstBatch, type BlockStore, type StoredBlock } from "./blocks/block-store.js";
 import type { Taken } from "./blocks/native.js";
 import type { ResumePoint } from "./value-cursor.js";
 
@@ -12,6 +12,33 @@ export interface Encoded<T> extends Taken {
 }
 
 export type BlockEncoder<T> = (payload: Uint8Array, from: number, to: number, maxRows: number, first: boolean) => Encoded<T>;
+
+/**
+ * An encoder of a group of blocks at once, off the event loop: the walk starts
+ * a group's work while the answer of the group before is being sent, so that
+ * encoding and the socket's copying overlap on two cores (D64's Arrow answer).
+ */
+export interface GroupEncoder<T> {
+  /** The most bytes a block of `rows` rows of the series may take. */
+  bound(series: WalkSeries, rows: number): number;
+  /** The blocks' rows of [from, to], at most maxRows in all, in `bytes` at most (the sum of their bounds). */
+  encode(blocks: readonly StoredBlock[], from: number, to: number, maxRows: number, bytes: number): Promise<Encoded<T>>;
+}
+
+/** An answer's encoders: every format's per block, and a format's group one when it has one. */
+export interface Encoders<T> {
+  block: BlockEncoder<T>;
+  group?: GroupEncoder<T>;
+}
+
+/**
+ * Answer bytes a group of blocks may make at most: about four W1 blocks of
+ * Arrow. Two groups are in the works at a time (one sent, one written), so
+ * this bounds what a read holds (D28) besides the transport's lead.
+ */
+const GROUP_BYTES = Number(process.env.MERIDIAN_GROUP_BYTES ?? 1 << 20);
+/** Groups in the works at once: the one handed on, and the next. */
+const IN_WORKS = 2;
 
 export interface WalkSeries {
   id: string;
@@ -32,6 +59,13 @@ export interface WalkPlan {
   start: ResumePoint;
 }
 
+/** How one series' walk ended: the rows it took, the last one's timestamp, and whether rows of its range were left for the next page. */
+interface SeriesEnd {
+  taken: number;
+  last: number;
+  cut: boolean;
+}
+
 export type WalkStep<T> =
   { kind: "begin"; series: WalkSeries } | { kind: "rows"; out: T; rows: number } | { kind: "end"; series: WalkSeries };
 
@@ -39,7 +73,7 @@ export type WalkStep<T> =
 export async function* walkValues<T>(
   store: BlockStore,
   plan: WalkPlan,
-  encode: BlockEncoder<T>,
+  encoders: Encoders<T>,
 ): AsyncGenerator<WalkStep<T>, ResumePoint | undefined> {
   const { series, to } = plan;
   let budget = plan.limit;
@@ -51,25 +85,110 @@ export async function* walkValues<T>(
     const from = after !== null ? after + 1 : plan.from;
     yield { kind: "begin", series: s };
     entries++;
-    let first = true;
-    let last = 0;
-    let cut = false;
-    for await (const block of blocksOf(store, s.sid, from, to, budget)) {
-      const e = encode(block.payload, from, to, budget, first);
-      if (e.rows > 0) {
-        yield { kind: "rows", out: e.out, rows: e.rows };
-        first = false;
-        last = e.last;
-        budget -= e.rows;
-      }
-      if (budget === 0) {
-        cut = e.more || (last < to && (await store.startsWithin(s.sid, last + 1, to)));
-        break;
-      }
-    }
+    const end = encoders.group
+      ? yield* seriesByGroups(store, s, from, to, budget, encoders.group)
+      : yield* seriesByBlocks(store, s, from, to, budget, encoders.block);
+    budget -= end.taken;
     yield { kind: "end", series: s };
-    if (cut) return { index, after: last };
+    if (end.cut) return { index, after: end.last };
     if (budget === 0 && index + 1 < series.length) return { index: index + 1, after: null };
   }
   return undefined;
+}
+
+/** Whether rows of [from, to] are left after `last`, once a page's budget is spent on a block whose own rows ran out or not (`more`). */
+async function leftAfter(store: BlockStore, sid: number, last: number, to: number, more: boolean): Promise<boolean> {
+  return more || (last < to && (await store.startsWithin(sid, last + 1, to)));
+}
+
+/** One series' rows, a block at a time. */
+async function* seriesByBlocks<T>(
+  store: BlockStore,
+  s: WalkSeries,
+  from: number,
+  to: number,
+  budget: number,
+  encode: BlockEncoder<T>,
+): AsyncGenerator<WalkStep<T>, SeriesEnd> {
+  let taken = 0;
+  let last = 0;
+  for await (const block of blocksOf(store, s.sid, from, to, budget)) {
+    const e = encode(block.payload, from, to, budget - taken, taken === 0);
+    if (e.rows > 0) {
+      yield { kind: "rows", out: e.out, rows: e.rows };
+      last = e.last;
+      taken += e.rows;
+    }
+    if (taken === budget) return { taken, last, cut: await leftAfter(store, s.sid, last, to, e.more) };
+  }
+  return { taken, last, cut: false };
+}
+
+/**
+ * One series' rows, a group of blocks at a time, the next group's encoding
+ * started before the group before is handed on. A group is started early only
+ * when the stored rows of every group in the works fit the budget (a block
+ * gives at most its stored rows), so an early group never stops short of a
+ * page's end that an earlier group's fewer rows would have moved: the answer
+ * is the one a block at a time gives.
+ */
+async function* seriesByGroups<T>(
+  store: BlockStore,
+  s: WalkSeries,
+  from: number,
+  to: number,
+  budget: number,
+  encoder: GroupEncoder<T>,
+): AsyncGenerator<WalkStep<T>, SeriesEnd> {
+  let taken = 0;
+  let last = 0;
+  let cut = false;
+  const working: { job: Promise<Encoded<T>>; rows: number }[] = [];
+  let inWorks = 0; // stored rows of the groups in the works
+
+  // Hands on the oldest group's rows; true once the budget is spent (nothing else is in the works then: it would not have fitted).
+  async function* finish(): AsyncGenerator<WalkStep<T>, boolean> {
+    const oldest = working.shift();
+    if (!oldest) return false;
+    const { job, rows } = oldest;
+    inWorks -= rows;
+    const e = await job;
+    if (e.rows > 0) {
+      yield { kind: "rows", out: e.out, rows: e.rows };
+      last = e.last;
+      taken += e.rows;
+    }
+    if (taken < budget) return false;
+    cut = await leftAfter(store, s.sid, last, to, e.more);
+    return true;
+  }
+  // Starts a group: at once when it fits beside those in the works, else once they are handed on.
+  async function* launch(group: StoredBlock[], bytes: number): AsyncGenerator<WalkStep<T>, boolean> {
+    const rows = group.reduce((n, b) => n + b.rows, 0);
+    if (inWorks + rows > budget - taken) while (working.length > 0) if (yield* finish()) return true;
+    if (working.length === IN_WORKS) if (yield* finish()) return true;
+    const job = encoder.encode(group, from, to, budget - taken - inWorks, bytes);
+    job.catch(() => undefined); // awaited by finish(); a read given up before then must not leave it unhandled
+    working.push({ job, rows });
+    inWorks += rows;
+    return false;
+  }
+
+  let group: StoredBlock[] = [];
+  let bytes = 0;
+  for await (const batch of blockBatchesOf(store, s.sid, from, to, firstBatch(budget))) {
+    for (const block of batch) {
+      const b = encoder.bound(s, block.rows);
+      if (group.length > 0 && bytes + b > GROUP_BYTES) {
+        if (yield* launch(group, bytes)) return { taken, last, cut };
+        group = [];
+        bytes = 0;
+      }
+      group.push(block);
+      bytes += b;
+    }
+  }
+  if (group.length > 0 && (yield* launch(group, bytes))) return { taken, last, cut };
+  while (working.length > 0) if (yield* finish()) return { taken, last, cut };
+  return { taken, last, cut };
 }

@@ -94,7 +94,12 @@ export async function* blocksOf(
   to: number,
   rowsWanted = Infinity,
 ): AsyncGenerator<StoredBlock> {
-  for await (const found of blockBatchesOf(store, sid, from, to, Math.min(BATCH, Math.ceil(rowsWanted / BLOCK_ROWS) + 1))) yield* found;
+  for await (const found of blockBatchesOf(store, sid, from, to, firstBatch(rowsWanted))) yield* found;
+}
+
+/** The first batch's size for a reader that needs `rowsWanted` rows: enough blocks for them and one more. */
+export function firstBatch(rowsWanted: number): number {
+  return Math.min(BATCH, Math.ceil(rowsWanted / BLOCK_ROWS) + 1);
 }
 
 /** The same blocks a batch at a time (the first of `first` blocks, the rest of `size`), for a reader that takes several at once. */

@@ -1,8 +1,8 @@
-// What an answer format is (formats.ts lists them): an encoder the value walk
-// calls for each block's rows, and a framing of the walk's steps into the
+// What an answer format is (formats.ts lists them): encoders the value walk
+// calls for each block's rows (or a group of blocks'), and a framing of the walk's steps into the
 // answer's bytes.
 import type { ResumePoint } from "../value-cursor.js";
-import type { BlockEncoder, WalkSeries, WalkStep } from "../value-walk.js";
+import type { Encoders, WalkSeries, WalkStep } from "../value-walk.js";
 
 /** What the framing of an answer needs to know besides the steps. */
 export interface AnswerShape {
@@ -23,8 +23,8 @@ export interface AnswerFormat<T = unknown> {
   aliases?: readonly string[];
   /** The Content-Type of the answer. */
   contentType: string;
-  /** A fresh encoder for one read (it may keep state across that read's blocks, such as the size of its pooled buffers). */
-  encoder(): BlockEncoder<T>;
+  /** Fresh encoders for one read (they may keep state across that read's blocks, such as the size of their pooled buffers). */
+  encoders(): Encoders<T>;
   /** The answer's bytes, in pieces as the walk produces them. */
   frame(steps: AsyncGenerator<WalkStep<T>, ResumePoint | undefined>, shape: AnswerShape): AsyncGenerator<Uint8Array>;
 }

@@ -6,12 +6,12 @@ import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import { HttpBodySchema, type HttpBody } from "../../gen/google/api/httpbody_pb.js";
 import type { ResumePoint } from "../value-cursor.js";
-import type { BlockEncoder, WalkStep } from "../value-walk.js";
+import type { Encoders, WalkStep } from "../value-walk.js";
 import type { AnswerShape } from "./answer-format.js";
 import { answerFormatFor } from "./formats.js";
 
-/** The steps of a planned read with a given encoder. */
-export type StepsOf<P> = <T>(plan: P, encode: BlockEncoder<T>) => AsyncGenerator<WalkStep<T>, ResumePoint | undefined>;
+/** The steps of a planned read with given encoders. */
+export type StepsOf<P> = <T>(plan: P, encoders: Encoders<T>) => AsyncGenerator<WalkStep<T>, ResumePoint | undefined>;
 
 export async function* formattedAnswer<P>(
   ctx: HandlerContext,
@@ -22,7 +22,7 @@ export async function* formattedAnswer<P>(
   const format = answerFormatFor(ctx.requestHeader.get("accept"));
   ctx.responseHeader.set("vary", "accept"); // caches keep one answer per format
   const plan = await planning();
-  for await (const data of format.frame(steps(plan, format.encoder()), shapeOf(plan))) {
+  for await (const data of format.frame(steps(plan, format.encoders()), shapeOf(plan))) {
     yield create(HttpBodySchema, { contentType: format.contentType, data });
   }
 }

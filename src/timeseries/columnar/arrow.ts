@@ -9,9 +9,17 @@
 // (api-version 3) that is not the last ends its last stream with a record
 // batch of no rows whose message metadata holds `meridian:cursor`.
 import { DATA_TYPES } from "../value-rows.js";
-import type { WalkSeries } from "../value-walk.js";
+import type { GroupEncoder, WalkSeries } from "../value-walk.js";
 import type { AnswerFormat } from "./answer-format.js";
-import { ARROW_END_OF_STREAM, arrowBatchPooled, arrowEmptyBatch, arrowSchema, PooledWriter } from "./native-answers.js";
+import {
+  ARROW_END_OF_STREAM,
+  arrowBatchBound,
+  arrowBatchesPooled,
+  arrowBatchPooled,
+  arrowEmptyBatch,
+  arrowSchema,
+  PooledWriter,
+} from "./native-answers.js";
 
 export const ARROW_MEDIA_TYPE = "application/vnd.apache.arrow.stream";
 
@@ -33,14 +41,44 @@ function schemaOf(series: WalkSeries): Buffer {
   );
 }
 
+/** Blocks' record batches a group at a time, written off the event loop (the walk overlaps them with sending). */
+function arrowGroups(): GroupEncoder<Uint8Array> {
+  // A series' kinds, and a block's bound by its rows (blocks of a series are mostly full: one entry each).
+  const kinds = new WeakMap<WalkSeries, Uint8Array>();
+  const bounds = new Map<string, number>();
+  return {
+    bound(series, rows) {
+      let k = kinds.get(series);
+      if (!k) kinds.set(series, (k = Uint8Array.from(series.dataFields, (f) => DATA_TYPES[f.dataType])));
+      const key = `${k.join(",")}:${rows}`;
+      let b = bounds.get(key);
+      if (b === undefined) bounds.set(key, (b = arrowBatchBound(rows, k)));
+      return b;
+    },
+    async encode(blocks, from, to, maxRows, bytes) {
+      const r = await arrowBatchesPooled(
+        blocks.map((b) => b.payload),
+        from,
+        to,
+        maxRows,
+        bytes,
+      );
+      return { out: r.chunk, rows: r.rows, last: r.last, more: r.more };
+    },
+  };
+}
+
 export const arrowFormat: AnswerFormat<Uint8Array> = {
   mediaType: ARROW_MEDIA_TYPE,
   contentType: ARROW_MEDIA_TYPE,
-  encoder() {
+  encoders() {
     const pool = new PooledWriter();
-    return (payload, from, to, maxRows) => {
-      const r = arrowBatchPooled(pool, payload, from, to, maxRows);
-      return { out: r.chunk, rows: r.rows, last: r.last, more: r.more };
+    return {
+      block: (payload, from, to, maxRows) => {
+        const r = arrowBatchPooled(pool, payload, from, to, maxRows);
+        return { out: r.chunk, rows: r.rows, last: r.last, more: r.more };
+      },
+      group: arrowGroups(),
     };
   },
   async *frame(steps, shape) {

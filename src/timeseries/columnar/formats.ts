@@ -23,7 +23,7 @@ export const JSON_FORMAT: AnswerFormat<Uint8Array> = {
   mediaType: "application/json",
   aliases: ["text/plain"], // D7
   contentType: JSON_CONTENT_TYPE,
-  encoder: jsonPooledRows,
+  encoders: () => ({ block: jsonPooledRows() }),
   frame: (steps, shape) => jsonText(steps, shape, (at) => shape.cursorFor(at)),
 };
 

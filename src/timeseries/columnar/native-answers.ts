@@ -12,6 +12,8 @@ type IntoResult = Into | { need: number };
 interface AnswerAddon {
   blockJsonInto(bytes: Uint8Array, from: number, to: number, maxRows: number, first: boolean, out: Uint8Array): IntoResult;
   arrowBatchInto(bytes: Uint8Array, from: number, to: number, maxRows: number, out: Uint8Array): IntoResult;
+  arrowBatchesAsync(payloads: Uint8Array[], from: number, to: number, maxRows: number, out: Uint8Array): Promise<Into>;
+  arrowBatchBound(rows: number, kinds: Uint8Array): number;
   arrowSchema(names: string[], kinds: Uint8Array, metadata: [string, string][]): Buffer;
   arrowEmptyBatch(columns: number, metadata: [string, string][]): Buffer;
   arrowEndOfStream: Buffer;
@@ -61,6 +63,34 @@ export function blockJsonPooled(
 export function arrowBatchPooled(pool: PooledWriter, bytes: Uint8Array, from: number, to: number, maxRows: number): PooledRows {
   const max = rowBound("arrowBatchPooled", bytes, from, to, maxRows);
   return pool.write((out) => native.arrowBatchInto(bytes, from, to, max, out));
+}
+
+/**
+ * The blocks' rows of [from, to], at most maxRows in all, as their record batch messages back to
+ * back, written off the event loop (a thread of libuv's pool) into a pooled buffer of `bound`
+ * bytes, at least what arrowBatchBound() gives for their rows together.
+ */
+export async function arrowBatchesPooled(
+  payloads: Uint8Array[],
+  from: number,
+  to: number,
+  maxRows: number,
+  bound: number,
+): Promise<PooledRows> {
+  for (const p of payloads) rowBound("arrowBatchesPooled", p, from, to, maxRows);
+  const buffer = acquire(bound);
+  try {
+    const r = await native.arrowBatchesAsync(payloads, from, to, maxRows, buffer);
+    return { chunk: pooledChunk(buffer, r.written), rows: r.rows, last: r.last, more: r.more };
+  } catch (e) {
+    release(buffer); // the worker is done with it either way
+    throw e;
+  }
+}
+
+/** The most bytes a block of `rows` rows of these kinds takes as a record batch message. */
+export function arrowBatchBound(rows: number, kinds: Uint8Array): number {
+  return native.arrowBatchBound(rows, kinds);
 }
 
 /** A data field as the Arrow schema names and types it. */

@@ -180,6 +180,6 @@ async function* parquetBytes(
 export const parquetFormat: AnswerFormat<ParquetPart> = {
   mediaType: PARQUET_MEDIA_TYPE,
   contentType: PARQUET_MEDIA_TYPE,
-  encoder: parquetEncoder,
+  encoders: () => ({ block: parquetEncoder() }),
   frame: parquetFrame,
 };
