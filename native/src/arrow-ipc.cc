@@ -315,12 +315,18 @@ void ArrowBatchWriter::Write(uint8_t* out) const {
     std::memset(p, 0, Pad8(n) - n);
     p += Pad8(n) - n;
   };
-  // Timestamps: whole seconds as int64 milliseconds (exact: D24's range times 1000 fits).
+  // Timestamps: whole seconds as int64 milliseconds (exact: D24's range times 1000 fits). Evenly
+  // spaced ones as a running sum of integers, which vectorises where converting doubles does not.
   const double* ts = block_.timestamps();
-  auto* ms = reinterpret_cast<int64_t*>(p);
-  for (uint32_t i = begin; i < stop; i++) {
-    const int64_t v = static_cast<int64_t>(ts[i]) * 1000;
-    std::memcpy(ms + (i - begin), &v, 8);
+  if (block_.even() && h.rows > 1) {
+    const int64_t step = (static_cast<int64_t>(ts[1]) - static_cast<int64_t>(ts[0])) * 1000;
+    int64_t v = static_cast<int64_t>(ts[begin]) * 1000;
+    for (uint32_t i = 0; i < rows; i++, v += step) std::memcpy(p + size_t{i} * 8, &v, 8);
+  } else {
+    for (uint32_t i = begin; i < stop; i++) {
+      const int64_t v = static_cast<int64_t>(ts[i]) * 1000;
+      std::memcpy(p + size_t{i - begin} * 8, &v, 8);
+    }
   }
   p += size_t{rows} * 8;
   for (uint8_t c = 0; c < h.columns; c++) {

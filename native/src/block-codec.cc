@@ -399,11 +399,12 @@ BlockHeader ReadBlockHeaderUnchecked(const uint8_t* data, size_t size) {
   return h;
 }
 
-void DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& h, double* timestamps,
+bool DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& h, double* timestamps,
                  ColumnOut* columns) {
   Reader r(data, size - 4);
   r.Take(h.headerBytes);  // already read by ReadBlockHeader
-  if (!ReadTimestamps(r, h, timestamps)) {
+  const bool even = ReadTimestamps(r, h, timestamps);
+  if (!even) {
     RequireAscending(timestamps, h.rows);
     RequireD24(timestamps, h.rows);
   }
@@ -425,6 +426,7 @@ void DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& h, double*
     }
   }
   if (!r.AtEnd()) throw CorruptBlock("trailing bytes");
+  return even;
 }
 
 }  // namespace meridian

@@ -82,8 +82,9 @@ struct ColumnOut {
 };
 
 /** Decodes a block whose header ReadBlockHeader returned; throws CorruptBlock, also when its
- * timestamps do not ascend or leave D24. */
-void DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& header, double* timestamps,
+ * timestamps do not ascend or leave D24. True when the timestamps are evenly spaced (the first
+ * and the step say them all; a writer may compute them as integers). */
+bool DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& header, double* timestamps,
                  ColumnOut* columns);
 
 /**

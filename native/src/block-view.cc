@@ -24,7 +24,7 @@ BlockView::BlockView(const uint8_t* data, size_t size)
     cols_[c].values = s.values.data() + static_cast<size_t>(c) * rows;
     cols_[c].missing = s.missing.data() + static_cast<size_t>(c) * rows;
   }
-  DecodeBlock(data, size, h_, s.timestamps.data(), cols_.data());
+  even_ = DecodeBlock(data, size, h_, s.timestamps.data(), cols_.data());
   ts_ = s.timestamps.data();
 }
 

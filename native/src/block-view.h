@@ -26,6 +26,8 @@ class BlockView {
 
   [[nodiscard]] const BlockHeader& header() const { return h_; }
   [[nodiscard]] const double* timestamps() const { return ts_; }
+  /** Whether the timestamps are evenly spaced: row i's is timestamps()[0] + i * the step. */
+  [[nodiscard]] bool even() const { return even_; }
   [[nodiscard]] const ColumnOut& column(uint8_t c) const { return cols_[c]; }
   [[nodiscard]] bool Missing(uint8_t c, uint32_t row) const {
     return cols_[c].anyMissing && cols_[c].missing[row];
@@ -42,6 +44,7 @@ class BlockView {
  private:
   BlockHeader h_;
   const double* ts_;
+  bool even_ = false;
   std::vector<ColumnOut> cols_;
 };
 

@@ -36,7 +36,7 @@ export interface Encoders<T> {
  * Arrow. Two groups are in the works at a time (one sent, one written), so
  * this bounds what a read holds (D28) besides the transport's lead.
  */
-const GROUP_BYTES = Number(process.env.MERIDIAN_GROUP_BYTES ?? 1 << 20);
+const GROUP_BYTES = 1 << 20;
 /** Groups in the works at once: the one handed on, and the next. */
 const IN_WORKS = 2;
 
