@@ -43,16 +43,14 @@ function schemaOf(series: WalkSeries): Buffer {
 
 /** Blocks' record batches a group at a time, written off the event loop (the walk overlaps them with sending). */
 function arrowGroups(): GroupEncoder<Uint8Array> {
-  // A series' kinds, and a block's bound by its rows (blocks of a series are mostly full: one entry each).
-  const kinds = new WeakMap<WalkSeries, Uint8Array>();
-  const bounds = new Map<string, number>();
+  // Per series, its kinds and its blocks' bounds by row count (a series' blocks are mostly full: one entry).
+  const bySeries = new WeakMap<WalkSeries, { kinds: Uint8Array; bounds: Map<number, number> }>();
   return {
     bound(series, rows) {
-      let k = kinds.get(series);
-      if (!k) kinds.set(series, (k = Uint8Array.from(series.dataFields, (f) => DATA_TYPES[f.dataType])));
-      const key = `${k.join(",")}:${rows}`;
-      let b = bounds.get(key);
-      if (b === undefined) bounds.set(key, (b = arrowBatchBound(rows, k)));
+      let s = bySeries.get(series);
+      if (!s) bySeries.set(series, (s = { kinds: Uint8Array.from(series.dataFields, (f) => DATA_TYPES[f.dataType]), bounds: new Map() }));
+      let b = s.bounds.get(rows);
+      if (b === undefined) s.bounds.set(rows, (b = arrowBatchBound(rows, s.kinds)));
       return b;
     },
     async encode(blocks, from, to, maxRows, bytes) {
