@@ -279,31 +279,98 @@ std::vector<uint8_t> ArrowEmptyBatch(uint8_t columns, const KeyValues& metadata)
   return Framed(BatchMetadata(0, nodes, buffers, 0, &metadata));
 }
 
+namespace {
+
+/** A record batch's nodes and buffers: `rows` rows, the timestamp then the columns, with the
+ * given nulls per column (a column with nulls has a validity bitmap); its body's size. */
+struct BatchLayout {
+  std::vector<std::pair<int64_t, int64_t>> nodes, buffers;
+  size_t body = 0;
+
+  BatchLayout(uint32_t rows, const FieldKind* kinds, uint8_t columns, const uint32_t* nulls)
+      : nodes(1 + columns), buffers(size_t{2} * (1 + columns)) {
+    const size_t bitmap = (rows + 7) / 8;
+    for (uint32_t c = 0; c <= columns; c++) {
+      nodes[c] = {rows, nulls[c]};
+      const size_t validity = nulls[c] > 0 ? bitmap : 0;
+      buffers[size_t{2} * c] = {static_cast<int64_t>(body), static_cast<int64_t>(validity)};
+      body += Pad8(validity);
+      const size_t values = size_t{rows} * (c == 0 ? 8 : ValueWidth(kinds[c - 1]));
+      buffers[size_t{2} * c + 1] = {static_cast<int64_t>(body), static_cast<int64_t>(values)};
+      body += Pad8(values);
+    }
+  }
+};
+
+/** Timestamps [begin, stop) as int64 milliseconds at p (exact: D24's range times 1000 fits); evenly
+ * spaced ones as a running sum of integers, which vectorises where converting doubles does not. */
+void PutMilliseconds(const BlockView& block, uint32_t begin, uint32_t stop, uint8_t* p) {
+  const double* ts = block.timestamps();
+  if (block.even() && block.header().rows > 1) {
+    const int64_t step = (static_cast<int64_t>(ts[1]) - static_cast<int64_t>(ts[0])) * 1000;
+    int64_t v = static_cast<int64_t>(ts[begin]) * 1000;
+    for (uint32_t i = 0; i < stop - begin; i++, v += step) std::memcpy(p + size_t{i} * 8, &v, 8);
+    return;
+  }
+  for (uint32_t i = begin; i < stop; i++) {
+    const int64_t v = static_cast<int64_t>(ts[i]) * 1000;
+    std::memcpy(p + size_t{i - begin} * 8, &v, 8);
+  }
+}
+
+enum class Whole { kWritten, kCut, kNulls };
+
+/**
+ * A whole block without nulls, its values decoded straight into their place in out (no copy
+ * through scratch space), its message's size in *size. A block cut by the range or by maxRows, or
+ * holding a null, is left to the general writer (which decodes it again). The bytes are the
+ * general writer's. Throws CorruptBlock.
+ */
+Whole WriteWholeBatch(const Payload& b, int64_t from, int64_t to, uint64_t maxRows, uint8_t* out,
+                      size_t capacity, Taken* taken, size_t* written) {
+  const BlockHeader h = ReadBlockHeader(b.data, b.size);
+  if (h.rows > maxRows) return Whole::kCut;
+  const std::vector<uint32_t> none(1 + h.columns, 0);
+  const BatchLayout layout(h.rows, h.kinds, h.columns, none.data());
+  const std::vector<uint8_t> metadata =
+      BatchMetadata(h.rows, layout.nodes, layout.buffers, layout.body, nullptr);
+  const size_t size = 8 + metadata.size() + layout.body;
+  // Too small: the general writer says so, after it has found whether the block decodes at all.
+  if (size > capacity) return Whole::kCut;
+  uint8_t* body = out + 8 + metadata.size();
+  std::vector<void*> dest(h.columns);
+  for (uint8_t c = 0; c < h.columns; c++)
+    dest[c] = body + layout.buffers[size_t{2} * (c + 1) + 1].first;
+  const BlockView block(b.data, b.size, h, dest.data());
+  const BlockView::Range range = block.Select(from, to, static_cast<uint32_t>(h.rows));
+  if (range.begin != 0 || range.stop != h.rows) return Whole::kCut;
+  for (uint8_t c = 0; c < h.columns; c++)
+    if (EachNull(block, c, 0, h.rows, [](uint32_t, bool) {}) > 0) return Whole::kNulls;
+  PutPrefix(metadata, out);
+  PutMilliseconds(block, 0, h.rows, body);
+  for (uint8_t c = 0; c <= h.columns;
+       c++) {  // zeros after each buffer up to the next multiple of 8
+    const auto& [at, length] = layout.buffers[size_t{2} * c + 1];
+    std::memset(body + at + length, 0, Pad8(length) - length);
+  }
+  *taken = range.taken;
+  *written = size;
+  return Whole::kWritten;
+}
+
+}  // namespace
+
 ArrowBatchWriter::ArrowBatchWriter(const uint8_t* data, size_t size, int64_t from, int64_t to,
                                    uint32_t maxRows)
     : block_(data, size), range_(block_.Select(from, to, maxRows)) {
   const BlockHeader& h = block_.header();
   const uint32_t begin = range_.begin, stop = range_.stop, rows = stop - begin;
   nulls_.assign(1 + h.columns, 0);
-  std::vector<std::pair<int64_t, int64_t>> nodes(1 + h.columns);
-  std::vector<std::pair<int64_t, int64_t>> buffers(size_t{2} * (1 + h.columns));
-  const size_t bitmap = (rows + 7) / 8;
-  size_t at = 0;
-  for (uint32_t c = 0; c <= h.columns; c++) {
-    const uint32_t nulls =
-        c == 0 ? 0
-               : EachNull(block_, static_cast<uint8_t>(c - 1), begin, stop, [](uint32_t, bool) {});
-    nulls_[c] = nulls;
-    nodes[c] = {rows, nulls};
-    const size_t validity = nulls > 0 ? bitmap : 0;
-    buffers[size_t{2} * c] = {static_cast<int64_t>(at), static_cast<int64_t>(validity)};
-    at += Pad8(validity);
-    const size_t values = size_t{rows} * (c == 0 ? 8 : ValueWidth(h.kinds[c - 1]));
-    buffers[size_t{2} * c + 1] = {static_cast<int64_t>(at), static_cast<int64_t>(values)};
-    at += Pad8(values);
-  }
-  body_ = at;
-  metadata_ = BatchMetadata(rows, nodes, buffers, body_, nullptr);
+  for (uint8_t c = 0; c < h.columns; c++)
+    nulls_[1 + c] = EachNull(block_, c, begin, stop, [](uint32_t, bool) {});
+  const BatchLayout layout(rows, h.kinds, h.columns, nulls_.data());
+  body_ = layout.body;
+  metadata_ = BatchMetadata(rows, layout.nodes, layout.buffers, body_, nullptr);
 }
 
 void ArrowBatchWriter::Write(uint8_t* out) const {
@@ -315,19 +382,7 @@ void ArrowBatchWriter::Write(uint8_t* out) const {
     std::memset(p, 0, Pad8(n) - n);
     p += Pad8(n) - n;
   };
-  // Timestamps: whole seconds as int64 milliseconds (exact: D24's range times 1000 fits). Evenly
-  // spaced ones as a running sum of integers, which vectorises where converting doubles does not.
-  const double* ts = block_.timestamps();
-  if (block_.even() && h.rows > 1) {
-    const int64_t step = (static_cast<int64_t>(ts[1]) - static_cast<int64_t>(ts[0])) * 1000;
-    int64_t v = static_cast<int64_t>(ts[begin]) * 1000;
-    for (uint32_t i = 0; i < rows; i++, v += step) std::memcpy(p + size_t{i} * 8, &v, 8);
-  } else {
-    for (uint32_t i = begin; i < stop; i++) {
-      const int64_t v = static_cast<int64_t>(ts[i]) * 1000;
-      std::memcpy(p + size_t{i - begin} * 8, &v, 8);
-    }
-  }
+  PutMilliseconds(block_, begin, stop, p);
   p += size_t{rows} * 8;
   for (uint8_t c = 0; c < h.columns; c++) {
     if (nulls_[1 + c] > 0) {
@@ -349,8 +404,24 @@ void ArrowBatchWriter::Write(uint8_t* out) const {
 GroupTaken WriteArrowBatches(const std::vector<Payload>& blocks, int64_t from, int64_t to,
                              uint64_t maxRows, uint8_t* out, size_t capacity) {
   GroupTaken g{0, 0, 0, false};
+  bool direct = true;  // until a block holds nulls (the blocks of a series are alike)
   for (const Payload& b : blocks) {
     const uint64_t left = maxRows - g.rows;
+    if (direct) {
+      Taken whole{};
+      size_t written = 0;
+      const Whole w = WriteWholeBatch(b, from, to, left, out + g.written, capacity - g.written,
+                                      &whole, &written);
+      if (w == Whole::kWritten) {
+        g.written += written;
+        g.rows += whole.rows;
+        g.last = whole.last;
+        g.more = whole.more;
+        if (g.rows == maxRows) break;
+        continue;
+      }
+      direct = w != Whole::kNulls;
+    }
     const ArrowBatchWriter writer(
         b.data, b.size, from, to,
         static_cast<uint32_t>(std::min<uint64_t>(left, std::numeric_limits<uint32_t>::max())));

@@ -13,15 +13,26 @@ struct Scratch {
 
 }  // namespace
 
-BlockView::BlockView(const uint8_t* data, size_t size)
+BlockView::BlockView(const uint8_t* data, size_t size, const BlockHeader& h, void* const* dest)
+    : h_(h), cols_(h_.columns) {
+  Decode(data, size, dest);
+}
+
+BlockView::BlockView(const uint8_t* data, size_t size, void* const* dest)
     : h_(ReadBlockHeader(data, size)), cols_(h_.columns) {
+  Decode(data, size, dest);
+}
+
+void BlockView::Decode(const uint8_t* data, size_t size, void* const* dest) {
   thread_local Scratch s;
   const uint32_t rows = h_.rows;
   s.timestamps.resize(rows);
   s.values.resize(static_cast<size_t>(rows) * h_.columns);
   s.missing.resize(static_cast<size_t>(rows) * h_.columns);
   for (uint8_t c = 0; c < h_.columns; c++) {
-    cols_[c].values = s.values.data() + static_cast<size_t>(c) * rows;
+    cols_[c].values = dest != nullptr
+                          ? dest[c]
+                          : static_cast<void*>(s.values.data() + static_cast<size_t>(c) * rows);
     cols_[c].missing = s.missing.data() + static_cast<size_t>(c) * rows;
   }
   even_ = DecodeBlock(data, size, h_, s.timestamps.data(), cols_.data());

@@ -22,7 +22,13 @@ struct Taken {
 class BlockView {
  public:
   /** Decodes a block; throws CorruptBlock. */
-  BlockView(const uint8_t* data, size_t size);
+  BlockView(const uint8_t* data, size_t size) : BlockView(data, size, nullptr) {}
+  /**
+   * Decodes a block whose header is `h` (read by ReadBlockHeader), each column's values into
+   * dest[c] (room for h.rows values of its kind) rather than this thread's scratch space, so a
+   * writer whose answer holds them as decoded need not copy them.
+   */
+  BlockView(const uint8_t* data, size_t size, const BlockHeader& h, void* const* dest);
 
   [[nodiscard]] const BlockHeader& header() const { return h_; }
   [[nodiscard]] const double* timestamps() const { return ts_; }
@@ -42,6 +48,9 @@ class BlockView {
   [[nodiscard]] Range Select(int64_t from, int64_t to, uint32_t maxRows) const;
 
  private:
+  BlockView(const uint8_t* data, size_t size, void* const* dest);
+  void Decode(const uint8_t* data, size_t size, void* const* dest);
+
   BlockHeader h_;
   const double* ts_;
   bool even_ = false;
