@@ -383,6 +383,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckArrowGroup(block, true, static_cast<int64_t>(d.ts[rows / 3]),
                   static_cast<int64_t>(d.ts[2 * rows / 3]), rows / 4,
                   2 * ArrowBatchBound(rows, kinds));
+  // The range exactly the block's (taken whole, its timestamps never materialised when evenly
+  // spaced), and one between rows (found by arithmetic there): the general writer's bytes.
+  CheckArrowGroup(block, true, static_cast<int64_t>(d.ts[0]), static_cast<int64_t>(d.ts[rows - 1]),
+                  UINT32_MAX, 2 * ArrowBatchBound(rows, kinds));
+  CheckArrowGroup(block, true, static_cast<int64_t>(d.ts[rows / 3]) + 1,
+                  static_cast<int64_t>(d.ts[2 * rows / 3]) - 1, UINT32_MAX,
+                  2 * ArrowBatchBound(rows, kinds));
   CheckChart(block, true, static_cast<int64_t>(d.ts[rows / 3]),
              static_cast<int64_t>(d.ts[2 * rows / 3]), 1 + rows % 7);
   const uint32_t middle = 2 * rows / 3 - rows / 3 + 1;

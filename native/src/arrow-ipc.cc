@@ -305,13 +305,13 @@ struct BatchLayout {
 /** Timestamps [begin, stop) as int64 milliseconds at p (exact: D24's range times 1000 fits); evenly
  * spaced ones as a running sum of integers, which vectorises where converting doubles does not. */
 void PutMilliseconds(const BlockView& block, uint32_t begin, uint32_t stop, uint8_t* p) {
-  const double* ts = block.timestamps();
-  if (block.even() && block.header().rows > 1) {
-    const int64_t step = (static_cast<int64_t>(ts[1]) - static_cast<int64_t>(ts[0])) * 1000;
-    int64_t v = static_cast<int64_t>(ts[begin]) * 1000;
+  if (block.step() != 0) {
+    const int64_t step = block.step() * 1000;
+    int64_t v = (block.header().first + block.step() * int64_t{begin}) * 1000;
     for (uint32_t i = 0; i < stop - begin; i++, v += step) std::memcpy(p + size_t{i} * 8, &v, 8);
     return;
   }
+  const double* ts = block.timestamps();
   for (uint32_t i = begin; i < stop; i++) {
     const int64_t v = static_cast<int64_t>(ts[i]) * 1000;
     std::memcpy(p + size_t{i - begin} * 8, &v, 8);

@@ -212,12 +212,12 @@ bool EvenInsideD24(const BlockHeader& h, int64_t step) {
          step <= (kMaxTimestamp - h.first) / static_cast<int64_t>(h.rows - 1);
 }
 
-/** Decodes the timestamps; returns true when they are known ascending and inside D24 already (the
- * even step), false when they need checking. */
-bool ReadTimestamps(Reader& r, const BlockHeader& h, double* out) {
+/** Decodes the timestamps; returns the step when they are evenly spaced and so known ascending and
+ * inside D24 already (then written to out only when `fillEven`), 0 when they need checking. */
+int64_t ReadTimestamps(Reader& r, const BlockHeader& h, double* out, bool fillEven) {
   uint32_t rows = h.rows;
   out[0] = static_cast<double>(h.first);
-  if (rows == 1) return false;
+  if (rows == 1) return 0;
   // Unsigned arithmetic: hostile steps wrap instead of overflowing.
   auto step = static_cast<uint64_t>(r.SVarint());
   uint64_t exceptions = r.Varint();
@@ -231,12 +231,13 @@ bool ReadTimestamps(Reader& r, const BlockHeader& h, double* out) {
     // and DecodeBlock's checks refuse them.
     if (EvenInsideD24(h, s)) {
       const auto first = static_cast<double>(h.first), ds = static_cast<double>(s);
-      for (uint32_t i = 1; i < rows; i++) out[i] = first + ds * static_cast<double>(i);
-      return true;
+      if (fillEven)
+        for (uint32_t i = 1; i < rows; i++) out[i] = first + ds * static_cast<double>(i);
+      return s;
     }
     for (uint32_t i = 1; i < rows; i++)
       out[i] = static_cast<double>(static_cast<int64_t>(t + step * i));
-    return false;
+    return 0;
   }
   uint64_t at = 0;
   uint64_t next = r.Varint();
@@ -251,7 +252,7 @@ bool ReadTimestamps(Reader& r, const BlockHeader& h, double* out) {
     out[i] = static_cast<double>(static_cast<int64_t>(t));
   }
   if (exceptions != 0) throw CorruptBlock("timestamp exception index");
-  return false;
+  return 0;
 }
 
 void ReadMissing(Reader& r, uint32_t rows, ColumnOut& col, MissingForm* form) {
@@ -399,12 +400,12 @@ BlockHeader ReadBlockHeaderUnchecked(const uint8_t* data, size_t size) {
   return h;
 }
 
-bool DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& h, double* timestamps,
-                 ColumnOut* columns) {
+int64_t DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& h, double* timestamps,
+                    ColumnOut* columns, bool fillEven) {
   Reader r(data, size - 4);
   r.Take(h.headerBytes);  // already read by ReadBlockHeader
-  const bool even = ReadTimestamps(r, h, timestamps);
-  if (!even) {
+  const int64_t even = ReadTimestamps(r, h, timestamps, fillEven);
+  if (even == 0) {
     RequireAscending(timestamps, h.rows);
     RequireD24(timestamps, h.rows);
   }
@@ -467,7 +468,7 @@ void ScanBlock::Locate(const uint8_t* data, size_t size, bool checked) {
   }
   if (!even_) {
     ts_.resize(rows);
-    if (!ReadTimestamps(r, h_, ts_.data())) {
+    if (ReadTimestamps(r, h_, ts_.data(), true) == 0) {
       RequireAscending(ts_.data(), rows);
       RequireD24(ts_.data(), rows);
     }

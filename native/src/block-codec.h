@@ -82,10 +82,11 @@ struct ColumnOut {
 };
 
 /** Decodes a block whose header ReadBlockHeader returned; throws CorruptBlock, also when its
- * timestamps do not ascend or leave D24. True when the timestamps are evenly spaced (the first
- * and the step say them all; a writer may compute them as integers). */
-bool DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& header, double* timestamps,
-                 ColumnOut* columns);
+ * timestamps do not ascend or leave D24. Returns their step when they are evenly spaced (the
+ * header's first and the step say them all: a writer may compute them as integers, and with
+ * fillEven false they are not written to `timestamps` at all), 0 when they are not. */
+int64_t DecodeBlock(const uint8_t* data, size_t size, const BlockHeader& header, double* timestamps,
+                    ColumnOut* columns, bool fillEven = true);
 
 /**
  * A block decoded for scanning its numeric columns and reading a few rows'

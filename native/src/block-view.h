@@ -26,14 +26,17 @@ class BlockView {
   /**
    * Decodes a block whose header is `h` (read by ReadBlockHeader), each column's values into
    * dest[c] (room for h.rows values of its kind) rather than this thread's scratch space, so a
-   * writer whose answer holds them as decoded need not copy them.
+   * writer whose answer holds them as decoded need not copy them; evenly spaced timestamps are
+   * kept as the first and the step, and timestamps() is then null (Select and the step serve).
    */
   BlockView(const uint8_t* data, size_t size, const BlockHeader& h, void* const* dest);
 
   [[nodiscard]] const BlockHeader& header() const { return h_; }
+  /** The rows' timestamps; null for a view made with dest whose timestamps are evenly spaced. */
   [[nodiscard]] const double* timestamps() const { return ts_; }
-  /** Whether the timestamps are evenly spaced: row i's is timestamps()[0] + i * the step. */
-  [[nodiscard]] bool even() const { return even_; }
+  /** When the timestamps are evenly spaced, the step (row i's is the header's first + i * step);
+   * 0 when they are not. */
+  [[nodiscard]] int64_t step() const { return step_; }
   [[nodiscard]] const ColumnOut& column(uint8_t c) const { return cols_[c]; }
   [[nodiscard]] bool Missing(uint8_t c, uint32_t row) const {
     return cols_[c].anyMissing && cols_[c].missing[row];
@@ -52,8 +55,8 @@ class BlockView {
   void Decode(const uint8_t* data, size_t size, void* const* dest);
 
   BlockHeader h_;
-  const double* ts_;
-  bool even_ = false;
+  const double* ts_ = nullptr;
+  int64_t step_ = 0;
   std::vector<ColumnOut> cols_;
 };
 
