@@ -50,17 +50,29 @@ for (let round = 1; round <= ROUNDS; round++) {
     const pid = server.process.pid;
     const headers = { "svc-open-api-key": s.key, "svc-service-id": "timeseries", "svc-project-id": "bench", "svc-dataset-id": s.datasetId };
     const series = new Map(s.series);
+    const values10M = `/api/ts/dataset/${s.datasetId}/timeseries/${series.get(10_000_000)}/values`;
     const cases = [
-      ["10M JSON whole range", `/api/ts/dataset/${s.datasetId}/timeseries/${series.get(10_000_000)}/values`, 5],
-      ["1M JSON whole range", `/api/ts/dataset/${s.datasetId}/timeseries/${series.get(1_000_000)}/values`, 10],
-      ["10M chart width 2000", `/api/ts/dataset/${s.datasetId}/timeseries/${series.get(10_000_000)}/values/chart?width=2000`, 20],
-      ["1M chart width 2000", `/api/ts/dataset/${s.datasetId}/timeseries/${series.get(1_000_000)}/values/chart?width=2000`, 20],
+      { name: "10M JSON whole range", path: values10M, n: 5 },
+      { name: "10M Arrow whole range", path: values10M, n: 5, extra: { accept: "application/vnd.apache.arrow.stream" } },
+      { name: "10M JSON whole range, zstd", path: values10M, n: 5, extra: { "accept-encoding": "zstd" } },
+      { name: "1M JSON whole range", path: `/api/ts/dataset/${s.datasetId}/timeseries/${series.get(1_000_000)}/values`, n: 10 },
+      {
+        name: "10M chart width 2000",
+        path: `/api/ts/dataset/${s.datasetId}/timeseries/${series.get(10_000_000)}/values/chart?width=2000`,
+        n: 20,
+      },
+      {
+        name: "1M chart width 2000",
+        path: `/api/ts/dataset/${s.datasetId}/timeseries/${series.get(1_000_000)}/values/chart?width=2000`,
+        n: 20,
+      },
     ];
-    for (const [name, path, n] of cases) {
-      curl(`${server.address}${path}`, headers); // warm-up
+    for (const { name, path, n, extra } of cases) {
+      const h = { ...headers, ...extra };
+      curl(`${server.address}${path}`, h); // warm-up
       const c0 = cpu(pid);
       const walls = [];
-      for (let i = 0; i < n; i++) walls.push(curl(`${server.address}${path}`, headers));
+      for (let i = 0; i < n; i++) walls.push(curl(`${server.address}${path}`, h));
       const perCpu = (cpu(pid) - c0) / n;
       walls.sort((a, b) => a - b);
       ((results[name] ??= {})[side] ??= []).push({ cpu: perCpu, wall: walls[walls.length >> 1] });

@@ -25,7 +25,7 @@ import type { Imports } from "../timeseries/import/staging.js";
 import { SqliteImports } from "../sqlite/import-staging.js";
 import { PostgresImports, discardAbandonedPgImports } from "../postgres/import-staging.js";
 import { startCheckpoints } from "../sqlite/checkpoint.js";
-import { neverWaitForLocks, openDatabase, type Db } from "../sqlite/database.js";
+import { boundPageCache, neverWaitForLocks, openDatabase, type Db } from "../sqlite/database.js";
 import { ChangeFeed } from "../postgres/changes.js";
 import { connectPostgres, displayUrl, isPostgresUrl, type Sql } from "../postgres/database.js";
 import { isTransientPgError } from "../postgres/errors.js";
@@ -99,6 +99,7 @@ function openSqlite(path: string): Backend {
     onLink: () => () => {}, // every write is seen: the file is read
     serving(logger) {
       neverWaitForLocks(db); // start-up may wait for an import's lock; serving never does (D51, sqlite/busy-retry.ts)
+      boundPageCache(db); // D28
       stopCheckpoints = startCheckpoints(db, { intervalMs: CHECKPOINT_MS, logger }).stop;
     },
     async close() {

@@ -43,6 +43,25 @@ export function neverWaitForLocks(db: Db): void {
   db.pragma("busy_timeout = 0");
 }
 
+/** The serving connection's page cache, in KiB (boundPageCache). */
+export const SERVING_PAGE_CACHE_KIB = 256;
+
+/**
+ * Bounds the serving connection's page cache to SERVING_PAGE_CACHE_KIB (D28:
+ * a read's memory does not grow with its range). better-sqlite3 builds SQLite
+ * with a cache of 16 MB a connection, which keeps every page a read touches
+ * until it is full: a value read touches one table page per block (a block's
+ * row begins there; the rest of its payload SQLite reads past the cache), so
+ * a 10M-row read left ~2.5 MiB more of them than a 1M-row read, and a longer
+ * read or a chart over a long series up to 16 MB. Pages beyond come from the
+ * operating system's file cache, a read() each: the same server CPU per value
+ * and chart read measured either way. The CLI's connections (imports) keep
+ * the larger cache: their memory is not a server's.
+ */
+export function boundPageCache(db: Db): void {
+  db.pragma(`cache_size = -${SERVING_PAGE_CACHE_KIB}`);
+}
+
 /** Applies the migrations above the file's user_version, each in its own transaction. */
 export function migrate(db: Db, migrations: readonly SqliteMigration[]): number {
   const current = db.pragma("user_version", { simple: true }) as number;

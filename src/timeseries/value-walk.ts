@@ -5,6 +5,7 @@
 import { blockBatchesOf, blocksOf, firstBatch, type BlockStore, type StoredBlock } from "./blocks/block-store.js";
 import type { Taken } from "./blocks/native.js";
 import type { ResumePoint } from "./value-cursor.js";
+import { freeNow } from "../runtime/garbage.js";
 
 /** What an encoder made of the rows of one block that lie in [from, to], at most maxRows of them. */
 export interface Encoded<T> extends Taken {
@@ -146,16 +147,18 @@ async function* seriesByGroups<T>(
   let taken = 0;
   let last = 0;
   let cut = false;
-  const working: { job: Promise<Encoded<T>>; rows: number }[] = [];
+  const working: { job: Promise<Encoded<T>>; rows: number; group: StoredBlock[] }[] = [];
   let inWorks = 0; // stored rows of the groups in the works
 
   // Hands on the oldest group's rows; true once the budget is spent (nothing else is in the works then: it would not have fitted).
   async function* finish(): AsyncGenerator<WalkStep<T>, boolean> {
     const oldest = working.shift();
     if (!oldest) return false;
-    const { job, rows } = oldest;
+    const { job, rows, group } = oldest;
     inWorks -= rows;
     const e = await job;
+    // The group's payloads, now that its job has settled (the addon's thread reads them until then): freed at once, as blocksOf frees a block's (D28).
+    for (const b of group) freeNow(b.payload);
     if (e.rows > 0) {
       yield { kind: "rows", out: e.out, rows: e.rows };
       last = e.last;
@@ -172,7 +175,7 @@ async function* seriesByGroups<T>(
     if (working.length === IN_WORKS) if (yield* finish()) return true;
     const job = encoder.encode(group, from, to, budget - taken - inWorks, bytes);
     job.catch(() => undefined); // awaited by finish(); a read given up before then must not leave it unhandled
-    working.push({ job, rows });
+    working.push({ job, rows, group });
     inWorks += rows;
     return false;
   }

@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import * as zlib from "node:zlib";
 import type { NodeRequest } from "../core/node-types.js";
 import { failure } from "../core/errors.js";
+import { freeNow } from "../runtime/garbage.js";
 
 export type Coding = "zstd" | "br" | "gzip";
 
@@ -83,6 +84,31 @@ export function compress(coding: Coding, data: Uint8Array): Promise<Buffer> {
 /** A compressing stream for a streamed answer. */
 export function compressor(coding: Coding): zlib.Gzip | zlib.BrotliCompress | zlib.ZstdCompress {
   return CODINGS[coding].stream();
+}
+
+/**
+ * Sends a compressor's output to `socket` as pipe() would (pausing while the
+ * socket is full), and frees each of zlib's output buffers once the socket
+ * has written the last of it (D28). zlib cuts the chunks it emits out of a
+ * buffer of CHUNK bytes of its own and takes a new one only once that one is
+ * full, so the chunk that ends at its buffer's end is the buffer's last; write
+ * callbacks come in order, so its callback means the buffer is done with.
+ * Why: those buffers are garbage that V8 frees only at a collection, and a
+ * compressed read writes them faster than collections come: at the peak of a
+ * 10M-row zstd JSON read 29 of them (7.25 MiB) were still allocated (heaptrack),
+ * against fewer for a 1M-row read, which has fewer to make.
+ */
+export function pipeFreeing(z: zlib.Gzip | zlib.BrotliCompress | zlib.ZstdCompress, socket: NodeJS.WritableStream): void {
+  z.on("data", (chunk: Buffer) => {
+    const whole = chunk.buffer;
+    const last = whole.byteLength === CHUNK && chunk.byteOffset + chunk.byteLength === CHUNK;
+    const more = socket.write(chunk, last ? (err?: Error | null) => err ?? freeNow(new Uint8Array(whole)) : undefined);
+    if (!more) {
+      z.pause();
+      socket.once("drain", () => z.resume());
+    }
+  });
+  z.once("end", () => socket.end());
 }
 
 /**

@@ -97,7 +97,8 @@ export async function storedRowsIn(backend: Backend, datasetId: string, seriesId
   const s = await backend.metadata.getSeries(datasetId, seriesId);
   if (!s) throw new Error(`no series ${seriesId}`);
   const blocks = [];
-  for await (const b of blocksOf(backend.blocks, s.sid, MIN_TIMESTAMP, MAX_TIMESTAMP)) blocks.push(b);
+  // A copy of each payload: the walk frees it once the next block is asked for (D28).
+  for await (const b of blocksOf(backend.blocks, s.sid, MIN_TIMESTAMP, MAX_TIMESTAMP)) blocks.push({ payload: Buffer.from(b.payload) });
   return rowsOfPayloads(blocks);
 }
 

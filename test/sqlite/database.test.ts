@@ -4,7 +4,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { migrate, openDatabase, schemaVersion } from "../../src/sqlite/database.js";
+import { SERVING_PAGE_CACHE_KIB, migrate, openDatabase, schemaVersion } from "../../src/sqlite/database.js";
+import { openBackend } from "../../src/app/backend.js";
+import { loadSettings } from "../../src/config/settings.js";
+import { createLogger } from "../../src/log/logger.js";
 import { MIGRATIONS } from "../../src/sqlite/schema.js";
 import { crc32c } from "../../src/timeseries/blocks/native.js";
 
@@ -28,6 +31,20 @@ describe("database", () => {
     expect(migrate(db, next)).toBe(1);
     expect(schemaVersion(db)).toBe(MIGRATIONS.length + 1);
     db.close();
+  });
+
+  it("D28 the serving SQLite connection caches at most 256 KiB of pages, so a long read leaves no more there than a short one; a CLI command keeps better-sqlite3's 16 MB", async () => {
+    const backend = await openBackend(loadSettings({ MERIDIAN_DB: join(dir, "serving.db") }));
+    try {
+      const db = backend.sqlite;
+      if (!db) throw new Error("no SQLite connection");
+      expect(db.pragma("cache_size", { simple: true })).toBe(-16000); // a CLI command's (an import)
+      backend.serving(createLogger("silent"));
+      expect(SERVING_PAGE_CACHE_KIB).toBe(256);
+      expect(db.pragma("cache_size", { simple: true })).toBe(-256);
+    } finally {
+      await backend.close();
+    }
   });
 
   it("refuses a database from a newer Meridian", () => {

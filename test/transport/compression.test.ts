@@ -7,6 +7,10 @@ import { request } from "node:http";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ReadValuesRequestSchema, ValuesChunkSchema } from "../../src/gen/meridian/timeseries/v1/time_series_pb.js";
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync, zstdCompressSync, zstdDecompressSync } from "node:zlib";
+import { randomBytes } from "node:crypto";
+import { Writable } from "node:stream";
+import { finished } from "node:stream/promises";
+import { compressor, pipeFreeing } from "../../src/transport/compression.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { envelope, envelopes } from "../helpers/envelopes.js";
 import { frameEnds } from "../helpers/frames.js";
@@ -111,6 +115,32 @@ describe("D44 response compression", () => {
       expect(r.headers["content-encoding"]).toBe(coding);
       expect(decode[coding](r.body).equals(plain.body)).toBe(true);
       expect(r.body.length).toBeLessThan(plain.body.length / 4);
+    },
+  );
+
+  it.each(["zstd", "gzip", "br"] as const)(
+    "D28 each of the %s compressor's output buffers is freed once the socket has written its last chunk, and the bytes arrive whole",
+    async (coding) => {
+      const input = randomBytes(3 << 20); // does not compress: about twelve of zlib's 256 KiB output buffers
+      const z = compressor(coding);
+      const copies: Buffer[] = [];
+      const chunks: Buffer[] = [];
+      const socket = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          copies.push(Buffer.from(chunk));
+          chunks.push(chunk);
+          setImmediate(done); // written later, as a socket does
+        },
+      });
+      pipeFreeing(z, socket);
+      for (let at = 0; at < input.length; at += 64 << 10) z.write(input.subarray(at, at + (64 << 10)));
+      z.end();
+      await finished(socket);
+      expect(decode[coding](Buffer.concat(copies)).equals(input)).toBe(true);
+      const buffers = new Set(chunks.map((c) => c.buffer));
+      expect(buffers.size).toBeGreaterThan(8);
+      // Every buffer but the last, which zlib never filled: freed (a detached buffer reads as empty).
+      expect([...buffers].filter((b) => b.byteLength === 0)).toHaveLength(buffers.size - 1);
     },
   );
 

@@ -20,7 +20,7 @@ import type { HttpBody } from "../../gen/google/api/httpbody_pb.js";
 import { codeName } from "../../core/reasons.js";
 import { failure, invalidField } from "../../core/errors.js";
 import { writeHead, type NodeRequest, type NodeResponse } from "../../core/node-types.js";
-import { codingFor, compress, compressor, MIN_COMPRESSED_BYTES, type Coding } from "../compression.js";
+import { codingFor, compress, compressor, MIN_COMPRESSED_BYTES, pipeFreeing, type Coding } from "../compression.js";
 import { closeIfBodyPending, readBody, sendJsonText, sendProblem, varyAlso } from "../http-io.js";
 import { JSON_CONTENT_TYPE, PARQUET_MEDIA_TYPE, isJsonMediaType } from "../../core/media-types.js";
 import { jsonInputError, rejectUnknownFields } from "../json-input.js";
@@ -333,7 +333,7 @@ export class Transcoder {
         };
       }
       const z = compressor(coding);
-      z.pipe(socket);
+      pipeFreeing(z, socket);
       // A lead of AHEAD bytes: the next chunk is made while one is compressed.
       const writer = new WriteAhead(z, () => res.destroyed, AHEAD);
       res.once("close", () => {

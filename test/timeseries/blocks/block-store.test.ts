@@ -86,7 +86,8 @@ function rowsOf(rows: Row[]) {
 
 async function allBlocks(store: BlockStore, sid: number) {
   const out = [];
-  for await (const b of blocksOf(store, sid, MIN_TIMESTAMP, MAX_TIMESTAMP)) out.push(b);
+  // A copy of each payload: the walk frees it once the next block is asked for (D28).
+  for await (const b of blocksOf(store, sid, MIN_TIMESTAMP, MAX_TIMESTAMP)) out.push({ ...b, payload: Buffer.from(b.payload) });
   return out;
 }
 
@@ -227,6 +228,32 @@ describe.each(backends)("D28 block store reads ($name)", (b) => {
         ),
         { numRuns: 200 },
       );
+    } finally {
+      await close();
+    }
+  });
+
+  it("D28 a walk frees each block's payload as soon as the reader asks for the next, without waiting for a collection", async () => {
+    // Values that do not compress, so that every payload is a buffer of its own (more than Node's 4 KB pooled ones).
+    const { sid, store, close } = await freshSeries(b);
+    try {
+      await store.upsert(
+        sid,
+        KINDS,
+        rowsOf(Array.from({ length: 5 * BLOCK_ROWS }, (_, i): Row => [i, Math.fround(Math.sin(i) * 1e6), i % 7])),
+      );
+      const expected = (await allBlocks(store, sid)).map((blk) => decodeBlock(blk.payload).timestamps.length);
+      const seen: Buffer[] = [];
+      const rows: number[] = [];
+      for await (const blk of blocksOf(store, sid, MIN_TIMESTAMP, MAX_TIMESTAMP)) {
+        expect(seen.every((p) => p.byteLength === 0)).toBe(true); // those before: freed
+        expect(blk.payload.byteLength).toBeGreaterThan(4096);
+        rows.push(decodeBlock(blk.payload).timestamps.length); // this one: whole while it is the reader's
+        seen.push(blk.payload);
+      }
+      expect(rows).toEqual(expected);
+      expect(seen).toHaveLength(5);
+      expect(seen.every((p) => p.byteLength === 0)).toBe(true);
     } finally {
       await close();
     }
