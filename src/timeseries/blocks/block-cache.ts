@@ -48,6 +48,8 @@ export class BlockCache implements ChartSource {
     private readonly maxBytes: number,
     /** Told of each hit, miss and eviction (the metrics, D43). */
     private readonly onEvent: (event: "hit" | "miss" | "eviction") => void = () => {},
+    /** Told the bytes held whenever they change (the metrics, D43). */
+    private readonly onBytes: (bytes: number) => void = () => {},
   ) {
     this.released = new ReleasedBytes(Math.max(maxBytes, 1));
     store.watchChanges((sid) => (sid === "*" ? this.dropAll() : this.drop(sid)));
@@ -175,12 +177,14 @@ export class BlockCache implements ChartSource {
       this.remove(k, victim);
       this.onEvent("eviction");
     }
+    this.onBytes(this.bytes);
   }
 
   private remove(key: string, e: Entry): void {
     this.entries.delete(key);
     this.bytes -= e.bytes;
     this.released.add(e.bytes);
+    this.onBytes(this.bytes);
   }
 
   /** A write to the series was heard: what is kept of it is stale. */
