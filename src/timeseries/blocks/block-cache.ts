@@ -15,7 +15,11 @@ import { segmentBlock } from "./native.js";
 /** What the cache needs of a block store. */
 export type ChartStore = Pick<BlockStore, "summaries" | "payloads" | "changeMark" | "watchChanges">;
 
-/** Index rows read per query when a series' index is not kept. */
+/**
+ * Index rows read per query when a series' index is not kept: the numbers of
+ * 4,096 (text, then an array) passed V8's 128 KB and waited in its
+ * large-object space for a full collection; those of 1,024 die young.
+ */
 const INDEX_BATCH = 1024;
 /** A series' index is kept only while it takes at most this part of the cache. */
 const INDEX_SHARE = 4;
@@ -50,6 +54,8 @@ export class BlockCache implements ChartSource {
     private readonly onEvent: (event: "hit" | "miss" | "eviction") => void = () => {},
     /** Told the bytes held whenever they change (the metrics, D43). */
     private readonly onBytes: (bytes: number) => void = () => {},
+    /** Index rows read per query (tests walk a series of a few blocks in several batches). */
+    private readonly indexBatch = INDEX_BATCH,
   ) {
     this.released = new ReleasedBytes(Math.max(maxBytes, 1));
     store.watchChanges((sid) => (sid === "*" ? this.dropAll() : this.drop(sid)));
@@ -142,10 +148,14 @@ export class BlockCache implements ChartSource {
   /** The index from the store a batch at a time. */
   private async *storeRuns(sid: number, from: number, to: number): AsyncGenerator<IndexRun> {
     while (from <= to) {
-      const index = await this.store.summaries(sid, from, to, INDEX_BATCH);
-      if (index.count > 0) yield { index, lo: 0, hi: index.count, release: () => freeIndex(index) };
-      if (index.count < INDEX_BATCH) return;
-      from = index.last[index.count - 1] + 1;
+      const index = await this.store.summaries(sid, from, to, this.indexBatch);
+      const { count } = index;
+      if (count === 0) return;
+      // Read before the run is handed out: whoever takes it may free it.
+      const next = index.last[count - 1] + 1;
+      yield { index, lo: 0, hi: count, release: () => freeIndex(index) };
+      if (count < this.indexBatch) return;
+      from = next;
     }
   }
 

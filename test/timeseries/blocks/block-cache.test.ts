@@ -339,6 +339,31 @@ describe("D28 what a chart reads for itself is freed at once (SQLite)", () => {
       await s.close();
     }
   });
+
+  it("D28 an index read in several batches, each freed as soon as its reader is done, still walks every block", async () => {
+    const s = await backends[0].open();
+    try {
+      const sid = await newSeries(s.meta);
+      const rows = rowsOf(120_000); // 8 blocks
+      await upsert(s.store, sid, rows);
+      const [from, to] = [rows[0][0], rows[rows.length - 1][0]];
+      const store = watched(s.store);
+      for (const bytes of [0, 64 << 20]) {
+        const cache = new BlockCache(store, bytes, undefined, undefined, 3);
+        let blocks = 0;
+        for await (const run of cache.runs(sid, from, to)) {
+          blocks += run.hi - run.lo;
+          run.release?.(); // at once, before the next run is asked for
+        }
+        expect(blocks).toBe(8);
+        for (const width of [1, 200])
+          expect(await chartRows(cache, sid, from, to, width)).toEqual(m4(rows, [true, false], from, to, width));
+      }
+      expect(freed(store.given)).toBe(store.given.length);
+    } finally {
+      await s.close();
+    }
+  });
 });
 
 /** Blocks of W1-like rows as the stores encode them, and one that does not decode. */
