@@ -5,7 +5,8 @@
 // 19 more times (widths 2,000 and 200 in turn); printed: its peak resident
 // memory growth after the first chart and after all 20, with the block cache
 // off (MERIDIAN_BLOCK_CACHE_MB=0) and at its default, and the median server
-// time (request log) of the charts after the first at each width.
+// time (request log) of the charts after the first at each width, and what the
+// block cache says it holds (meridian_block_cache_bytes).
 //   node bench/chart/memory.js [checkout ...]
 // Several checkouts (each built, `npm ci`) take turns over the same database,
 // so that their figures are measured in one run (BENCH_ROUNDS rounds, default 1).
@@ -61,6 +62,7 @@ for (let round = 1; round <= ROUNDS; round++) {
     const { startMeridian, serverTimes } = await import(join(root, "bench", "server.js"));
     for (const mb of CACHES) {
       process.env.MERIDIAN_BLOCK_CACHE_MB = mb;
+      process.env.MERIDIAN_METRICS = "public"; // /metrics on the API's port: the cache's own count
       const server = await startMeridian(dbPath);
       const times = serverTimes(server, "/values/chart");
       const pid = server.process.pid;
@@ -72,7 +74,16 @@ for (let round = 1; round <= ROUNDS; round++) {
       }
       await new Promise((r) => setTimeout(r, 200)); // the request log of the last chart
       at.last = memoryOf(pid);
-      const r = (results[`${root} cache ${mb} MB`] ??= { first: [], last: [], rss: [], ...Object.fromEntries(WIDTHS.map((w) => [w, []])) });
+      const metrics = await (await fetch(`${server.address}/metrics`)).text();
+      const cached = /^meridian_block_cache_bytes (\S+)$/m.exec(metrics)?.[1]; // none before the metric existed
+      const r = (results[`${root} cache ${mb} MB`] ??= {
+        first: [],
+        last: [],
+        rss: [],
+        cached: [],
+        ...Object.fromEntries(WIDTHS.map((w) => [w, []])),
+      });
+      if (cached !== undefined) r.cached.push(Number(cached) / 1048576);
       r.first.push(at.first.peak - before.peak);
       r.last.push(at.last.peak - before.peak);
       r.rss.push(at.last.rss - before.rss);
@@ -90,5 +101,6 @@ for (const [c, r] of Object.entries(results)) {
   emit(name, "server peak RSS growth, first chart", spread(r.first), "MiB");
   emit(name, `server peak RSS growth, ${CHARTS} charts`, spread(r.last), "MiB");
   emit(name, `server RSS growth after ${CHARTS} charts`, spread(r.rss), "MiB");
+  if (r.cached.length > 0) emit(name, "block cache held, its own count (meridian_block_cache_bytes)", spread(r.cached), "MiB");
   for (const w of WIDTHS) emit(name, `server time, width ${w} (charts 2..${CHARTS})`, spread(r[w]), "ms");
 }
