@@ -18,9 +18,11 @@ export type ChartStore = Pick<BlockStore, "summaries" | "payloads" | "changeMark
 /**
  * Index rows read per query when a series' index is not kept: the numbers of
  * 4,096 (text, then an array) passed V8's 128 KB and waited in its
- * large-object space for a full collection; those of 1,024 die young.
+ * large-object space for a full collection; those of 2,048 (about 70 KB) die
+ * young. Not fewer: a batch of payloads ends with its run of the index, so
+ * runs of 1,024 meant twice the payload queries and addon batches.
  */
-const INDEX_BATCH = 1024;
+const INDEX_BATCH = 2048;
 /** A series' index is kept only while it takes at most this part of the cache. */
 const INDEX_SHARE = 4;
 /** Bytes an entry costs beyond its buffers (objects, map slots), erring high. */
