@@ -195,6 +195,10 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
       cursors,
       onRows: metrics && ((n) => metrics.valueRows.inc(n)),
       blockCacheBytes: settings.blockCacheMb * 1024 * 1024,
+      onBlockCache: metrics && {
+        event: (event) => metrics.blockCache.inc({ event }),
+        bytes: (bytes) => metrics.blockCacheBytes.set(bytes),
+      },
     }),
   );
   addTimeSeriesJsonShapes(registry);

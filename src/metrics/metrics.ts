@@ -43,6 +43,17 @@ export class Metrics {
     labelNames: ["event"] as const,
     registers: [this.registry],
   });
+  readonly blockCache = new Counter({
+    name: "meridian_block_cache_events_total",
+    help: "Block cache hits, misses and evictions (charts' block indexes and payloads)",
+    labelNames: ["event"] as const,
+    registers: [this.registry],
+  });
+  readonly blockCacheBytes = new Gauge({
+    name: "meridian_block_cache_bytes",
+    help: "Bytes the block cache holds by its own count (payloads, their segments, indexes), at most MERIDIAN_BLOCK_CACHE_MB",
+    registers: [this.registry],
+  });
   readonly lockWaits = new Counter({
     name: "meridian_db_lock_waits_total",
     help: "Calls that found the SQLite database locked and were retried later",

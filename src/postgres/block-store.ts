@@ -12,8 +12,9 @@ import {
   planUpsert,
   type BlockStore,
   type BlockWrite,
+  blockIndexOf,
+  type BlockIndex,
   type StoredBlock,
-  type SummaryRow,
 } from "../timeseries/blocks/block-store.js";
 import { normalizeRows, type RowSet } from "../timeseries/blocks/row-set.js";
 import { BLOCKS_CHANGED, type ChangeFeed } from "./changes.js";
@@ -54,14 +55,18 @@ export class PostgresBlockStore implements BlockStore {
     });
   }
 
-  summaries(sid: number, from: number, to: number, limit: number): Promise<SummaryRow[]> {
+  /** One row for the whole batch, as on SQLite (sqlite/block-store.ts says why). */
+  async summaries(sid: number, from: number, to: number, limit: number): Promise<BlockIndex> {
     const { table, key } = this.where;
     const q = this.sql;
-    return q<SummaryRow[]>`
-      SELECT id AS rowid, first_ts, last_ts, summary FROM ${q(table)}
-       WHERE ${q(key)} = ${sid} AND first_ts <= ${to} AND last_ts >= ${from}
-         AND first_ts >= coalesce((SELECT first_ts FROM ${q(table)} WHERE ${q(key)} = ${sid} AND first_ts <= ${from} ORDER BY first_ts DESC LIMIT 1), ${from})
-       ORDER BY first_ts LIMIT ${Number.isFinite(limit) ? limit : null}`;
+    const [{ numbers, bytes }] = await q<{ numbers: string | null; bytes: Buffer | null }[]>`
+      SELECT string_agg(concat_ws(',', id, first_ts, last_ts, coalesce(length(summary), 0)), ',' ORDER BY first_ts) AS numbers,
+             string_agg(summary, ''::bytea ORDER BY first_ts) AS bytes
+        FROM (SELECT id, first_ts, last_ts, summary FROM ${q(table)}
+               WHERE ${q(key)} = ${sid} AND first_ts <= ${to} AND last_ts >= ${from}
+                 AND first_ts >= coalesce((SELECT first_ts FROM ${q(table)} WHERE ${q(key)} = ${sid} AND first_ts <= ${from} ORDER BY first_ts DESC LIMIT 1), ${from})
+               ORDER BY first_ts LIMIT ${Number.isFinite(limit) ? limit : null}) b`;
+    return blockIndexOf(numbers, bytes);
   }
 
   payloads(sid: number, rowids: readonly number[]): Promise<{ rowid: number; first_ts: number; payload: Buffer }[]> {

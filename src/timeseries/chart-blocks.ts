@@ -7,29 +7,22 @@
 // only where a bucket edge or an end of the range falls (SEGMENT_ROWS rows
 // about it, native/src/block-segments.h): at width 2,000 a bucket of a 10M-row
 // series is smaller than a block, and every block is cut.
-import type { SummaryRow } from "./blocks/block-store.js";
+import type { BlockIndex } from "./blocks/block-store.js";
 import { Chart } from "./blocks/native.js";
-
-/**
- * Blocks of a series in time order, without payloads: block i is
- * first[i]..last[i], stored as rowid[i], its summary the bytes
- * summaries[offsets[i]..offsets[i + 1]] (none when empty: a block not yet
- * summarised is decoded).
- */
-export interface BlockIndex {
-  count: number;
-  first: Float64Array;
-  last: Float64Array;
-  rowid: Float64Array;
-  summaries: Buffer;
-  offsets: Uint32Array;
-}
 
 /** A run of an index's blocks, [lo, hi). */
 export interface IndexRun {
   index: BlockIndex;
   lo: number;
   hi: number;
+  /** Frees the index now, once the chart is done with it; none for an index the source keeps. */
+  release?: () => void;
+}
+
+/** Payloads for a chart, and how to free those only it holds once it is done with them. */
+export interface PayloadBatch {
+  payloads: Buffer[];
+  release: () => void;
 }
 
 /** Where a chart finds its blocks: the index of a range a run at a time, and the payloads of the blocks it decodes. */
@@ -41,33 +34,11 @@ export interface ChartSource {
    * as such. Where `segments` is given, sets segments[i] to block i's
    * segments (segmentBlock, SEGMENT_ROWS) when the source keeps them.
    */
-  payloads(sid: number, rowids: number[], firsts: number[], segments?: (Buffer | undefined)[]): Promise<Buffer[]>;
+  payloads(sid: number, rowids: number[], firsts: number[], segments?: (Buffer | undefined)[]): Promise<PayloadBatch>;
 }
 
 /** A block the index named was replaced by a write meanwhile: the chart is read again. */
 export class BlocksMoved extends Error {}
-
-/** An index of rows in time order. */
-export function indexOf(rows: readonly SummaryRow[]): BlockIndex {
-  const count = rows.length;
-  const index: BlockIndex = {
-    count,
-    first: new Float64Array(count),
-    last: new Float64Array(count),
-    rowid: new Float64Array(count),
-    summaries: Buffer.concat(rows.flatMap((r) => (r.summary ? [r.summary] : []))),
-    offsets: new Uint32Array(count + 1),
-  };
-  let at = 0;
-  rows.forEach((r, i) => {
-    index.first[i] = r.first_ts;
-    index.last[i] = r.last_ts;
-    index.rowid[i] = r.rowid;
-    at += r.summary?.length ?? 0;
-    index.offsets[i + 1] = at;
-  });
-  return index;
-}
 
 /** Indexes of consecutive runs of blocks as one. */
 export function joinIndexes(parts: readonly BlockIndex[]): BlockIndex {
@@ -137,7 +108,12 @@ export async function chartOf(
   }
 }
 
-/** The source's batches are read as the addon works on the ones before. */
+/**
+ * The source's batches are read as the addon works on the ones before; what
+ * a batch read for the chart alone is freed as soon as the addon is done with
+ * it (its next add() or finish()), so that a chart holds about two batches,
+ * not all it read (runtime/garbage.ts freeNow).
+ */
 async function chartOnce(
   source: ChartSource,
   sid: number,
@@ -147,7 +123,13 @@ async function chartOnce(
   signal: AbortSignal,
 ): Promise<Buffer[]> {
   const chart = new Chart(from, to, width);
-  for await (const { index, lo, hi } of source.runs(sid, from, to)) {
+  /** Frees what the addon holds until its next add() or finish(). */
+  let held: (() => void)[] = [];
+  const done = () => {
+    for (const release of held) release();
+    held = [];
+  };
+  for await (const { index, lo, hi, release } of source.runs(sid, from, to)) {
     for (let i = lo; i < hi;) {
       const order: number[] = [];
       const cut: number[] = [];
@@ -163,11 +145,16 @@ async function chartOnce(
         }
       }
       const segments: (Buffer | undefined)[] = [];
-      const payloads = cut.length > 0 ? await source.payloads(sid, cut, firsts, segments) : [];
+      const batch = cut.length > 0 ? await source.payloads(sid, cut, firsts, segments) : { payloads: [], release: () => {} };
       signal.throwIfAborted(); // D28: a client that goes away stops the work, also before the first row
-      segments.length = payloads.length;
-      chart.add(payloads, index.summaries, Int32Array.from(order), segments);
+      segments.length = batch.payloads.length;
+      chart.add(batch.payloads, index.summaries, Int32Array.from(order), segments);
+      done();
+      held.push(batch.release);
     }
+    if (release) held.push(release);
   }
-  return chart.finish();
+  const rows = chart.finish();
+  done();
+  return rows;
 }

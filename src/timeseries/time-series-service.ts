@@ -37,6 +37,8 @@ export interface TimeSeriesDeps {
   onRows?: (rows: number) => void;
   /** Memory for hot blocks and their summaries (MERIDIAN_BLOCK_CACHE_MB; 0 keeps none). */
   blockCacheBytes?: number;
+  /** Told of the block cache's hits, misses and evictions, and of the bytes it holds (the metrics, D43). */
+  onBlockCache?: { event: (event: "hit" | "miss" | "eviction") => void; bytes: (bytes: number) => void };
 }
 
 /** MERIDIAN_BLOCK_CACHE_MB's default, for callers without settings. */
@@ -50,8 +52,9 @@ export function timeSeriesService({
   cursors,
   onRows,
   blockCacheBytes = BLOCK_CACHE_BYTES,
+  onBlockCache,
 }: TimeSeriesDeps): ServiceImpl<typeof TimeSeriesService> {
-  const charts = new BlockCache(blocks, blockCacheBytes);
+  const charts = new BlockCache(blocks, blockCacheBytes, onBlockCache?.event, onBlockCache?.bytes);
   /** The dataset of the path, checked against D14; another project's is a 404. */
   const datasetFor = async (ctx: HandlerContext, access: "read" | "write", datasetId: string): Promise<DatasetRecord> => {
     const project = authorize(ctx, access, datasetId);

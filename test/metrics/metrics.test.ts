@@ -40,7 +40,7 @@ describe("D43 metrics", () => {
   });
   afterAll(() => server.close());
 
-  it("D43 requests by method, protocol and code, latency histograms, rows and bytes streamed, cache events, and Node's own metrics", async () => {
+  it("D43 requests by method, protocol and code, latency histograms, rows and bytes streamed, cache events and the block cache's bytes, and Node's own metrics", async () => {
     const key = await server.key({ roles: ["BackOffice"], scopes: ["platform_iam_featurestatus_readwrite"] });
     const h = { "svc-open-api-key": key, "content-type": "application/json" };
     expect(
@@ -91,8 +91,14 @@ describe("D43 metrics", () => {
     }
     // A path no route knows is counted under one label, never its own.
     await fetch(`${server.url}/random/${Math.random()}`);
+    for (let i = 0; i < 2; i++)
+      expect((await ts.call("GET", `/api/ts/dataset/${d}/timeseries/${s}/values/chart?width=50`)).status).toBe(200);
     const after = await scrape(`${server.url}/metrics`);
     expect(JSON.stringify([...after.values()])).not.toContain("/random/");
+    // The second chart came from the block cache, which counts what it holds.
+    expect(Number(sample(after, "meridian_block_cache_events_total", { event: "hit" })?.value)).toBeGreaterThanOrEqual(1);
+    expect(sample(after, "meridian_block_cache_events_total", { event: "miss" })).toBeDefined();
+    expect(Number(after.get("meridian_block_cache_bytes")?.metrics[0].value)).toBeGreaterThan(0);
   });
 
   it("D59 every outcome on every protocol is labelled by its gRPC code name, the HTTP status apart", async () => {

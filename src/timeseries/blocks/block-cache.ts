@@ -6,17 +6,23 @@
 // it: this process's writes at once, another process's or replica's as the
 // store hears of them (SQLite's data_version, PostgreSQL's change feed); while
 // the store cannot tell (the feed is down), every read goes to the database.
-import { ReleasedBytes } from "../../runtime/garbage.js";
-import { BlocksMoved, SEGMENT_ROWS, indexOf, joinIndexes, type BlockIndex, type ChartSource, type IndexRun } from "../chart-blocks.js";
+import { ReleasedBytes, freeNow } from "../../runtime/garbage.js";
+import { BlocksMoved, SEGMENT_ROWS, joinIndexes, type ChartSource, type IndexRun, type PayloadBatch } from "../chart-blocks.js";
 import { MAX_TIMESTAMP, MIN_TIMESTAMP } from "./block-codec.js";
-import type { BlockStore, SummaryRow } from "./block-store.js";
+import type { BlockIndex, BlockStore } from "./block-store.js";
 import { segmentBlock } from "./native.js";
 
 /** What the cache needs of a block store. */
 export type ChartStore = Pick<BlockStore, "summaries" | "payloads" | "changeMark" | "watchChanges">;
 
-/** Index rows read per query when a series' index is not kept. */
-const INDEX_BATCH = 4096;
+/**
+ * Index rows read per query when a series' index is not kept: the numbers of
+ * 4,096 (text, then an array) passed V8's 128 KB and waited in its
+ * large-object space for a full collection; those of 2,048 (about 70 KB) die
+ * young. Not fewer: a batch of payloads ends with its run of the index, so
+ * runs of 1,024 meant twice the payload queries and addon batches.
+ */
+const INDEX_BATCH = 2048;
 /** A series' index is kept only while it takes at most this part of the cache. */
 const INDEX_SHARE = 4;
 /** Bytes an entry costs beyond its buffers (objects, map slots), erring high. */
@@ -48,6 +54,10 @@ export class BlockCache implements ChartSource {
     private readonly maxBytes: number,
     /** Told of each hit, miss and eviction (the metrics, D43). */
     private readonly onEvent: (event: "hit" | "miss" | "eviction") => void = () => {},
+    /** Told the bytes held whenever they change (the metrics, D43). */
+    private readonly onBytes: (bytes: number) => void = () => {},
+    /** Index rows read per query (tests walk a series of a few blocks in several batches). */
+    private readonly indexBatch = INDEX_BATCH,
   ) {
     this.released = new ReleasedBytes(Math.max(maxBytes, 1));
     store.watchChanges((sid) => (sid === "*" ? this.dropAll() : this.drop(sid)));
@@ -82,7 +92,8 @@ export class BlockCache implements ChartSource {
     if (lo < hi) yield { index, lo, hi };
   }
 
-  async payloads(sid: number, rowids: number[], firsts: number[], segments?: (Buffer | undefined)[]): Promise<Buffer[]> {
+  /** The store's payloads not kept here are the chart's alone: the batch frees them when the chart is done. */
+  async payloads(sid: number, rowids: number[], firsts: number[], segments?: (Buffer | undefined)[]): Promise<PayloadBatch> {
     const use = this.usable();
     const generation = this.generation(sid);
     const out: (Buffer | undefined)[] = rowids.map((rowid, i) => {
@@ -91,6 +102,7 @@ export class BlockCache implements ChartSource {
       return kept?.payload;
     });
     const missing = rowids.filter((_, i) => out[i] === undefined);
+    const read: Buffer[] = [];
     if (missing.length > 0) {
       const found = new Map((await this.store.payloads(sid, missing)).map((r) => [r.rowid, r]));
       rowids.forEach((rowid, i) => {
@@ -101,7 +113,10 @@ export class BlockCache implements ChartSource {
         const payload = block.payload;
         out[i] = payload;
         // A block's payload never changes under its rowid while its series' generation stands.
-        if (!use) return;
+        if (!use) {
+          read.push(payload);
+          return;
+        }
         const kept = segmentsOf(payload);
         if (segments !== undefined) segments[i] = kept;
         this.keep(`p${sid}:${rowid}`, {
@@ -113,7 +128,7 @@ export class BlockCache implements ChartSource {
         });
       });
     }
-    return out as Buffer[];
+    return { payloads: out as Buffer[], release: () => read.forEach(freeNow) };
   }
 
   /** The series' whole index, kept or read (and kept when small enough and no write came meanwhile). */
@@ -123,9 +138,10 @@ export class BlockCache implements ChartSource {
     if (hit !== undefined) return hit;
     const generation = this.generation(sid);
     // Read a batch at a time: a 1B-row series' 60,000 rows are never all objects at once.
-    const parts: BlockIndex[] = [];
-    for await (const run of this.storeRuns(sid, MIN_TIMESTAMP, MAX_TIMESTAMP)) parts.push(run.index);
-    const index = joinIndexes(parts);
+    const runs: IndexRun[] = [];
+    for await (const run of this.storeRuns(sid, MIN_TIMESTAMP, MAX_TIMESTAMP)) runs.push(run);
+    const index = joinIndexes(runs.map((r) => r.index));
+    for (const r of runs) r.release?.();
     const bytes = index.summaries.length + index.count * 24 + ENTRY_OVERHEAD;
     if (bytes <= this.maxBytes / INDEX_SHARE) this.keep(key, { sid, generation, bytes, index });
     return index;
@@ -134,10 +150,14 @@ export class BlockCache implements ChartSource {
   /** The index from the store a batch at a time. */
   private async *storeRuns(sid: number, from: number, to: number): AsyncGenerator<IndexRun> {
     while (from <= to) {
-      const rows: SummaryRow[] = await this.store.summaries(sid, from, to, INDEX_BATCH);
-      if (rows.length > 0) yield { index: indexOf(rows), lo: 0, hi: rows.length };
-      if (rows.length < INDEX_BATCH) return;
-      from = rows[rows.length - 1].last_ts + 1;
+      const index = await this.store.summaries(sid, from, to, this.indexBatch);
+      const { count } = index;
+      if (count === 0) return;
+      // Read before the run is handed out: whoever takes it may free it.
+      const next = index.last[count - 1] + 1;
+      yield { index, lo: 0, hi: count, release: () => freeIndex(index) };
+      if (count < this.indexBatch) return;
+      from = next;
     }
   }
 
@@ -169,12 +189,14 @@ export class BlockCache implements ChartSource {
       this.remove(k, victim);
       this.onEvent("eviction");
     }
+    this.onBytes(this.bytes);
   }
 
   private remove(key: string, e: Entry): void {
     this.entries.delete(key);
     this.bytes -= e.bytes;
     this.released.add(e.bytes);
+    this.onBytes(this.bytes);
   }
 
   /** A write to the series was heard: what is kept of it is stale. */
@@ -190,6 +212,12 @@ export class BlockCache implements ChartSource {
     this.generations.clear();
     for (const [k, e] of this.entries) this.remove(k, e);
   }
+}
+
+/** Frees an index read for one chart (its buffers are the reader's alone). */
+function freeIndex(index: BlockIndex): void {
+  for (const bytes of [index.first, index.last, index.rowid, index.summaries, index.offsets])
+    freeNow(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 }
 
 /** A payload's segments, or none for one that does not decode (a chart decodes it whole, and refuses it there). */

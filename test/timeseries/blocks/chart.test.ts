@@ -6,8 +6,8 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { FieldKind, decodeBlock, encodeBlock, valuesArray, type Block } from "../../../src/timeseries/blocks/block-codec.js";
 import { Chart, crc32c, segmentBlock, summarizeBlock } from "../../../src/timeseries/blocks/native.js";
-import { chartOf, indexOf, joinIndexes, summaryServes, type ChartSource } from "../../../src/timeseries/chart-blocks.js";
-import { summaryOfStored } from "../../../src/timeseries/blocks/block-store.js";
+import { chartOf, joinIndexes, summaryServes, type ChartSource } from "../../../src/timeseries/chart-blocks.js";
+import { blockIndexOf, summaryOfStored, type BlockIndex } from "../../../src/timeseries/blocks/block-store.js";
 import { m4, type M4Row } from "../../helpers/m4.js";
 import { withChecksum } from "../../helpers/blocks.js";
 
@@ -106,6 +106,12 @@ function chart(payloads: Buffer[], batches: number[], from: number, to: number, 
 
 const numeric = (s: Series) => s.kinds.map((k) => k !== FieldKind.Flag);
 
+/** Blocks as a store's index query gives them (blockIndexOf): their numbers as text, their summaries one after another. */
+function indexOf(rows: { rowid: number; first_ts: number; last_ts: number; summary: Buffer | null }[]): BlockIndex {
+  const numbers = rows.map((r) => `${r.rowid},${r.first_ts},${r.last_ts},${r.summary?.length ?? 0}`).join(",");
+  return blockIndexOf(numbers || null, rows.length > 0 ? Buffer.concat(rows.flatMap((r) => (r.summary ? [r.summary] : []))) : null);
+}
+
 /** Blocks held in memory as a store holds them (D65): an index with each block's summary, given in runs of the sizes asked. */
 function memorySource(payloads: Buffer[], runs: number[], summarised = (_i: number) => true): ChartSource & { decoded: number } {
   const rows = payloads.map((p, i) => {
@@ -130,7 +136,7 @@ function memorySource(payloads: Buffer[], runs: number[], summarised = (_i: numb
     },
     async payloads(_sid: number, rowids: number[], _firsts: number[]) {
       source.decoded += rowids.length;
-      return rowids.map((i) => payloads[i]);
+      return { payloads: rowids.map((i) => payloads[i]), release: () => {} };
     },
   };
   return source;
@@ -142,7 +148,7 @@ function segmentedSource(payloads: Buffer[], runs: number[], segmentRows: number
   const payloadsOf = source.payloads.bind(source);
   source.payloads = async (sid, rowids, firsts, segments) => {
     const out = await payloadsOf(sid, rowids, firsts);
-    if (segments !== undefined) out.forEach((p, i) => (segments[i] = segmentBlock(p, segmentRows)));
+    if (segments !== undefined) out.payloads.forEach((p, i) => (segments[i] = segmentBlock(p, segmentRows)));
     return out;
   };
   return source;
