@@ -100,9 +100,37 @@ export async function* walkValues<T>(
   return undefined;
 }
 
-/** Whether rows of [from, to] are left after `last`, once a page's budget is spent on a block whose own rows ran out or not (`more`). */
-async function leftAfter(store: BlockStore, sid: number, last: number, to: number, more: boolean): Promise<boolean> {
-  return more || (last < to && (await store.startsWithin(sid, last + 1, to)));
+/** A series' walk so far, block by block or group by group: the rows handed on against the page's budget. */
+class Taking {
+  taken = 0;
+  last = 0;
+
+  constructor(
+    private readonly store: BlockStore,
+    private readonly sid: number,
+    private readonly to: number,
+    private readonly budget: number,
+  ) {}
+
+  /** Hands on what an encoder made, if it holds rows. */
+  *handOn<T>(e: Encoded<T>): Generator<WalkStep<T>> {
+    if (e.rows === 0) return;
+    yield { kind: "rows", out: e.out, rows: e.rows };
+    this.last = e.last;
+    this.taken += e.rows;
+  }
+
+  /** How the series ended, once the budget is spent (on a part whose own rows ran out or not, `more`); undefined while it is not. */
+  async spent(more: boolean): Promise<SeriesEnd | undefined> {
+    if (this.taken < this.budget) return undefined;
+    const cut = more || (this.last < this.to && (await this.store.startsWithin(this.sid, this.last + 1, this.to)));
+    return { taken: this.taken, last: this.last, cut };
+  }
+
+  /** How the series ended with its rows all taken. */
+  done(): SeriesEnd {
+    return { taken: this.taken, last: this.last, cut: false };
+  }
 }
 
 /** One series' rows, a block at a time. */
@@ -114,18 +142,14 @@ async function* seriesByBlocks<T>(
   budget: number,
   encode: BlockEncoder<T>,
 ): AsyncGenerator<WalkStep<T>, SeriesEnd> {
-  let taken = 0;
-  let last = 0;
+  const t = new Taking(store, s.sid, to, budget);
   for await (const block of blocksOf(store, s.sid, from, to, budget)) {
-    const e = encode(block.payload, from, to, budget - taken, taken === 0);
-    if (e.rows > 0) {
-      yield { kind: "rows", out: e.out, rows: e.rows };
-      last = e.last;
-      taken += e.rows;
-    }
-    if (taken === budget) return { taken, last, cut: await leftAfter(store, s.sid, last, to, e.more) };
+    const e = encode(block.payload, from, to, budget - t.taken, t.taken === 0);
+    yield* t.handOn(e);
+    const end = await t.spent(e.more);
+    if (end) return end;
   }
-  return { taken, last, cut: false };
+  return t.done();
 }
 
 /**
@@ -144,9 +168,8 @@ async function* seriesByGroups<T>(
   budget: number,
   encoder: GroupEncoder<T>,
 ): AsyncGenerator<WalkStep<T>, SeriesEnd> {
-  let taken = 0;
-  let last = 0;
-  let cut = false;
+  const t = new Taking(store, s.sid, to, budget);
+  let end: SeriesEnd | undefined; // once the budget is spent
   const working: { job: Promise<Encoded<T>>; rows: number; group: StoredBlock[] }[] = [];
   let inWorks = 0; // stored rows of the groups in the works
 
@@ -159,21 +182,16 @@ async function* seriesByGroups<T>(
     const e = await job;
     // The group's payloads, now that its job has settled (the addon's thread reads them until then): freed at once, as blocksOf frees a block's (D28).
     for (const b of group) freeNow(b.payload);
-    if (e.rows > 0) {
-      yield { kind: "rows", out: e.out, rows: e.rows };
-      last = e.last;
-      taken += e.rows;
-    }
-    if (taken < budget) return false;
-    cut = await leftAfter(store, s.sid, last, to, e.more);
-    return true;
+    yield* t.handOn(e);
+    end = await t.spent(e.more);
+    return end !== undefined;
   }
   // Starts a group: at once when it fits beside those in the works, else once they are handed on.
   async function* launch(group: StoredBlock[], bytes: number): AsyncGenerator<WalkStep<T>, boolean> {
     const rows = group.reduce((n, b) => n + b.rows, 0);
-    if (inWorks + rows > budget - taken) while (working.length > 0) if (yield* finish()) return true;
+    if (inWorks + rows > budget - t.taken) while (working.length > 0) if (yield* finish()) return true;
     if (working.length === IN_WORKS) if (yield* finish()) return true;
-    const job = encoder.encode(group, from, to, budget - taken - inWorks, bytes);
+    const job = encoder.encode(group, from, to, budget - t.taken - inWorks, bytes);
     job.catch(() => undefined); // awaited by finish(); a read given up before then must not leave it unhandled
     working.push({ job, rows, group });
     inWorks += rows;
@@ -186,7 +204,7 @@ async function* seriesByGroups<T>(
     for (const block of batch) {
       const b = encoder.bound(s, block.rows);
       if (group.length > 0 && bytes + b > GROUP_BYTES) {
-        if (yield* launch(group, bytes)) return { taken, last, cut };
+        if (yield* launch(group, bytes)) return end ?? t.done();
         group = [];
         bytes = 0;
       }
@@ -194,7 +212,7 @@ async function* seriesByGroups<T>(
       bytes += b;
     }
   }
-  if (group.length > 0 && (yield* launch(group, bytes))) return { taken, last, cut };
-  while (working.length > 0) if (yield* finish()) return { taken, last, cut };
-  return { taken, last, cut };
+  if (group.length > 0 && (yield* launch(group, bytes))) return end ?? t.done();
+  while (working.length > 0) if (yield* finish()) return end ?? t.done();
+  return t.done();
 }
