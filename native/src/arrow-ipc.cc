@@ -329,7 +329,9 @@ enum class Whole { kWritten, kCut, kNulls };
 Whole WriteWholeBatch(const Payload& b, int64_t from, int64_t to, uint64_t maxRows, uint8_t* out,
                       size_t capacity, Taken* taken, size_t* written) {
   const BlockHeader h = ReadBlockHeader(b.data, b.size);
-  if (h.rows > maxRows) return Whole::kCut;
+  // Cut before decoding where the header tells: more rows than asked, or a range starting after the
+  // first row (a read's first block, a page's); a range ending inside is found once decoded.
+  if (h.rows > maxRows || from > h.first) return Whole::kCut;
   const std::vector<uint32_t> none(1 + h.columns, 0);
   const BatchLayout layout(h.rows, h.kinds, h.columns, none.data());
   const std::vector<uint8_t> metadata =
