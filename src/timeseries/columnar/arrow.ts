@@ -53,16 +53,14 @@ function arrowGroups(): GroupEncoder<Uint8Array> {
       if (b === undefined) s.bounds.set(rows, (b = arrowBatchBound(rows, s.kinds)));
       return b;
     },
-    async encode(blocks, from, to, maxRows, bytes) {
-      const r = await arrowBatchesPooled(
+    encode: (blocks, from, to, maxRows, bytes) =>
+      arrowBatchesPooled(
         blocks.map((b) => b.payload),
         from,
         to,
         maxRows,
         bytes,
-      );
-      return { out: r.chunk, rows: r.rows, last: r.last, more: r.more };
-    },
+      ),
   };
 }
 
@@ -72,10 +70,7 @@ export const arrowFormat: AnswerFormat<Uint8Array> = {
   encoders() {
     const pool = new PooledWriter();
     return {
-      block: (payload, from, to, maxRows) => {
-        const r = arrowBatchPooled(pool, payload, from, to, maxRows);
-        return { out: r.chunk, rows: r.rows, last: r.last, more: r.more };
-      },
+      block: (payload, from, to, maxRows) => arrowBatchPooled(pool, payload, from, to, maxRows),
       group: arrowGroups(),
     };
   },

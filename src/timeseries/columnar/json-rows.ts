@@ -6,8 +6,5 @@ import { blockJsonPooled, PooledWriter } from "./native-answers.js";
 /** An encoder for one read: each block's rows as JSON text in a pooled chunk. */
 export function jsonPooledRows(): BlockEncoder<Uint8Array> {
   const pool = new PooledWriter();
-  return (payload, from, to, maxRows, first) => {
-    const r = blockJsonPooled(pool, payload, from, to, maxRows, first);
-    return { out: r.chunk, rows: r.rows, last: r.last, more: r.more };
-  };
+  return (payload, from, to, maxRows, first) => blockJsonPooled(pool, payload, from, to, maxRows, first);
 }

@@ -3,6 +3,7 @@
 // batch (D64), and the Arrow stream's other messages. Arguments are checked
 // here, as blocks/native.ts does for the rest of the addon.
 import { addon, rowBound, type Taken } from "../blocks/native.js";
+import type { Encoded } from "../value-walk.js";
 import { acquire, pooledChunk, release } from "../../runtime/buffer-pool.js";
 import { FieldKind } from "../blocks/block-codec.js";
 
@@ -21,8 +22,8 @@ interface AnswerAddon {
 
 const native = addon as unknown as AnswerAddon;
 
-/** A block's rows as a chunk of a pooled buffer, and what they took. */
-export type PooledRows = Taken & { chunk: Uint8Array };
+/** A block's rows as a chunk of a pooled buffer, and what they took: what the value walk takes from an encoder. */
+export type PooledRows = Encoded<Uint8Array>;
 
 /**
  * Runs a writer into a pooled buffer: the size asked last time first (blocks of
@@ -36,7 +37,7 @@ export class PooledWriter {
     for (;;) {
       const r = into(buffer);
       if ("written" in r) {
-        return { chunk: pooledChunk(buffer, r.written), rows: r.rows, last: r.last, more: r.more };
+        return { out: pooledChunk(buffer, r.written), rows: r.rows, last: r.last, more: r.more };
       }
       release(buffer);
       this.size = r.need;
@@ -81,7 +82,7 @@ export async function arrowBatchesPooled(
   const buffer = acquire(bound);
   try {
     const r = await native.arrowBatchesAsync(payloads, from, to, maxRows, buffer);
-    return { chunk: pooledChunk(buffer, r.written), rows: r.rows, last: r.last, more: r.more };
+    return { out: pooledChunk(buffer, r.written), rows: r.rows, last: r.last, more: r.more };
   } catch (e) {
     release(buffer); // the worker is done with it either way
     throw e;
