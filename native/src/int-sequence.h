@@ -46,6 +46,13 @@ template <typename T>
 void DecodeIntsRange(const IntSection& s, size_t lo, size_t hi, uint64_t at, T* out);
 
 /**
+ * As DecodeIntsRange, for decimal mantissas: row i's value as FromDecimal(mantissa, e) into out[i],
+ * in the same pass (no int64 array written and read again). Any int64 mantissa is a value.
+ */
+template <typename F>
+void DecodeDecimalsRange(const IntSection& s, size_t lo, size_t hi, uint64_t at, uint8_t e, F* out);
+
+/**
  * Decodes exactly n values into out (int64_t, or int32_t for flag ids, which
  * are then filled without a pass through 64 bits); a hostile section, or a
  * value outside T, throws CorruptBlock.
