@@ -10,7 +10,8 @@
 // same 1,000,000 rows. Also the Arrow and Parquet answers against JSON by
 // curl (D64), and the server's peak resident memory growth during one
 // whole-range read of each size, identity and zstd, JSON, Arrow and Parquet
-// (D28), each on a fresh server.
+// (D28), each on a fresh server. The Arrow read's time is also set against a
+// server that only sends the same bytes (floor-server.js): the transport's floor.
 // BENCH_ROWS=1000000 limits the sizes; BENCH_ONLY=columnar runs only those two parts.
 import Database from "better-sqlite3";
 import { execFileSync } from "node:child_process";
@@ -53,6 +54,7 @@ const naivePath = join(dir, "naive.db");
 
 const server = await startMeridian(dbPath);
 const naive = await startProcess([join(here, "naive-server.js"), naivePath], {}, /listening (\d+)/);
+const floor = await startProcess([join(here, "floor-server.js")], {}, /listening (\d+)/);
 const url = server.address;
 const naiveUrl = `http://127.0.0.1:${naive.address}`;
 const headers = (paged) => ({
@@ -165,17 +167,25 @@ try {
     ];
     const times = formats.map(() => []);
     const bytes = [];
+    const floorTimes = [];
     for (let round = 0; round <= REPS; round++) {
       formats.forEach(([, accept], i) => {
         const r = curl(url + valuesPath(n), { ...headers(false), accept });
         if (round > 0) times[i].push(r.seconds);
         bytes[i] = r.bytes;
       });
+      // The transport's floor: the Arrow answer's bytes from a server that only sends them, in writes of about
+      // the size Arrow's are (the walk's groups, at most 1 MiB).
+      const r = curl(`http://127.0.0.1:${floor.address}/?bytes=${bytes[1]}&chunk=${1 << 20}`, {});
+      if (round > 0) floorTimes.push(r.seconds);
     }
     const [json, arrow, parquet] = times.map(median);
+    const sendOnly = median(floorTimes);
     emit(`${label} JSON whole range (curl)`, "rows/s", n / json / 1e6, "M rows/s");
     emit(`${label} Arrow whole range (curl)`, "rows/s", n / arrow / 1e6, "M rows/s", n / json / 1e6);
     emit(`${label} Arrow whole range (curl)`, "body", bytes[1] / 1e6, "MB", bytes[0] / 1e6);
+    // Arrow's time against sending its bytes and nothing else (floor-server.js): the ratio above 1 is Meridian's own share.
+    emit(`${label} Arrow whole range vs send-only server (curl)`, "time", arrow * 1000, "ms", sendOnly * 1000);
     emit(`${label} Parquet whole range (curl)`, "rows/s", n / parquet / 1e6, "M rows/s", n / json / 1e6);
     emit(`${label} Parquet whole range (curl)`, "bytes/row", bytes[2] / n, "B", bytes[0] / n);
   }
@@ -210,5 +220,6 @@ try {
 } finally {
   server.process.kill();
   naive.process.kill();
+  floor.process.kill();
   rmSync(dir, { recursive: true, force: true });
 }

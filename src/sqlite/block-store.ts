@@ -81,10 +81,12 @@ export class SqliteBlockStore implements BlockStore {
     this.insertStmt = db.prepare(
       `INSERT INTO ${table} (${key}, first_ts, last_ts, rows, payload, summary) VALUES (@sid, @first, @last, @rows, @payload, @summary)`,
     );
-    // The two aggregates take the rows in the same order, whichever it is.
+    // The two aggregates take the rows in the same order, whichever it is. `+key`: the named rows by
+    // rowid; on the key, SQLite walked the series' whole index for each batch (a 1B-row series, 64
+    // payloads: 3.9-5.5 ms against 0.6).
     this.payloadsStmt = db.prepare(
       `SELECT group_concat(rowid || ',' || first_ts || ',' || length(payload), ',') AS numbers, CAST(group_concat(payload, '') AS BLOB) AS bytes
-         FROM (SELECT rowid, first_ts, payload FROM ${table} WHERE rowid IN (SELECT value FROM json_each(@rowids)) AND ${key} = +@sid)`,
+         FROM (SELECT rowid, first_ts, payload FROM ${table} WHERE rowid IN (SELECT value FROM json_each(@rowids)) AND +${key} = @sid)`,
     );
     this.deleteStmt = db.prepare(`DELETE FROM ${table} WHERE rowid = ?`);
     // Both ends from the index on (key, first_ts): the last block is the one that starts last.
