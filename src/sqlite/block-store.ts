@@ -123,16 +123,19 @@ export class SqliteBlockStore implements BlockStore {
    */
   summaries(sid: number, from: number, to: number, limit: number): BlockIndex {
     const n = Number.isFinite(limit) ? limit : 0;
-    const { table, key } = this.where;
-    const scan = (this.summaryScans[n] ??= this.db.prepare(
-      `SELECT group_concat(rowid || ',' || first_ts || ',' || last_ts || ',' || coalesce(length(summary), 0), ',' ORDER BY first_ts) AS numbers,
-              CAST(group_concat(summary, '' ORDER BY first_ts) AS BLOB) AS bytes
-         FROM (SELECT rowid, first_ts, last_ts, summary FROM ${table} WHERE ${key} = +@sid AND ${OVERLAPS} ORDER BY first_ts${n ? ` LIMIT ${n}` : ""})`
-        .replaceAll("$T", table)
-        .replaceAll("$K", key),
-    ));
+    const scan = (this.summaryScans[n] ??= this.db.prepare(this.summariesSql(n)));
     const { numbers, bytes } = scan.get({ sid, from, to }) ?? { numbers: null, bytes: null };
     return blockIndexOf(numbers, bytes);
+  }
+
+  /** The SQL of summaries()' scan, by limit (0: none); on the blocks table SQLite reads it from the blocks_chart index alone (schema.ts). */
+  summariesSql(limit: number): string {
+    const { table, key } = this.where;
+    return `SELECT group_concat(rowid || ',' || first_ts || ',' || last_ts || ',' || coalesce(length(summary), 0), ',' ORDER BY first_ts) AS numbers,
+              CAST(group_concat(summary, '' ORDER BY first_ts) AS BLOB) AS bytes
+         FROM (SELECT rowid, first_ts, last_ts, summary FROM ${table} WHERE ${key} = +@sid AND ${OVERLAPS} ORDER BY first_ts${limit ? ` LIMIT ${limit}` : ""})`
+      .replaceAll("$T", table)
+      .replaceAll("$K", key);
   }
 
   /**

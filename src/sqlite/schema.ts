@@ -257,6 +257,17 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 14,
+    name: "the chart index in an index of its own (D65)",
+    sql: `
+      -- A chart reads each block's first and last second and summary, never its
+      -- payload; in the table the summary comes after the payload, so reading it
+      -- walked every payload's overflow pages (1.9 s for a 1B-row series' 60,475
+      -- blocks, against 0.11 s from this index; about 130 bytes a block).
+      CREATE INDEX blocks_chart ON blocks (sid, first_ts, last_ts, summary);
+    `,
+  },
 ];
 
 /**

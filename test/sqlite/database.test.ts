@@ -9,6 +9,7 @@ import { openBackend } from "../../src/app/backend.js";
 import { loadSettings } from "../../src/config/settings.js";
 import { createLogger } from "../../src/log/logger.js";
 import { MIGRATIONS } from "../../src/sqlite/schema.js";
+import { SqliteBlockStore } from "../../src/sqlite/block-store.js";
 import { crc32c } from "../../src/timeseries/blocks/native.js";
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-db-"));
@@ -44,6 +45,22 @@ describe("database", () => {
       expect(db.pragma("cache_size", { simple: true })).toBe(-256);
     } finally {
       await backend.close();
+    }
+  });
+
+  it("D65 a chart's block index is read from an index of its own (sid, first_ts, last_ts, summary), never through the payloads", () => {
+    const db = openDatabase(join(dir, "chart-index.db"));
+    try {
+      const columns = db.pragma("index_info(blocks_chart)") as { name: string }[];
+      expect(columns.map((c) => c.name)).toEqual(["sid", "first_ts", "last_ts", "summary"]);
+      // The store's scan of summaries (D65) reads that index alone: SQLite names it a covering index.
+      const backendStore = new SqliteBlockStore(db);
+      const plans = db.prepare(`EXPLAIN QUERY PLAN ${backendStore.summariesSql(0)}`).all({ sid: 1, from: 0, to: 1 }) as {
+        detail: string;
+      }[];
+      expect(plans.map((p) => p.detail)).toContainEqual(expect.stringMatching(/COVERING INDEX blocks_chart/));
+    } finally {
+      db.close();
     }
   });
 
