@@ -163,22 +163,26 @@ inline void UnpackEach(const uint8_t* packed, size_t lo, size_t hi, uint8_t widt
   for (; i < hi; i++) each(i, Unpack(packed, i, width, mask));
 }
 
-/** store(i, value of row i) for the rows [lo, hi) of a located section (`at` as DecodeIntsRange).
+/**
+ * out[i] = convert(value of row i) for the rows [lo, hi) of a located section (`at` as
+ * DecodeIntsRange); a run's value is converted once and filled.
  */
-template <typename Store>
-inline void DecodeEach(const IntSection& s, size_t lo, size_t hi, uint64_t at, Store store) {
+template <typename X, typename Convert>
+inline void DecodeEach(const IntSection& s, size_t lo, size_t hi, uint64_t at, X* out,
+                       Convert convert) {
   if (lo >= hi) return;
   switch (s.form) {
     case IntForm::kFrame:
-      UnpackEach(s.packed, lo, hi, s.width, [&](size_t i, uint64_t u) { store(i, s.base + u); });
+      UnpackEach(s.packed, lo, hi, s.width,
+                 [&](size_t i, uint64_t u) { out[i] = convert(s.base + u); });
       break;
     case IntForm::kDelta: {
       // Delta k leads from row k to row k + 1.
       uint64_t acc = lo == 0 ? s.first : at;
-      store(lo, acc);
+      out[lo] = convert(acc);
       UnpackEach(s.packed, lo, hi - 1, s.width, [&](size_t k, uint64_t u) {
         acc += s.base + u;
-        store(k + 1, acc);
+        out[k + 1] = convert(acc);
       });
       break;
     }
@@ -186,7 +190,7 @@ inline void DecodeEach(const IntSection& s, size_t lo, size_t hi, uint64_t at, S
       Reader r = s.runs;
       ReadRuns(r, s.n, [&](size_t start, size_t len, int64_t value) {
         const size_t from = std::max(start, lo), to = std::min(start + len, hi);
-        for (size_t i = from; i < to; i++) store(i, static_cast<uint64_t>(value));
+        if (from < to) std::fill(out + from, out + to, convert(static_cast<uint64_t>(value)));
       });
       break;
     }
@@ -198,9 +202,9 @@ inline void DecodeEach(const IntSection& s, size_t lo, size_t hi, uint64_t at, S
 template <typename T>
 void DecodeIntsRange(const IntSection& s, size_t lo, size_t hi, uint64_t at, T* out) {
   uint64_t outside = 0;
-  DecodeEach(s, lo, hi, at, [&](size_t i, uint64_t v) {
+  DecodeEach(s, lo, hi, at, out, [&](uint64_t v) {
     outside |= Outside<T>(v);
-    out[i] = static_cast<T>(v);
+    return static_cast<T>(v);
   });
   if (outside != 0) throw CorruptBlock("integer out of range");
 }
@@ -208,8 +212,8 @@ void DecodeIntsRange(const IntSection& s, size_t lo, size_t hi, uint64_t at, T* 
 template <typename F>
 void DecodeDecimalsRange(const IntSection& s, size_t lo, size_t hi, uint64_t at, uint8_t e,
                          F* out) {
-  DecodeEach(s, lo, hi, at,
-             [&](size_t i, uint64_t v) { out[i] = FromDecimal<F>(static_cast<int64_t>(v), e); });
+  DecodeEach(s, lo, hi, at, out,
+             [e](uint64_t v) { return FromDecimal<F>(static_cast<int64_t>(v), e); });
 }
 
 template <typename T>
