@@ -181,12 +181,22 @@ try {
     }
     const [json, arrow, parquet] = times.map(median);
     const sendOnly = median(floorTimes);
+    // A format's ratio is the median over rounds of its speed over JSON's in the same round, as the paged walks'
+    // above: reads seconds apart share the machine's pace, which drifts by 10-20% between minutes here.
+    const overJson = (i) => median(times[i].map((t, round) => times[0][round] / t));
     emit(`${label} JSON whole range (curl)`, "rows/s", n / json / 1e6, "M rows/s");
-    emit(`${label} Arrow whole range (curl)`, "rows/s", n / arrow / 1e6, "M rows/s", n / json / 1e6);
+    emit(`${label} Arrow whole range (curl)`, "rows/s", n / arrow / 1e6, "M rows/s", n / json / 1e6, overJson(1));
     emit(`${label} Arrow whole range (curl)`, "body", bytes[1] / 1e6, "MB", bytes[0] / 1e6);
     // Arrow's time against sending its bytes and nothing else (floor-server.js): the ratio above 1 is Meridian's own share.
-    emit(`${label} Arrow whole range vs send-only server (curl)`, "time", arrow * 1000, "ms", sendOnly * 1000);
-    emit(`${label} Parquet whole range (curl)`, "rows/s", n / parquet / 1e6, "M rows/s", n / json / 1e6);
+    emit(
+      `${label} Arrow whole range vs send-only server (curl)`,
+      "time",
+      arrow * 1000,
+      "ms",
+      sendOnly * 1000,
+      median(times[1].map((t, round) => t / floorTimes[round])),
+    );
+    emit(`${label} Parquet whole range (curl)`, "rows/s", n / parquet / 1e6, "M rows/s", n / json / 1e6, overJson(2));
     emit(`${label} Parquet whole range (curl)`, "bytes/row", bytes[2] / n, "B", bytes[0] / n);
   }
   // D28: the server's peak resident memory growth during one whole-range read, 1M and 10M rows,
