@@ -3,13 +3,8 @@
 // transaction. The same store over the import_blocks table of an import's
 // staging file holds its staged blocks, keyed by import instead of series
 // (sqlite/import-staging.ts).
-//
-// The key is compared with `+@sid`, not `@sid`: planning `ORDER BY first_ts`
-// under `key = @sid`, SQLite looks at the bound value and so marks the
-// statement to be prepared again whenever @sid is bound, which is every call
-// (perf: sqlite3Reprepare, ~55 of a scan's ~70 us; ~2 ms of a 10M-row read's
-// 38 scans). The unary plus makes it an expression the planner does not read;
-// the plans are the same (EXPLAIN QUERY PLAN).
+// The key is compared with `+@sid` (database.ts param(): not prepared again
+// on every call).
 import type { Statement } from "better-sqlite3";
 import type { Db } from "./database.js";
 import type { FieldKind } from "../timeseries/blocks/block-codec.js";

@@ -48,7 +48,8 @@ export class StagedImport implements Staging {
     this.staged = new SqliteBlockStore(db, { table: "staging.import_blocks", key: "import_id" });
     this.stmts = {
       live: db.prepare<[number], number>("SELECT 1 FROM main.imports WHERE id = ? AND published = 0").pluck(),
-      list: db.prepare("SELECT rowid, first_ts, last_ts FROM staging.import_blocks WHERE import_id = ? ORDER BY first_ts"),
+      // +?: not prepared again on every call (database.ts param()).
+      list: db.prepare("SELECT rowid, first_ts, last_ts FROM staging.import_blocks WHERE import_id = +? ORDER BY first_ts"),
       move: db.prepare(
         "INSERT INTO main.blocks (sid, first_ts, last_ts, rows, payload, summary) SELECT @sid, first_ts, last_ts, rows, payload, summary FROM staging.import_blocks WHERE rowid = @rowid",
       ),

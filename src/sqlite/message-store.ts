@@ -1,7 +1,7 @@
 // Messages in SQLite. Each call is one statement or one transaction, run
 // synchronously: a busy database fails it whole (busy-retry.ts).
 import type { Statement } from "better-sqlite3";
-import type { Db } from "./database.js";
+import { param, type Db } from "./database.js";
 import {
   MAX_MESSAGE_ID,
   fromStored,
@@ -136,7 +136,7 @@ export class SqliteMessageStore implements MessageStore {
 
   async listAudit(q: AuditQuery): Promise<AuditRow[]> {
     const names: (keyof AuditQuery)[] = [];
-    const text = auditListingSql(q, (name) => (names.push(name), `@${name}`));
+    const text = auditListingSql(q, (name) => (names.push(name), param(name)));
     let stmt = this.auditListings.get(text);
     if (!stmt) this.auditListings.set(text, (stmt = this.db.prepare(text)));
     return stmt.all(Object.fromEntries(names.map((n) => [n, q[n]]))) as AuditRow[];
@@ -159,7 +159,7 @@ export class SqliteMessageStore implements MessageStore {
     const shape = listingShape(q);
     let stmt = this.listStatements.get(shape);
     if (!stmt) {
-      stmt = this.db.prepare(listingSql(q, (name) => `@${name}`));
+      stmt = this.db.prepare(listingSql(q, param));
       this.listStatements.set(shape, stmt);
     }
     return (stmt.all(listingParams(q)) as StoredRow[]).map(fromStored);

@@ -26,7 +26,8 @@ export class SqliteMetadataStore implements MetadataStore {
         "INSERT INTO time_series (id, dataset_id, item, properties, data_fields) VALUES (@id, @dataset_id, @item, @properties, @data_fields) RETURNING sid",
       ),
       getSeries: db.prepare<[string, string], SeriesRow>("SELECT * FROM time_series WHERE dataset_id = ? AND id = ?"),
-      listSeries: db.prepare<[string], SeriesRow>("SELECT * FROM time_series WHERE dataset_id = ? ORDER BY id"),
+      // +?: not prepared again on every call (database.ts param()).
+      listSeries: db.prepare<[string], SeriesRow>("SELECT * FROM time_series WHERE dataset_id = +? ORDER BY id"),
       deleteSeries: db.prepare<[string, string]>("DELETE FROM time_series WHERE dataset_id = ? AND id = ?"),
     };
   }
