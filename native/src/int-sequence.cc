@@ -230,7 +230,6 @@ template void DecodeDecimalsRange<float>(const IntSection& s, size_t lo, size_t 
                                          uint8_t e, float* out);
 template void DecodeDecimalsRange<double>(const IntSection& s, size_t lo, size_t hi, uint64_t at,
                                           uint8_t e, double* out);
-template void DecodeInts<int64_t>(Reader& r, size_t n, int64_t* out);
 template void DecodeInts<int32_t>(Reader& r, size_t n, int32_t* out);
 
 }  // namespace meridian

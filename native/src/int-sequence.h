@@ -53,9 +53,9 @@ template <typename F>
 void DecodeDecimalsRange(const IntSection& s, size_t lo, size_t hi, uint64_t at, uint8_t e, F* out);
 
 /**
- * Decodes exactly n values into out (int64_t, or int32_t for flag ids, which
- * are then filled without a pass through 64 bits); a hostile section, or a
- * value outside T, throws CorruptBlock.
+ * Decodes exactly n values into out (int32_t: flag ids, filled without a pass
+ * through 64 bits; mantissas go through DecodeDecimalsRange); a hostile
+ * section, or a value outside T, throws CorruptBlock.
  */
 template <typename T>
 void DecodeInts(Reader& r, size_t n, T* out);
