@@ -28,6 +28,14 @@ interface Range {
   to: number;
 }
 
+/** A scan's bounds: a range, and at most `limit` blocks (-1: no limit, as SQLite reads a negative LIMIT). */
+interface Scan extends Range {
+  limit: number;
+}
+
+/** The LIMIT bound for a store's `limit` (Infinity: none). */
+const limitOf = (limit: number): number => (Number.isFinite(limit) ? limit : -1);
+
 /** Where blocks live: the table, and the column that keys a run of blocks (a series, or an import). */
 export interface BlockTable {
   table: "blocks" | "staging.import_blocks";
@@ -42,14 +50,12 @@ interface Columns {
 }
 
 export class SqliteBlockStore implements BlockStore {
-  /** The scan of overlapping(), by limit (0: no limit). */
-  private readonly scans: Statement<Range, StoredBlock>[] = [];
+  private readonly scan: Statement<Scan, StoredBlock>;
   private readonly starting: Statement<Range, number>;
   private readonly overlapsStmt: Statement<Range, number>;
   private readonly before: Statement<{ sid: number; t: number }, StoredBlock>;
   private readonly insertStmt: Statement<{ sid: number; first: number; last: number; rows: number; payload: Buffer; summary: Buffer }>;
-  /** The index scan of summaries(), by limit (0: no limit). */
-  private readonly summaryScans: Statement<Range, Columns>[] = [];
+  private readonly summaryScan: Statement<Scan, Columns>;
   private readonly payloadsStmt: Statement<{ sid: number; rowids: string }, Columns>;
   private readonly deleteStmt: Statement<[number]>;
   private readonly boundsStmt: Statement<{ sid: number }, { first: number | null; last: number | null }>;
@@ -91,23 +97,16 @@ export class SqliteBlockStore implements BlockStore {
     this.countStmt = db.prepare(
       `SELECT sum(rows) AS rows, count(*) AS blocks, sum(length(payload)) AS bytes FROM ${table} WHERE ${key} = +@sid`,
     );
-  }
-
-  /**
-   * LIMIT is written into the SQL, a statement per limit: SQLite lets a bound
-   * LIMIT steer its plan, so better-sqlite3 clearing the bindings after each
-   * call would make SQLite prepare it again every time (seen in perf, about
-   * 20 µs a query in the server).
-   */
-  overlapping(sid: number, from: number, to: number, limit: number): StoredBlock[] {
-    const n = Number.isFinite(limit) ? limit : 0;
-    const { table, key } = this.where;
-    const scan = (this.scans[n] ??= this.db.prepare(
-      `SELECT rowid, first_ts, last_ts, rows, payload FROM ${table} WHERE ${key} = +@sid AND ${OVERLAPS} ORDER BY first_ts${n ? ` LIMIT ${n}` : ""}`
+    this.scan = db.prepare(
+      `SELECT rowid, first_ts, last_ts, rows, payload FROM ${table} WHERE ${key} = +@sid AND ${OVERLAPS} ORDER BY first_ts LIMIT +@limit`
         .replaceAll("$T", table)
         .replaceAll("$K", key),
-    ));
-    return scan.all({ sid, from, to });
+    );
+    this.summaryScan = db.prepare(this.summariesSql());
+  }
+
+  overlapping(sid: number, from: number, to: number, limit: number): StoredBlock[] {
+    return this.scan.all({ sid, from, to, limit: limitOf(limit) });
   }
 
   /**
@@ -117,18 +116,16 @@ export class SqliteBlockStore implements BlockStore {
    * group_concat appends a blob's bytes as they are (sqlite3_value_bytes).
    */
   summaries(sid: number, from: number, to: number, limit: number): BlockIndex {
-    const n = Number.isFinite(limit) ? limit : 0;
-    const scan = (this.summaryScans[n] ??= this.db.prepare(this.summariesSql(n)));
-    const { numbers, bytes } = scan.get({ sid, from, to }) ?? { numbers: null, bytes: null };
+    const { numbers, bytes } = this.summaryScan.get({ sid, from, to, limit: limitOf(limit) }) ?? { numbers: null, bytes: null };
     return blockIndexOf(numbers, bytes);
   }
 
-  /** The SQL of summaries()' scan, by limit (0: none); on the blocks table SQLite reads it from the blocks_chart index alone (schema.ts). */
-  summariesSql(limit: number): string {
+  /** The SQL of summaries()' scan; on the blocks table SQLite reads it from the blocks_chart index alone (schema.ts). */
+  summariesSql(): string {
     const { table, key } = this.where;
     return `SELECT group_concat(rowid || ',' || first_ts || ',' || last_ts || ',' || coalesce(length(summary), 0), ',' ORDER BY first_ts) AS numbers,
               CAST(group_concat(summary, '' ORDER BY first_ts) AS BLOB) AS bytes
-         FROM (SELECT rowid, first_ts, last_ts, summary FROM ${table} WHERE ${key} = +@sid AND ${OVERLAPS} ORDER BY first_ts${limit ? ` LIMIT ${limit}` : ""})`
+         FROM (SELECT rowid, first_ts, last_ts, summary FROM ${table} WHERE ${key} = +@sid AND ${OVERLAPS} ORDER BY first_ts LIMIT +@limit)`
       .replaceAll("$T", table)
       .replaceAll("$K", key);
   }

@@ -55,7 +55,7 @@ describe("database", () => {
       expect(columns.map((c) => c.name)).toEqual(["sid", "first_ts", "last_ts", "summary"]);
       // The store's scan of summaries (D65) reads that index alone: SQLite names it a covering index.
       const backendStore = new SqliteBlockStore(db);
-      const plans = db.prepare(`EXPLAIN QUERY PLAN ${backendStore.summariesSql(0)}`).all({ sid: 1, from: 0, to: 1 }) as {
+      const plans = db.prepare(`EXPLAIN QUERY PLAN ${backendStore.summariesSql()}`).all({ sid: 1, from: 0, to: 1, limit: -1 }) as {
         detail: string;
       }[];
       expect(plans.map((p) => p.detail)).toContainEqual(expect.stringMatching(/COVERING INDEX blocks_chart/));
