@@ -10,8 +10,9 @@
 // same 1,000,000 rows. Also the Arrow and Parquet answers against JSON by
 // curl (D64), and the server's peak resident memory growth during one
 // whole-range read of each size, identity and zstd, JSON, Arrow and Parquet
-// (D28), each on a fresh server. The Arrow read's time is also set against a
-// server that only sends the same bytes (floor-server.js): the transport's floor.
+// (D28), each on a fresh server. The Arrow read's time and the server's CPU
+// time per read are also set against a server that only sends the same bytes
+// (floor-server.js): the transport's floor.
 // BENCH_ROWS=1000000 limits the sizes; BENCH_ONLY=columnar runs only those two parts.
 import Database from "better-sqlite3";
 import { execFileSync } from "node:child_process";
@@ -78,6 +79,12 @@ function curl(target, hdrs) {
   const [status, seconds, bytes] = out.trim().split(" ");
   if (status !== "200") throw new Error(`curl: HTTP ${status} for ${target}`);
   return { seconds: Number(seconds), bytes: Number(bytes) };
+}
+
+/** CPU time (user + system) the process has used so far, in ms (/proc's clock ticks: 100 a second). */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 function rssKiB(pid) {
@@ -168,16 +175,31 @@ try {
     const times = formats.map(() => []);
     const bytes = [];
     const floorTimes = [];
+    // The server's CPU time (all its threads) per read, summed over the rounds: on two cores a read's wall
+    // time follows the CPU that the server and curl spend together, and CPU time drifts less than wall time.
+    const cpu = formats.map(() => 0);
+    let floorCpu = 0;
+    const timed = (pid, read) => {
+      const before = cpuMs(pid);
+      const r = read();
+      return { ...r, cpu: cpuMs(pid) - before };
+    };
     for (let round = 0; round <= REPS; round++) {
       formats.forEach(([, accept], i) => {
-        const r = curl(url + valuesPath(n), { ...headers(false), accept });
-        if (round > 0) times[i].push(r.seconds);
+        const r = timed(server.process.pid, () => curl(url + valuesPath(n), { ...headers(false), accept }));
+        if (round > 0) {
+          times[i].push(r.seconds);
+          cpu[i] += r.cpu;
+        }
         bytes[i] = r.bytes;
       });
       // The transport's floor: the Arrow answer's bytes from a server that only sends them, in writes of about
       // the size Arrow's are (the walk's groups, at most 1 MiB).
-      const r = curl(`http://127.0.0.1:${floor.address}/?bytes=${bytes[1]}&chunk=${1 << 20}`, {});
-      if (round > 0) floorTimes.push(r.seconds);
+      const r = timed(floor.process.pid, () => curl(`http://127.0.0.1:${floor.address}/?bytes=${bytes[1]}&chunk=${1 << 20}`, {}));
+      if (round > 0) {
+        floorTimes.push(r.seconds);
+        floorCpu += r.cpu;
+      }
     }
     const [json, arrow, parquet] = times.map(median);
     const sendOnly = median(floorTimes);
@@ -186,6 +208,8 @@ try {
     const overJson = (i) => median(times[i].map((t, round) => times[0][round] / t));
     emit(`${label} JSON whole range (curl)`, "rows/s", n / json / 1e6, "M rows/s");
     emit(`${label} Arrow whole range (curl)`, "rows/s", n / arrow / 1e6, "M rows/s", n / json / 1e6, overJson(1));
+    // The same ratio round by round, with its lowest and highest: how far one run's median may be trusted.
+    emit(`${label} Arrow over JSON, round by round (curl)`, "speed ratio", spread(times[1].map((t, round) => times[0][round] / t)), "x");
     emit(`${label} Arrow whole range (curl)`, "body", bytes[1] / 1e6, "MB", bytes[0] / 1e6);
     // Arrow's time against sending its bytes and nothing else (floor-server.js): the ratio above 1 is Meridian's own share.
     emit(
@@ -196,6 +220,9 @@ try {
       sendOnly * 1000,
       median(times[1].map((t, round) => t / floorTimes[round])),
     );
+    // Server CPU per read (mean over the rounds), Arrow's against the send-only server's: what is Meridian's own.
+    formats.forEach(([name], i) => emit(`${label} ${name} whole range (curl)`, "server CPU/read", cpu[i] / REPS, "ms"));
+    emit(`${label} Arrow whole range vs send-only server (curl)`, "server CPU/read", cpu[1] / REPS, "ms", floorCpu / REPS);
     emit(`${label} Parquet whole range (curl)`, "rows/s", n / parquet / 1e6, "M rows/s", n / json / 1e6, overJson(2));
     emit(`${label} Parquet whole range (curl)`, "bytes/row", bytes[2] / n, "B", bytes[0] / n);
   }
