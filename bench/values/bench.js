@@ -205,11 +205,12 @@ try {
     const sendOnly = median(floorTimes);
     // A format's ratio is the median over rounds of its speed over JSON's in the same round, as the paged walks'
     // above: reads seconds apart share the machine's pace, which drifts by 10-20% between minutes here.
-    const overJson = (i) => median(times[i].map((t, round) => times[0][round] / t));
+    const overJsonByRound = (i) => times[i].map((t, round) => times[0][round] / t);
+    const overJson = (i) => median(overJsonByRound(i));
     emit(`${label} JSON whole range (curl)`, "rows/s", n / json / 1e6, "M rows/s");
     emit(`${label} Arrow whole range (curl)`, "rows/s", n / arrow / 1e6, "M rows/s", n / json / 1e6, overJson(1));
     // The same ratio round by round, with its lowest and highest: how far one run's median may be trusted.
-    emit(`${label} Arrow over JSON, round by round (curl)`, "speed ratio", spread(times[1].map((t, round) => times[0][round] / t)), "x");
+    emit(`${label} Arrow over JSON, round by round (curl)`, "speed ratio", spread(overJsonByRound(1)), "x");
     emit(`${label} Arrow whole range (curl)`, "body", bytes[1] / 1e6, "MB", bytes[0] / 1e6);
     // Arrow's time against sending its bytes and nothing else (floor-server.js): the ratio above 1 is Meridian's own share.
     emit(

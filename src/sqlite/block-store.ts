@@ -3,10 +3,8 @@
 // transaction. The same store over the import_blocks table of an import's
 // staging file holds its staged blocks, keyed by import instead of series
 // (sqlite/import-staging.ts).
-// The key is compared with `+@sid` (database.ts param(): not prepared again
-// on every call).
 import type { Statement } from "better-sqlite3";
-import type { Db } from "./database.js";
+import { param, type Db } from "./database.js";
 import type { FieldKind } from "../timeseries/blocks/block-codec.js";
 import {
   mayAppend,
@@ -32,6 +30,10 @@ interface Range {
 interface Scan extends Range {
   limit: number;
 }
+
+/** The series (or import) and the LIMIT as the statements bind them: not prepared again on every call (database.ts param()). */
+const SID = param("sid");
+const LIMIT = param("limit");
 
 /** The LIMIT bound for a store's `limit` (Infinity: none). */
 const limitOf = (limit: number): number => (Number.isFinite(limit) ? limit : -1);
@@ -67,17 +69,17 @@ export class SqliteBlockStore implements BlockStore {
   ) {
     const { table, key } = where;
     this.starting = db
-      .prepare<Range, number>(`SELECT 1 FROM ${table} WHERE ${key} = +@sid AND first_ts BETWEEN @from AND @to LIMIT 1`)
+      .prepare<Range, number>(`SELECT 1 FROM ${table} WHERE ${key} = ${SID} AND first_ts BETWEEN @from AND @to LIMIT 1`)
       .pluck();
     // As overlapping(), without reading a payload.
     this.overlapsStmt = db
       .prepare<Range, number>(
-        `SELECT 1 FROM ${table} WHERE ${key} = +@sid AND ${OVERLAPS} LIMIT 1`.replaceAll("$T", table).replaceAll("$K", key),
+        `SELECT 1 FROM ${table} WHERE ${key} = ${SID} AND ${OVERLAPS} LIMIT 1`.replaceAll("$T", table).replaceAll("$K", key),
       )
       .pluck();
     // Blocks end before their successors start, so the one with the greatest first_ts below t is the one just before t.
     this.before = db.prepare(
-      `SELECT rowid, first_ts, last_ts, rows, payload FROM ${table} WHERE ${key} = +@sid AND first_ts < @t ORDER BY first_ts DESC LIMIT 1`,
+      `SELECT rowid, first_ts, last_ts, rows, payload FROM ${table} WHERE ${key} = ${SID} AND first_ts < @t ORDER BY first_ts DESC LIMIT 1`,
     );
     this.insertStmt = db.prepare(
       `INSERT INTO ${table} (${key}, first_ts, last_ts, rows, payload, summary) VALUES (@sid, @first, @last, @rows, @payload, @summary)`,
@@ -92,13 +94,13 @@ export class SqliteBlockStore implements BlockStore {
     this.deleteStmt = db.prepare(`DELETE FROM ${table} WHERE rowid = ?`);
     // Both ends from the index on (key, first_ts): the last block is the one that starts last.
     this.boundsStmt = db.prepare(
-      `SELECT (SELECT min(first_ts) FROM ${table} WHERE ${key} = +@sid) AS first, (SELECT last_ts FROM ${table} WHERE ${key} = +@sid ORDER BY first_ts DESC LIMIT 1) AS last`,
+      `SELECT (SELECT min(first_ts) FROM ${table} WHERE ${key} = ${SID}) AS first, (SELECT last_ts FROM ${table} WHERE ${key} = ${SID} ORDER BY first_ts DESC LIMIT 1) AS last`,
     );
     this.countStmt = db.prepare(
-      `SELECT sum(rows) AS rows, count(*) AS blocks, sum(length(payload)) AS bytes FROM ${table} WHERE ${key} = +@sid`,
+      `SELECT sum(rows) AS rows, count(*) AS blocks, sum(length(payload)) AS bytes FROM ${table} WHERE ${key} = ${SID}`,
     );
     this.scan = db.prepare(
-      `SELECT rowid, first_ts, last_ts, rows, payload FROM ${table} WHERE ${key} = +@sid AND ${OVERLAPS} ORDER BY first_ts LIMIT +@limit`
+      `SELECT rowid, first_ts, last_ts, rows, payload FROM ${table} WHERE ${key} = ${SID} AND ${OVERLAPS} ORDER BY first_ts LIMIT ${LIMIT}`
         .replaceAll("$T", table)
         .replaceAll("$K", key),
     );
@@ -125,7 +127,7 @@ export class SqliteBlockStore implements BlockStore {
     const { table, key } = this.where;
     return `SELECT group_concat(rowid || ',' || first_ts || ',' || last_ts || ',' || coalesce(length(summary), 0), ',' ORDER BY first_ts) AS numbers,
               CAST(group_concat(summary, '' ORDER BY first_ts) AS BLOB) AS bytes
-         FROM (SELECT rowid, first_ts, last_ts, summary FROM ${table} WHERE ${key} = +@sid AND ${OVERLAPS} ORDER BY first_ts LIMIT +@limit)`
+         FROM (SELECT rowid, first_ts, last_ts, summary FROM ${table} WHERE ${key} = ${SID} AND ${OVERLAPS} ORDER BY first_ts LIMIT ${LIMIT})`
       .replaceAll("$T", table)
       .replaceAll("$K", key);
   }
@@ -263,4 +265,4 @@ function blockWrites(db: Db, where: BlockTable): BlockWrites {
 
 /** Blocks overlapping [@from, @to], from the one holding @from ($T the table, $K its key). */
 const OVERLAPS = `first_ts <= @to AND last_ts >= @from
-  AND first_ts >= coalesce((SELECT first_ts FROM $T WHERE $K = +@sid AND first_ts <= @from ORDER BY first_ts DESC LIMIT 1), @from)`;
+  AND first_ts >= coalesce((SELECT first_ts FROM $T WHERE $K = ${SID} AND first_ts <= @from ORDER BY first_ts DESC LIMIT 1), @from)`;

@@ -44,10 +44,9 @@ export function neverWaitForLocks(db: Db): void {
 }
 
 /**
- * A named parameter as the statements here write it: `+@name`, and `+?` for a
- * positional one. Where SQLite reads a bare parameter's value while planning
- * (a bound LIMIT; an equality on the index whose order answers ORDER BY) it
- * marks the statement to be prepared again whenever that parameter is bound,
+ * A named parameter as the statements here write it: `+@name`. Where
+ * SQLite reads a bare parameter's value while planning (a bound LIMIT; an
+ * equality on the index whose order answers ORDER BY) it marks the statement to be prepared again whenever that parameter is bound,
  * which better-sqlite3 does on every call; the unary plus makes it an
  * expression the planner does not read, and the plans stay the same (EXPLAIN
  * QUERY PLAN of every listing shape, the block store's scans). perf showed

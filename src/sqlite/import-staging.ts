@@ -12,7 +12,7 @@ import { hostname } from "node:os";
 import type { Statement } from "better-sqlite3";
 import { decodeBlock, type FieldKind } from "../timeseries/blocks/block-codec.js";
 import { SqliteBlockStore } from "./block-store.js";
-import type { Db } from "./database.js";
+import { param, type Db } from "./database.js";
 import { discardAbandonedImports, running, stagingFileOf } from "./import-registry.js";
 import { IMPORT_STAGING } from "./schema.js";
 import type { RowSet } from "../timeseries/blocks/row-set.js";
@@ -30,7 +30,7 @@ export class StagedImport implements Staging {
   private readonly staged: SqliteBlockStore;
   private readonly stmts: {
     live: Statement<[number], number>;
-    list: Statement<[number], { rowid: number; first_ts: number; last_ts: number }>;
+    list: Statement<{ id: number }, { rowid: number; first_ts: number; last_ts: number }>;
     move: Statement<{ sid: number; rowid: number }>;
     payload: Statement<[number], Buffer>;
     published: Statement<[number]>;
@@ -48,8 +48,7 @@ export class StagedImport implements Staging {
     this.staged = new SqliteBlockStore(db, { table: "staging.import_blocks", key: "import_id" });
     this.stmts = {
       live: db.prepare<[number], number>("SELECT 1 FROM main.imports WHERE id = ? AND published = 0").pluck(),
-      // +?: not prepared again on every call (database.ts param()).
-      list: db.prepare("SELECT rowid, first_ts, last_ts FROM staging.import_blocks WHERE import_id = +? ORDER BY first_ts"),
+      list: db.prepare(`SELECT rowid, first_ts, last_ts FROM staging.import_blocks WHERE import_id = ${param("id")} ORDER BY first_ts`),
       move: db.prepare(
         "INSERT INTO main.blocks (sid, first_ts, last_ts, rows, payload, summary) SELECT @sid, first_ts, last_ts, rows, payload, summary FROM staging.import_blocks WHERE rowid = @rowid",
       ),
@@ -103,7 +102,7 @@ export class StagedImport implements Staging {
         const before = series.stats(this.sid).rows;
         const stored = this.staged.stats(this.id).rows;
         const overlapping: number[] = [];
-        for (const b of this.stmts.list.all(this.id)) {
+        for (const b of this.stmts.list.all({ id: this.id })) {
           // Staged blocks never overlap each other, so copying one cannot make another overlap.
           if (series.overlaps(this.sid, b.first_ts, b.last_ts)) overlapping.push(b.rowid);
           else this.stmts.move.run({ sid: this.sid, rowid: b.rowid });

@@ -1,5 +1,5 @@
 // Datasets and time series in SQLite (the record shapes are in metadata-store.ts).
-import type { Db } from "./database.js";
+import { param, type Db } from "./database.js";
 import {
   datasetOf,
   datasetRow,
@@ -26,8 +26,9 @@ export class SqliteMetadataStore implements MetadataStore {
         "INSERT INTO time_series (id, dataset_id, item, properties, data_fields) VALUES (@id, @dataset_id, @item, @properties, @data_fields) RETURNING sid",
       ),
       getSeries: db.prepare<[string, string], SeriesRow>("SELECT * FROM time_series WHERE dataset_id = ? AND id = ?"),
-      // +?: not prepared again on every call (database.ts param()).
-      listSeries: db.prepare<[string], SeriesRow>("SELECT * FROM time_series WHERE dataset_id = +? ORDER BY id"),
+      listSeries: db.prepare<{ datasetId: string }, SeriesRow>(
+        `SELECT * FROM time_series WHERE dataset_id = ${param("datasetId")} ORDER BY id`,
+      ),
       deleteSeries: db.prepare<[string, string]>("DELETE FROM time_series WHERE dataset_id = ? AND id = ?"),
     };
   }
@@ -58,7 +59,7 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   listSeries(datasetId: string): SeriesRecord[] {
-    return this.stmts.listSeries.all(datasetId).map(seriesOf);
+    return this.stmts.listSeries.all({ datasetId }).map(seriesOf);
   }
 
   deleteSeries(datasetId: string, id: string): boolean {
