@@ -104,7 +104,7 @@ export function createNodeHandler({
     if (health.state === "draining" && req.httpVersionMajor === 1) res.setHeader("connection", "close");
     if (cors.handle(req, res)) return;
 
-    if (publicMetrics && metrics && path === "/metrics" && req.method === "GET") {
+    if (publicMetrics && metrics && path === "/metrics" && (req.method === "GET" || req.method === "HEAD")) {
       metrics.scrape().then(
         ({ text, contentType }) => sendJsonText(res, 200, text, {}, contentType),
         (e: unknown) => {

@@ -67,6 +67,10 @@ const CASES: [string, string, Expect][] = [
   ],
   ["GET", "/api/ts/dataset/d1/timeseries/s1/values", { route: "GET /api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values" }],
   ["GET", "/api/ts/dataset", { status: 405, allow: ["POST"] }],
+  // RFC 9110, 9.3.2: HEAD wherever GET is, by GET's route (and GET's backtracking)
+  ["HEAD", "/api/ts/dataset/d1/timeseries/s1/values", { route: "GET /api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values" }],
+  ["HEAD", "/api/admin/feature/message/message", { route: "GET /api/admin/feature/{feature_id}/message", vars: { feature_id: "message" } }],
+  ["HEAD", "/api/ts/dataset", { status: 405, allow: ["POST"] }],
   ["GET", "/api/ts", { status: 404 }],
   [
     "POST",

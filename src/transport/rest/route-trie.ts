@@ -1,6 +1,7 @@
 // Matches request paths against parsed templates. Literal children are tried
 // before "*", and "*" before "**", backtracking until a node has a route for
 // the request method; a path that matches only with other methods is a 405.
+// HEAD takes GET's route (RFC 9110, 9.3.2): the transport sends its head alone.
 import type { PathTemplate } from "./path-template.js";
 
 interface Node<T> {
@@ -42,7 +43,7 @@ export class RouteTrie<T> {
   /** `segments` are the raw (still percent-encoded) path segments. */
   match(method: string, segments: readonly string[]): MatchResult<T> {
     const allowed = new Set<string>();
-    const found = search(this.root, segments, 0, method, allowed);
+    const found = search(this.root, segments, 0, method === "HEAD" ? "GET" : method, allowed);
     if (found) return { kind: "found", route: found, segments: segments as string[] };
     if (allowed.size > 0) return { kind: "method-not-allowed", allowed: [...allowed].sort() };
     return { kind: "not-found" };

@@ -231,12 +231,12 @@ export class Transcoder {
     });
     try {
       if (route.spec.kind !== "unary") {
-        await this.writeStream(route, ctx, input, res, codingFor(req));
+        await this.writeStream(route, ctx, input, res, codingFor(req), req.method === "HEAD");
         return;
       }
       const output = await invokeUnaryImplementation(route.spec, ctx, input, this.interceptors);
       const headers = passHeaders(ctx.responseHeader);
-      if (req.method === "GET" && notModified(req.headers["if-none-match"], ctx.responseHeader.get("etag"))) {
+      if ((req.method === "GET" || req.method === "HEAD") && notModified(req.headers["if-none-match"], ctx.responseHeader.get("etag"))) {
         // D47: the caller has this answer already (RFC 9110, 13.1.2: weak comparison).
         writeHead(res, 304, { ...headers, vary: varyOf(res, ctx) });
         res.end();
@@ -283,7 +283,8 @@ export class Transcoder {
    * Streams google.api.HttpBody messages as raw bytes, pausing while the
    * socket is full (so memory does not grow with the response, D28) and
    * stopping the implementation when the client goes away. An error before
-   * the first byte is a problem+json; after it, a cut stream.
+   * the first byte is a problem+json; after it, a cut stream. A HEAD stops
+   * once the first chunk has fixed the head: its walk goes no further (D51).
    */
   private async writeStream(
     route: RestRoute,
@@ -291,6 +292,7 @@ export class Transcoder {
     input: Message,
     res: NodeResponse,
     coding: Coding | undefined,
+    headOnly: boolean,
   ): Promise<void> {
     const stream = transformInvokeImplementation(route.spec, ctx, this.interceptors)(createAsyncIterable([input]));
     const info = ctx.values.get(requestInfoKey);
@@ -312,7 +314,7 @@ export class Transcoder {
         ...encoding,
         "content-type": contentType || JSON_CONTENT_TYPE,
       });
-      if (!coding) {
+      if (!coding || headOnly) {
         // No lead for events: a watcher whose client does not read waits here, where the server's stop finds and cuts it (D57).
         const ahead = events ? 0 : AHEAD;
         // The socket's own pace: after a refused write, wait for 'drain', which comes once the
@@ -354,6 +356,10 @@ export class Transcoder {
       for await (const chunk of stream as AsyncIterable<HttpBody>) {
         if (res.destroyed) return; // leaving the loop ends the implementation's generator
         sink ??= start(chunk.contentType);
+        if (headOnly) {
+          releaseChunk(chunk.data);
+          break; // leaving the loop ends the implementation's generator
+        }
         if (chunk.data.length === 0) continue;
         sent += chunk.data.length;
         if (info) info.streamedBytes = sent;
