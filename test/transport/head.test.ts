@@ -156,6 +156,15 @@ describe("RFC 9110 HEAD is answered wherever GET is", () => {
     expect(head.after.toString("latin1")).toBe("");
   });
 
+  it("D46 a HEAD of a live stream answers its head and ends at once", async () => {
+    const started = Date.now();
+    const head = await raw("HEAD", "/api/admin/feature/head/message/stream", { "svc-open-api-key": fsKey });
+    expect(head.status).toBe(200);
+    expect(head.headers["content-type"]).toBe("text/event-stream; charset=utf-8");
+    expect(head.after.toString("latin1")).toBe("");
+    expect(Date.now() - started).toBeLessThan(5_000); // not held open until a heartbeat or an event
+  });
+
   it("a HEAD over HTTP/2 answers the status and ends the stream without data", async () => {
     const session = http2.connect(server.url);
     try {
