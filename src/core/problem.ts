@@ -49,9 +49,14 @@ export function problemOf(err: ConnectError): Problem {
 function violationsOf(err: ConnectError): Violations | undefined {
   const badRequest = err.findDetails(BadRequestSchema).at(0);
   if (!badRequest || badRequest.fieldViolations.length === 0) return undefined;
-  const out: Violations = {};
-  for (const v of badRequest.fieldViolations) (out[v.field] ??= []).push(v.description);
-  return out;
+  // A Map, not an object: a field is the caller's name ("constructor", "__proto__"), never a lookup into Object.prototype.
+  const out = new Map<string, string[]>();
+  for (const v of badRequest.fieldViolations) {
+    const list = out.get(v.field);
+    if (list) list.push(v.description);
+    else out.set(v.field, [v.description]);
+  }
+  return Object.fromEntries(out); // own properties, whatever their names
 }
 
 /** The code name of an answer no ConnectError produced (health, documents, files), by its HTTP status (D59). */

@@ -304,6 +304,26 @@ describe("D64 Arrow answers", () => {
     expect(r.headers.get("content-type")).toBe(ARROW);
   });
 
+  it("D64 an Accept range with parameters matches the answer's own: application/json; charset=utf-8 and D7's text/plain; charset=utf-8 are JSON", async () => {
+    for (const accept of ["application/json; charset=utf-8", "application/json;charset=UTF-8", "text/plain; charset=utf-8"]) {
+      for (const path of [values(w), `${values(w)}/chart?width=10`]) {
+        const r = await fetchBytes("GET", path, { accept });
+        expect([r.status, r.headers.get("content-type")], `${accept} ${path}`).toEqual([200, "application/json; charset=utf-8"]);
+      }
+      const r = await fetchBytes("POST", many(), { accept }, [w]);
+      expect([r.status, r.headers.get("content-type")], accept).toEqual([200, "application/json; charset=utf-8"]);
+    }
+  });
+
+  it("D64 JSON refused with q=0 stays refused beside a wildcard: D7's text/plain does not bring it back", async () => {
+    for (const accept of ["application/json;q=0, */*", "application/json;q=0, application/*"]) {
+      const r = await fetchBytes("GET", values(w), { accept });
+      expect([r.status, r.headers.get("content-type")], accept).toEqual([200, ARROW]);
+    }
+    const all = `application/json;q=0, ${ARROW};q=0, application/vnd.apache.parquet;q=0, */*`;
+    expect((await fetchBytes("GET", values(w), { accept: all })).status).toBe(406);
+  });
+
   it("D28 a pooled buffer is reused only once its bytes are sent: concurrent reads over HTTP/1.1 and HTTP/2, fast and slow, identity and zstd, get the same bytes", async () => {
     const s = await api.series(d);
     await api.upload(d, s, makeRows(200_000));

@@ -58,6 +58,19 @@ describe("D59 unknown JSON fields", () => {
     expect((await ts.read(d, s)).json.data).toEqual([]);
   });
 
+  it.each(["constructor", "toString", "valueOf", "hasOwnProperty", "__proto__"])(
+    "D8 D59 a body field named %s, as every JavaScript object's, is a 400 naming it, not a 500",
+    async (name) => {
+      const { a } = t;
+      const created = await a.create(null, JSON.parse(`{${JSON.stringify(name)}: 1, "type": "Warning", "title": "t", "body": "b"}`));
+      expect(problem(created)).toEqual({ status: 400, fields: [name] });
+      const m = (await a.create("proto", draft({ title: "kept" }))).json;
+      const updated = await a.update("proto", m.id, JSON.parse(`{${JSON.stringify(name)}: {"polluted": true}}`));
+      expect(problem(updated)).toEqual({ status: 400, fields: [name] });
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    },
+  );
+
   it("D59 over Connect's JSON too: invalid_argument naming the field", async () => {
     const r = await fetch(`${t.server.url}/meridian.featurestatus.v1.FeatureStatusService/CreateGlobalMessage`, {
       method: "POST",

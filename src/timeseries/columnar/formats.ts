@@ -33,17 +33,37 @@ export const FORMATS: readonly AnswerFormat<never>[] = [JSON_FORMAT, arrowFormat
 /** The media types of the formats besides JSON (the OpenAPI document lists them). */
 export const COLUMNAR_MEDIA_TYPES: readonly string[] = FORMATS.filter((f) => f !== JSON_FORMAT).map((f) => f.mediaType);
 
-const OFFERED = FORMATS.flatMap((f) => [f.mediaType, ...(f.aliases ?? [])]);
+/**
+ * What is offered to negotiator: each format by the content type it answers
+ * with, parameters included, so that a range naming them
+ * (`application/json; charset=utf-8`) matches as well as the bare type.
+ */
+const OWN = new Map(FORMATS.map((f) => [f.contentType, f]));
+/** The aliases, offered after every format's own type: a wildcard ties to a format first. */
+const ALIASES = new Map(
+  FORMATS.flatMap((f) => (f.aliases ?? []).map((named) => [`${named}; charset=utf-8` as string, { format: f, named }] as const)),
+);
+const OFFERED = [...OWN.keys(), ...ALIASES.keys()];
 
 /** The format an Accept header asks for; a 406 when it allows none. */
 export function answerFormatFor(accept: string | null): AnswerFormat {
   // negotiator reads only headers.accept; undefined means "anything" (RFC 9110, 12.5.1).
   const negotiator = new Negotiator({ headers: { accept: accept ?? undefined } });
   const chosen = negotiator.mediaType(OFFERED);
-  const format = chosen === undefined ? undefined : FORMATS.find((f) => f.mediaType === chosen || f.aliases?.includes(chosen));
+  const format = chosen === undefined ? undefined : (OWN.get(chosen) ?? aliased(negotiator, chosen));
   if (!format) {
     const named = FORMATS.map((f) => f.mediaType).join(", ");
     throw failure("NOT_ACCEPTABLE", `Accept allows none of the media types this read answers in: ${named}`);
   }
   return format;
+}
+
+/**
+ * The format of an alias, when the client names it (D7: the SDK's text/plain).
+ * Reached through a wildcard only when every format's own type is refused
+ * (`application/json;q=0, ...` beside a wildcard): refused they stay.
+ */
+function aliased(negotiator: Negotiator, chosen: string): AnswerFormat | undefined {
+  const alias = ALIASES.get(chosen);
+  return alias && negotiator.mediaTypes().some((t) => t.toLowerCase() === alias.named) ? alias.format : undefined;
 }
