@@ -41,7 +41,7 @@ export const COLUMNAR_MEDIA_TYPES: readonly string[] = FORMATS.filter((f) => f !
 const OWN = new Map(FORMATS.map((f) => [f.contentType, f]));
 /** The aliases, offered after every format's own type: a wildcard ties to a format first. */
 const ALIASES = new Map(
-  FORMATS.flatMap((f) => (f.aliases ?? []).map((named) => [`${named}; charset=utf-8` as string, { format: f, named }] as const)),
+  FORMATS.flatMap((f) => (f.aliases ?? []).map((named) => [`${named}; charset=utf-8`, { format: f, named }] as const)),
 );
 const OFFERED = [...OWN.keys(), ...ALIASES.keys()];
 
