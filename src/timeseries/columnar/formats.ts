@@ -39,9 +39,14 @@ export const COLUMNAR_MEDIA_TYPES: readonly string[] = FORMATS.filter((f) => f !
  * (`application/json; charset=utf-8`) matches as well as the bare type.
  */
 const OWN = new Map(FORMATS.map((f) => [f.contentType, f]));
+interface Alias {
+  format: AnswerFormat<never>;
+  /** The type as a client names it. */
+  named: string;
+}
 /** The aliases, offered after every format's own type: a wildcard ties to a format first. */
-const ALIASES = new Map(
-  FORMATS.flatMap((f) => (f.aliases ?? []).map((named) => [`${named}; charset=utf-8`, { format: f, named }] as const)),
+const ALIASES = new Map<string, Alias>(
+  FORMATS.flatMap((f) => (f.aliases ?? []).map((named) => [`${named}; charset=utf-8`, { format: f, named }])),
 );
 const OFFERED = [...OWN.keys(), ...ALIASES.keys()];
 
