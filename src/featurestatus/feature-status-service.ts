@@ -12,6 +12,7 @@ import {
   ListMessagesResponseSchema,
   type FeatureStatusService,
   type ListMessagesResponse,
+  type Message,
   type WatchMessagesRequest,
 } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { failure } from "../core/errors.js";
@@ -92,11 +93,21 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     return page;
   };
 
+  /** One message by id, as the caller reads it (D61, D62); a reader's own dismissal marked (D63). */
+  const get = async (ctx: HandlerContext, scope: Scope, messageId: number): Promise<Message> => {
+    const view = readerViewOf(ctx, { audience: [] });
+    const message = await edits.get(ctx, scope, messageId, view);
+    if (view.full) return message;
+    sayLanguages(ctx, [message]);
+    const dismissed = await dismissalsOf(ctx, deps.dismissals);
+    return dismissed.has(message.id) ? markDismissed([message], dismissed)[0] : message;
+  };
+
   /** D63: the caller's person dismisses a message of the scope at its current version. */
   const dismiss = async (ctx: HandlerContext, scope: Scope, messageId: number): Promise<object> => {
     const subject = dismissingSubject(ctx); // first: an API key of any kind is told why it cannot
     authorizeRead(ctx, scope);
-    const row = await edits.find(scope, messageId);
+    const row = await edits.visible(scope, messageId, readerViewOf(ctx, { audience: [] }));
     if (row.dismissible === 0) throw failure("MESSAGE_NOT_DISMISSIBLE", `message ${messageId} is marked not dismissible`);
     await deps.dismissals.dismiss(subject, row.id, row.version);
     return {};
@@ -117,8 +128,8 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
       authorizeWrite(ctx);
       return previewed(req, deps.sanitizer);
     },
-    getFeatureMessage: (req, ctx) => edits.get(ctx, req.featureId, req.messageId),
-    getGlobalMessage: (req, ctx) => edits.get(ctx, null, req.messageId),
+    getFeatureMessage: (req, ctx) => get(ctx, req.featureId, req.messageId),
+    getGlobalMessage: (req, ctx) => get(ctx, null, req.messageId),
     listMessageAudit: (req, ctx) => auditPage(ctx, req, deps.store, deps.cursors),
     watchMessages: async function* (req, ctx) {
       const scope = req.featureId ?? null;

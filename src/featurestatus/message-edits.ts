@@ -10,7 +10,7 @@ import { merged, newMessage } from "./message-input.js";
 import { toMessage } from "./message-protos.js";
 import type { MessageRow, MessageStore } from "./message-store.js";
 import type { Sanitizer } from "./sanitize.js";
-import { EDITING } from "./reader-view.js";
+import { EDITING, sees, type View } from "./reader-view.js";
 
 const MERGE_ATTEMPTS = 5; // an unconditional update merged again when others keep writing the message
 
@@ -21,9 +21,18 @@ export class MessageEdits {
   ) {}
 
   /** One message, for whoever may list its scope (D13), with its ETag. */
-  async get(ctx: HandlerContext, scope: Scope, messageId: number): Promise<Message> {
+  /**
+   * One message by id as `view` reads it: an editor's view (BackOffice) gets
+   * the stored message (D62); any other reader what its listing would show
+   * it (D61): a message not for its audiences is not found (on any page: a
+   * read by id names none), and it comes without targeting, in its language.
+   */
+  async get(ctx: HandlerContext, scope: Scope, messageId: number, view: View): Promise<Message> {
     authorizeRead(ctx, scope);
-    return answer(ctx, await this.find(scope, messageId));
+    const row = await this.visible(scope, messageId, view);
+    if (view.full) return answer(ctx, row);
+    ctx.responseHeader.set("etag", messageEtag(row));
+    return toMessage(row, view);
   }
 
   async create(ctx: HandlerContext, scope: Scope, fields: MessageFields | undefined): Promise<Message> {
@@ -66,18 +75,24 @@ export class MessageEdits {
     return {};
   }
 
+  /** The message, if it belongs to this scope and the view reads it (D61: as its listing would; on any page). */
+  async visible(scope: Scope, messageId: number, view: View): Promise<MessageRow> {
+    const row = await this.find(scope, messageId);
+    if (!sees({ ...view, path: undefined }, row)) throw missing(scope, messageId);
+    return row;
+  }
+
   /** The message, if it belongs to this scope. */
   async find(scope: Scope, messageId: number): Promise<MessageRow> {
     checkScope(scope);
     const row = messageId > 0 ? await this.store.get(messageId) : undefined;
-    if (row?.feature_id !== scope) {
-      throw notFound(
-        scope === null ? `no global message ${messageId}` : `no message ${messageId} for feature ${scope}`,
-        "MESSAGE_NOT_FOUND",
-      );
-    }
+    if (row?.feature_id !== scope) throw missing(scope, messageId);
     return row;
   }
+}
+
+function missing(scope: Scope, messageId: number) {
+  return notFound(scope === null ? `no global message ${messageId}` : `no message ${messageId} for feature ${scope}`, "MESSAGE_NOT_FOUND");
 }
 
 /** A message as answered, with its ETag (D47): as stored, to an editor (D62: the default text and every translation). */

@@ -57,6 +57,18 @@ describe("D63 dismissal that follows the person", () => {
     expect((await dismissedIn("orders", { "svc-open-api-key": t.key }))[m.id]).toBe(false);
   });
 
+  it("D61 D63 a reader dismisses only a message its listing holds: another audience's is not found, and its read by id says dismissed", async () => {
+    const m = (await t.a.create("orders", draft({ title: "Staff only", audiences: ["staff"] }))).json;
+    expect((await rest("POST", dismissal("orders", m.id), bearer(await reader("carol")))).status).toBe(404);
+    expect(await count(m.id)).toBe(0);
+    const staff = () => signToken({ client_id: "orders", scope: "platform_iam_featurestatus_read", sub: "dave", groups: ["staff"] });
+    expect((await rest("POST", dismissal("orders", m.id), bearer(await staff()))).status).toBe(204);
+    expect((await rest("GET", `/api/admin/feature/orders/message/${m.id}`, bearer(await staff()))).json).toMatchObject({
+      id: m.id,
+      dismissed: true,
+    });
+  });
+
   it("D63 a new version of a dismissed message is not dismissed", async () => {
     const m = (await t.a.create("orders", draft({ title: "Version one" }))).json;
     const alice = bearer(await reader("alice"));

@@ -151,6 +151,29 @@ describe("D61 targeting", () => {
     expect(r.status).toBe(403);
   });
 
+  it("D61 outside BackOffice a read by id reaches only a message the caller's listing holds, and shows no targeting", async () => {
+    const byId = async (id: number, auth: Record<string, string>) => {
+      const r = await fetch(`${server.url}/api/admin/feature/tg/message/${id}`, { headers: auth });
+      return { status: r.status, json: (await r.json()) as ApiMessage & { audiences: string[]; paths: string[] } };
+    };
+    const all = (await w.list("tg", "limit=100")).json.data as ApiMessage[];
+    const staffOnly = all.find((m) => m.title === "Staff on checkout")!;
+    const customers = bearer(await reader("tg", { groups: ["customers"] }));
+    const notFor = await byId(staffOnly.id, customers);
+    expect([notFor.status, notFor.json.code]).toEqual([404, "not_found"]);
+    const staff = await byId(staffOnly.id, bearer(await reader("tg", { groups: ["staff"] })));
+    expect(staff.status).toBe(200);
+    expect(staff.json).toMatchObject({ id: staffOnly.id, title: "Staff on checkout", audiences: [], paths: [] });
+    // A read key made with the audience reads it too; one without does not (D60 keys are refused by id, D13).
+    const keyed = await server.key({ clientId: "tg", scopes: [READ], audiences: ["staff"] });
+    expect((await byId(staffOnly.id, { "svc-open-api-key": keyed })).status).toBe(200);
+    const plain = await server.key({ clientId: "tg", scopes: [READ] });
+    expect((await byId(staffOnly.id, { "svc-open-api-key": plain })).status).toBe(404);
+    // BackOffice reads the stored message, targeting and all.
+    const editor = await byId(staffOnly.id, { "svc-open-api-key": await server.key(RW) });
+    expect(editor.json).toMatchObject({ audiences: ["staff"], paths: ["/checkout", "/cart/*"] });
+  });
+
   it("D61 pages skip what the caller does not see and the cursor goes on from the last one shown", async () => {
     const feature = "tg-pages";
     await seed(
@@ -342,6 +365,19 @@ describe("D62 languages", () => {
     });
     const body = await read.json();
     expect(body).toMatchObject({ title: "Maintenance", language: null, translations: listed.translations });
+  });
+
+  it("D62 outside BackOffice a read by id is in the reader's language, says so, and carries no translations", async () => {
+    const listed = (await w.call("GET", "/api/admin/feature/lg/message")).json.data.find(
+      (m: { translations: object }) => Object.keys(m.translations).length > 0,
+    );
+    const read = await fetch(`${server.url}/api/admin/feature/lg/message/${listed.id}`, {
+      headers: { ...bearer(await reader("lg")), "accept-language": "de" },
+    });
+    expect(read.status).toBe(200);
+    expect(read.headers.get("content-language")).toBe("de");
+    expect(read.headers.get("vary")).toContain("accept-language");
+    expect(await read.json()).toMatchObject({ title: "Wartung", language: "de", translations: {} });
   });
 
   it("D62 translations are sanitised and length-checked like the default", async () => {
