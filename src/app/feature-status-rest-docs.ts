@@ -67,6 +67,16 @@ const FACTS: Record<string, Schema> = {
     description:
       "Ignored: a message belongs to the feature of its path, or is global. Accepted so that a body carrying it is not refused; do not send it.",
   },
+  ...Object.fromEntries(
+    ["id", "version", "language", "dismissed"].map((name) => [
+      `MessageFields.${name}`,
+      {
+        deprecated: true,
+        description:
+          "Ignored: what only a read answers, accepted so that a message read back can be sent back unchanged. If-Match is the precondition.",
+      },
+    ]),
+  ),
   "MessageFields.audiences": {
     items: AUDIENCE,
     maxItems: MAX_AUDIENCES,
@@ -235,7 +245,6 @@ const EXAMPLES: Record<string, OperationExamples> = {
       body: "<p>Soon</p>",
       startDate: null,
       expiringDate: null,
-      featureId: null,
       audiences: null,
       paths: null,
       translations: null,

@@ -45,6 +45,8 @@ export class JsonShaper {
   private addField(plan: Plan, field: DescField): void {
     const wkt = (m: DescMessage) => m.typeName.startsWith("google.protobuf.");
     if (
+      // A deprecated field is one a request may carry and nothing answers (an ignored featureId, D15): left out, not null.
+      !field.deprecated &&
       field.oneof === undefined &&
       field.presence === FeatureSet_FieldPresence.EXPLICIT &&
       field.fieldKind !== "list" &&

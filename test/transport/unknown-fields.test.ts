@@ -38,6 +38,20 @@ describe("D59 unknown JSON fields", () => {
     expect(listed.title).toBe("kept");
   });
 
+  it("D52 a message read back and sent unchanged is accepted, by PATCH and by POST: what only a read answers (id, version, language, dismissed) is ignored", async () => {
+    const { a } = t;
+    const m = (await a.create("rb", draft({ title: "Read back", audiences: ["staff"], translations: { de: { title: "Zurück" } } }))).json;
+    const got = await (await fetch(`${t.server.url}/api/admin/feature/rb/message/${m.id}`, { headers: { "svc-open-api-key": t.key } })).json();
+    expect(got).toMatchObject({ id: m.id, version: 1, language: null, dismissed: false });
+    const patched = await a.update("rb", m.id, got);
+    expect(patched.status, JSON.stringify(patched.json)).toBe(200);
+    expect(patched.json).toMatchObject({ id: m.id, title: "Read back", audiences: ["staff"], translations: { de: { title: "Zurück" } } });
+    const copied = await a.create("rb", { ...got, id: 999_999, version: 7 });
+    expect(copied.status, JSON.stringify(copied.json)).toBe(201);
+    expect(copied.json.id).not.toBe(m.id);
+    expect(copied.json).toMatchObject({ title: "Read back", version: 1 });
+  });
+
   it("D15 D59 featureId in a message body is still accepted and ignored", async () => {
     const r = await t.a.create("uf2", { ...draft(), featureId: "other" });
     expect(r.status).toBe(201);
