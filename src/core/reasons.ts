@@ -36,6 +36,25 @@ export const REASONS = {
     httpStatus: 406,
     description: "the Accept header allows none of the media types the answer comes in; the detail lists them",
   },
+  MALFORMED_REQUEST: {
+    code: Code.InvalidArgument,
+    description: "the request line or a header is not HTTP/1.1 (refused before there is a request: the connection is closed)",
+  },
+  URI_TOO_LONG: {
+    code: Code.ResourceExhausted,
+    httpStatus: 414,
+    description: "the request line is longer than the server reads (16 KiB with the headers)",
+  },
+  REQUEST_HEADERS_TOO_LARGE: {
+    code: Code.ResourceExhausted,
+    httpStatus: 431,
+    description: "the request's headers are larger than the server reads (16 KiB)",
+  },
+  REQUEST_TIMEOUT: {
+    code: Code.DeadlineExceeded,
+    httpStatus: 408,
+    description: "the request's headers or body did not arrive within the server's timeouts (D51)",
+  },
   BODY_TOO_LARGE: {
     code: Code.ResourceExhausted,
     httpStatus: 413,

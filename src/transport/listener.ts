@@ -8,6 +8,7 @@ import net, { type AddressInfo, type Socket } from "node:net";
 import { readFileSync } from "node:fs";
 import type { NodeHandler } from "../core/node-types.js";
 import { applyHttp1Options, guardSession, http1Options, timeoutsOf } from "./connection-timeouts.js";
+import { answerClientError } from "./client-errors.js";
 
 export interface ListenOptions {
   port: number;
@@ -84,10 +85,12 @@ export async function listen(handler: NodeHandler, opts: ListenOptions): Promise
       s.once("close", () => active.delete(s));
     });
     secure.on("request", countHttp1);
+    secure.on("clientError", answerClientError);
     outer = secure;
   } else {
     const http1 = (h1 = http.createServer(http1Options(timeouts), handler));
     http1.on("request", countHttp1);
+    http1.on("clientError", answerClientError);
     const h2 = http2.createServer(h2Options, handler);
     h2.on("session", (s) => {
       track(sessions, s);

@@ -1,0 +1,77 @@
+// D8 for what node:http refuses before any request exists (a malformed
+// request line or header, headers too large, a URI too long, headers that
+// never end): a problem+json like every other refusal, naming its reason
+// (D59), and the connection closed. Over raw sockets: no client would send these.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import net from "node:net";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+
+let server: TestServer;
+let host: string;
+beforeAll(async () => {
+  server = await startTestServer({ MERIDIAN_HEADERS_TIMEOUT_S: "1" });
+  host = new URL(server.url).host;
+});
+afterAll(() => server.close());
+
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Sends `bytes` and reads until the server closes the connection. */
+function exchange(bytes: string): Promise<Answer> {
+  const { hostname, port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname);
+    socket.on("error", () => {}); // the server may close while we still write
+    let text = "";
+    socket.on("data", (d: Buffer) => (text += d.toString("latin1")));
+    socket.once("close", () => {
+      const cut = text.indexOf("\r\n\r\n");
+      if (cut < 0) return reject(new Error(`no answer: ${JSON.stringify(text)}`));
+      const [statusLine, ...lines] = text.slice(0, cut).split("\r\n");
+      const headers: Record<string, string> = {};
+      for (const line of lines) headers[line.slice(0, line.indexOf(":")).toLowerCase()] = line.slice(line.indexOf(":") + 1).trim();
+      resolve({ status: Number(statusLine.split(" ")[1]), headers, body: text.slice(cut + 4) });
+    });
+    socket.write(bytes);
+  });
+}
+
+function expectProblem(a: Answer, status: number, reason: string): void {
+  expect(a.status).toBe(status);
+  expect(a.headers["content-type"]).toBe("application/problem+json; charset=utf-8");
+  expect(a.headers.connection).toBe("close");
+  expect(Number(a.headers["content-length"])).toBe(Buffer.byteLength(a.body));
+  expect(JSON.parse(a.body)).toMatchObject({ type: "about:blank", status, reason, detail: expect.any(String) });
+}
+
+describe("D8 refusals of the HTTP layer are problem+json", () => {
+  it("D8 a malformed request line is a 400 MALFORMED_REQUEST", async () => {
+    expectProblem(await exchange("GARBAGE\r\n\r\n"), 400, "MALFORMED_REQUEST");
+  });
+
+  it("D8 a malformed header line is a 400 MALFORMED_REQUEST", async () => {
+    expectProblem(await exchange(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\nno colon here\r\n\r\n`), 400, "MALFORMED_REQUEST");
+  });
+
+  it("D8 headers over the limit are a 431 REQUEST_HEADERS_TOO_LARGE", async () => {
+    const a = await exchange(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`);
+    expectProblem(a, 431, "REQUEST_HEADERS_TOO_LARGE");
+  });
+
+  it("D8 a request line over the limit is a 414 URI_TOO_LONG", async () => {
+    const a = await exchange(`GET /api/admin/feature/message?x=${"a".repeat(20_000)} HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    expectProblem(a, 414, "URI_TOO_LONG");
+  });
+
+  it("D8 D51 headers that do not end in time are a 408 REQUEST_TIMEOUT", async () => {
+    expectProblem(await exchange(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\n`), 408, "REQUEST_TIMEOUT");
+  });
+
+  it("the server serves on after each of them", async () => {
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+});
