@@ -191,6 +191,20 @@ describe("D8 errors are problem details", () => {
     expect(p.detail).toContain("limit");
   });
 
+  it.each(["0x2", "2e0", "02", "+2", "2.0", " 2"])(
+    "D21 an integer query parameter in another form than decimal digits (limit=%s) is a 400 naming it",
+    async (limit) => {
+      const r = await fetch(`${server.url}/api/admin/feature/app/message?limit=${encodeURIComponent(limit)}`, { headers });
+      expect(r.status).toBe(400);
+      const p = (await r.json()) as { errors: Record<string, string[]> };
+      expect(Object.keys(p.errors)).toEqual(["limit"]);
+    },
+  );
+
+  it("D21 a decimal limit is taken as it is written", async () => {
+    expect((await fetch(`${server.url}/api/admin/feature/app/message?limit=2`, { headers })).status).toBe(200);
+  });
+
   it("D8 malformed percent-encoding in the path is a 400", async () => {
     const r = await fetch(`${server.url}/api/admin/feature/%E0%A4%A/message`, { headers });
     expect(r.status).toBe(400);

@@ -188,6 +188,8 @@ export class Transcoder {
         if (!fields) continue;
         const key = pathKey(fields);
         const last = fields[fields.length - 1];
+        // D21: a number is its decimal digits; JSON's other forms (0x2, 2e0, +2, 02) are not what was meant.
+        if (isInteger(last) && !SIGNED_DECIMAL.test(value)) throw invalidField(key, "must be a decimal integer");
         const v = textToJson(last, value);
         if (last.fieldKind === "list") {
           let arr = repeated.get(key);
@@ -396,6 +398,8 @@ function drainOrClose(res: NodeResponse): Promise<void> {
 
 /** A whole number as written in a path: decimal digits, no sign, no leading zero. */
 const DECIMAL = /^(0|[1-9][0-9]*)$/;
+/** In a query the same, or its negative (a field's own rule refuses a negative value in its own words). */
+const SIGNED_DECIMAL = /^-?(0|[1-9][0-9]*)$/;
 
 const INTEGER_SCALARS = new Set([
   ScalarType.INT32,
