@@ -13,6 +13,7 @@ import { VALUE_JSON_SCHEMAS } from "../timeseries/value-json.js";
 import { COLUMNAR_MEDIA_TYPES } from "../timeseries/columnar/formats.js";
 import { PAGE } from "../timeseries/value-reads.js";
 import { DATA_TYPES } from "../timeseries/value-rows.js";
+import { CONDITION_TYPE, OPERATORS } from "../timeseries/query-conditions.js";
 
 const n = (x: number) => x.toLocaleString("en");
 
@@ -60,6 +61,15 @@ const FACTS: Record<string, Schema> = {
     description: "Rows to store, replacing stored rows of the same timestamps.",
   },
   "DataField.data_type": { enum: Object.keys(DATA_TYPES) },
+  "QueryCondition.type": { enum: [CONDITION_TYPE], description: "The kind of condition; case is ignored." },
+  "QueryCondition.name": {
+    description: "Item (the item's name, compared as text), or a property the dataset declares (compared as a number).",
+  },
+  "QueryCondition.operator": {
+    enum: [...OPERATORS],
+    description: "Case is ignored. Contains and StartsWith apply to Item only.",
+  },
+  "QueryCondition.value": { description: "The value compared with: text for Item, a number for a property. Absent: empty." },
 };
 
 function fieldFacts(f: DescField): Schema | undefined {
@@ -123,6 +133,8 @@ export function documentTimeSeriesRest(registry: ServiceRegistry): void {
       description: "Datasets, their time series and the series' values: uploaded as rows, read whole or in pages, and read for charts.",
     },
     fields: fieldFacts,
+    // What a query condition must carry: the server refuses one without (D29).
+    required: { [`${PKG}.QueryCondition`]: ["type", "name", "operator"] },
     examples: EXAMPLES,
     responses: (route): Record<string, { description: string; problem?: boolean }> =>
       FORMAT_READS.has(route.method.name)

@@ -5,7 +5,8 @@ import type { QueryCondition } from "../gen/meridian/timeseries/v1/time_series_p
 import { ViolationList } from "../core/errors.js";
 import type { SeriesRecord } from "./metadata-store.js";
 
-const OPERATORS = [
+/** The operators, as the OpenAPI document lists them (compared case-insensitively). */
+export const OPERATORS = [
   "Equal",
   "NotEqual",
   "GreaterThan",
@@ -16,6 +17,8 @@ const OPERATORS = [
   "StartsWith",
 ] as const;
 type Operator = (typeof OPERATORS)[number];
+/** The one kind of condition (compared case-insensitively). */
+export const CONDITION_TYPE = "AttributeQueryCondition";
 const TEXT_ONLY: readonly Operator[] = ["Contains", "StartsWith"];
 
 type Test = (s: SeriesRecord) => boolean;
@@ -47,7 +50,7 @@ export function compileConditions(conditions: readonly QueryCondition[], declare
   const tests: Test[] = [];
   conditions.forEach((c, i) => {
     const at = `conditions[${i}]`;
-    if (c.type.toLowerCase() !== "attributequerycondition") v.add(`${at}.type`, "must be AttributeQueryCondition");
+    if (c.type.toLowerCase() !== CONDITION_TYPE.toLowerCase()) v.add(`${at}.type`, `must be ${CONDITION_TYPE}`);
     const op = OPERATORS.find((o) => o.toLowerCase() === c.operator.toLowerCase());
     if (!op) return v.add(`${at}.operator`, `must be one of ${OPERATORS.join(", ")}`);
     if (c.name === "Item") {

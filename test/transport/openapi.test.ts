@@ -258,6 +258,33 @@ describe("D59 the document states what the server enforces", () => {
     }
   });
 
+  it("D59 a query condition requires type, name and operator, which the server refuses without; type and operator are enums, case ignored", async () => {
+    const condition = doc.components.schemas["meridian.timeseries.v1.QueryCondition"];
+    expect(condition.required).toEqual(["type", "name", "operator"]);
+    expect(condition.properties.type.enum).toEqual(["AttributeQueryCondition"]);
+    expect(condition.properties.operator.enum).toEqual([
+      "Equal",
+      "NotEqual",
+      "GreaterThan",
+      "LessThan",
+      "GreaterThanOrEqual",
+      "LessThanOrEqual",
+      "Contains",
+      "StartsWith",
+    ]);
+    for (const name of ["type", "operator"]) expect(condition.properties[name].description).toMatch(/case is ignored/i);
+    const query = (c: Record<string, string>) => ts.call("POST", `/api/ts/dataset/${dataset}/timeseries/query`, { conditions: [c] });
+    const full = { type: "AttributeQueryCondition", name: "Item", operator: "Equal", value: "level" };
+    expect((await query(full)).status).toBe(200);
+    expect((await query({ ...full, type: "attributequerycondition", operator: "EQUAL" })).status).toBe(200);
+    for (const field of ["type", "name", "operator"] as const) {
+      const { [field]: _, ...rest } = full;
+      expect([field, (await query(rest)).status]).toEqual([field, 400]);
+    }
+    const { value: _, ...noValue } = full;
+    expect((await query(noValue)).status).toBe(200);
+  });
+
   it("D59 limits: a page size has a minimum (the server refuses 0) and no maximum (the server clamps); value pages and chart widths have neither", async () => {
     for (const id of ["ListFeatureMessages", "ListGlobalMessages", "ListMessageAudit"]) {
       expect(param(id, "limit").schema).toMatchObject({ type: "integer", minimum: 1, default: 100 });

@@ -57,6 +57,8 @@ export interface RestDocs {
   fields?(field: DescField): Schema | undefined;
   /** Request bodies with a schema of their own, by method name. */
   requestBodies?: Record<string, RequestBodyDocs>;
+  /** JSON names of the fields a message must carry wherever a request sends it (the server refuses it without), by the message's full name. */
+  required?: Record<string, readonly string[]>;
   /** Examples, by method name. */
   examples?: Record<string, OperationExamples>;
   /** Request headers a route of the service takes. */
@@ -79,13 +81,16 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** The document: every route of `routes`, with `docs` by service type name. */
 export function openApiDocument(routes: readonly RestRoute[], docs: ReadonlyMap<string, RestDocs>, info: DocumentInfo): Schema {
-  const schemas = new SchemaSet((f) => {
-    for (const d of docs.values()) {
-      const facts = d.fields?.(f);
-      if (facts) return facts;
-    }
-    return undefined;
-  });
+  const schemas = new SchemaSet(
+    (f) => {
+      for (const d of docs.values()) {
+        const facts = d.fields?.(f);
+        if (facts) return facts;
+      }
+      return undefined;
+    },
+    (m) => [...docs.values()].find((d) => d.required?.[m.typeName])?.required?.[m.typeName],
+  );
   const paths: Record<string, Record<string, unknown>> = {};
   const tags = new Map<string, string>();
   for (const route of routes) {
@@ -225,8 +230,11 @@ function responses(route: RestRoute, schemas: SchemaSet, docs: RestDocs, example
 class SchemaSet {
   private readonly named = new Map<string, Schema>();
 
-  /** `facts`: what a field accepts beyond its descriptor (RestDocs.fields). */
-  constructor(private readonly facts: (f: DescField) => Schema | undefined) {}
+  /** `facts`: what a field accepts beyond its descriptor (RestDocs.fields); `requiredOf`: a message's required fields (RestDocs.required). */
+  constructor(
+    private readonly facts: (f: DescField) => Schema | undefined,
+    private readonly requiredOf: (m: DescMessage) => readonly string[] | undefined = () => undefined,
+  ) {}
 
   all(): Record<string, Schema> {
     return Object.fromEntries([...this.named].sort(([a], [b]) => a.localeCompare(b)));
@@ -236,10 +244,11 @@ class SchemaSet {
   message(m: DescMessage): string {
     if (!this.named.has(m.typeName)) {
       this.named.set(m.typeName, {}); // first: recursive types
-      this.named.set(
-        m.typeName,
-        this.object(m, () => true),
-      );
+      const schema = this.object(m, () => true);
+      const required = this.requiredOf(m);
+      const fields = new Set(m.fields.map((f) => f.jsonName));
+      for (const name of required ?? []) if (!fields.has(name)) throw new Error(`${m.typeName} has no field ${name}`);
+      this.named.set(m.typeName, required?.length ? { ...schema, required: [...required] } : schema);
     }
     return m.typeName;
   }
