@@ -161,6 +161,33 @@ describe("D7 responses are JSON whatever Accept says", () => {
   });
 });
 
+describe("D47 an answer to a key is the key's: Cache-Control private", () => {
+  it("D47 REST answers of authenticated routes say private, no-cache: a shared cache (Varnish keeps 200s for 2 minutes by default) must not give one key's answer to another; a 304 says it too", async () => {
+    const listed = await fetch(`${server.url}/api/admin/feature/cc/message`, { headers });
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get("cache-control")).toBe("private, no-cache");
+    const again = await fetch(`${server.url}/api/admin/feature/cc/message`, {
+      headers: { ...headers, "if-none-match": listed.headers.get("etag")! },
+    });
+    expect([again.status, again.headers.get("cache-control")]).toEqual([304, "private, no-cache"]);
+    const ts = tsApi(server, await server.key(TS_RW));
+    const d = await ts.dataset();
+    const s = await ts.series(d);
+    await ts.upload(d, s, makeRows(3));
+    const values = await fetch(`${server.url}/api/ts/dataset/${d}/timeseries/${s}/values`, {
+      headers: {
+        "svc-open-api-key": await server.key(TS_RW),
+        "svc-service-id": "timeseries",
+        "svc-project-id": "proj-a",
+        "svc-dataset-id": d,
+      },
+    });
+    expect([values.status, values.headers.get("cache-control")]).toEqual([200, "private, no-cache"]);
+    // What needs no credentials keeps its own: the health check and the document.
+    expect((await fetch(`${server.url}/openapi.json`)).headers.get("cache-control")).toBe("no-cache");
+  });
+});
+
 describe("D8 errors are problem details", () => {
   it("D8 404 for an unknown path", async () => {
     const r = await fetch(`${server.url}/api/nothing/here`, { headers });

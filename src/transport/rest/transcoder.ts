@@ -430,9 +430,18 @@ function varyOf(res: NodeResponse, ctx: HandlerContext): string {
   return varyAlso(res, handler ? `accept-encoding, ${handler}` : "accept-encoding");
 }
 
+/**
+ * What a cache may do with an answer its handler said nothing of: every REST
+ * route answers a caller by its credentials, which travel in a header of our
+ * own (svc-open-api-key), not Authorization, so a shared cache would not know
+ * to keep it from other callers (D47). The caller's own cache keeps it and
+ * asks again before reuse (its ETag, where it has one, makes that a 304).
+ */
+const PRIVATE = "private, no-cache";
+
 /** Handler response headers worth passing on (custom ones, auth challenges); protocol headers stay behind. */
 function passHeaders(h: Headers): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = { "cache-control": PRIVATE };
   h.forEach((v, k) => {
     if (k.startsWith("connect-") || k.startsWith("grpc-") || hopHeaders.has(k) || k === "vary") return;
     out[k] = v;
