@@ -95,6 +95,7 @@ export function createNodeHandler({
     const trace = traceOf(req.headers.traceparent);
     const info: RequestInfo = { traceId: trace.traceId, spanId: trace.spanId };
     res.setHeader("traceresponse", trace.header);
+    originForm(req);
     // Path without the query string: a cursor is harmless, but nothing else there needs logging.
     const path = (req.url ?? "/").split("?", 1)[0];
     res.once("close", () => {
@@ -320,4 +321,21 @@ function countRequest(metrics: Metrics, res: NodeResponse, info: RequestInfo, st
   metrics.requests.inc({ method, protocol, code, status: String(res.statusCode) });
   metrics.duration.observe({ method, protocol }, Number(process.hrtime.bigint() - started) / 1e9);
   if (info.streamedBytes) metrics.streamedBytes.inc(info.streamedBytes);
+}
+
+/**
+ * A request target in absolute form (`GET http://host/healthz`, which RFC
+ * 9112, 3.2.2 says a server must take, as proxies send it) becomes its path
+ * and query, so that every route sees the one form. Anything else is left to
+ * the routes to refuse.
+ */
+function originForm(req: NodeRequest): void {
+  const target = req.url;
+  if (target === undefined || target.startsWith("/") || !/^https?:\/\//i.test(target)) return;
+  try {
+    const url = new URL(target);
+    req.url = url.pathname + url.search;
+  } catch {
+    // not a URL: the routes answer it as the path it is (a 404)
+  }
 }

@@ -71,6 +71,13 @@ describe("D8 refusals of the HTTP layer are problem+json", () => {
     expectProblem(await exchange(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\n`), 408, "REQUEST_TIMEOUT");
   });
 
+  it("RFC 9112 a request target in absolute form is served as its path: built-in routes and REST alike", async () => {
+    const health = await exchange(`GET http://${host}/healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    expect([health.status, health.body]).toEqual([200, '{"status":"ok"}']);
+    const rest = await exchange(`GET http://${host}/api/admin/feature/x/message?limit=1 HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    expect(rest.status).toBe(401); // the route was found: it asks for credentials
+  });
+
   it("the server serves on after each of them", async () => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   });
