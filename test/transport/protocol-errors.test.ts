@@ -74,7 +74,9 @@ describe("D8 refusals of the HTTP layer are problem+json", () => {
   it("RFC 9112 a request target in absolute form is served as its path: built-in routes and REST alike", async () => {
     const health = await exchange(`GET http://${host}/healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
     expect([health.status, health.body]).toEqual([200, '{"status":"ok"}']);
-    const rest = await exchange(`GET http://${host}/api/admin/feature/x/message?limit=1 HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    const rest = await exchange(
+      `GET http://${host}/api/admin/feature/x/message?limit=1 HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+    );
     expect(rest.status).toBe(401); // the route was found: it asks for credentials
   });
 

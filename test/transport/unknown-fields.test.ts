@@ -41,7 +41,9 @@ describe("D59 unknown JSON fields", () => {
   it("D52 a message read back and sent unchanged is accepted, by PATCH and by POST: what only a read answers (id, version, language, dismissed) is ignored", async () => {
     const { a } = t;
     const m = (await a.create("rb", draft({ title: "Read back", audiences: ["staff"], translations: { de: { title: "Zurück" } } }))).json;
-    const got = await (await fetch(`${t.server.url}/api/admin/feature/rb/message/${m.id}`, { headers: { "svc-open-api-key": t.key } })).json();
+    const got = await (
+      await fetch(`${t.server.url}/api/admin/feature/rb/message/${m.id}`, { headers: { "svc-open-api-key": t.key } })
+    ).json();
     expect(got).toMatchObject({ id: m.id, version: 1, language: null, dismissed: false });
     const patched = await a.update("rb", m.id, got);
     expect(patched.status, JSON.stringify(patched.json)).toBe(200);
