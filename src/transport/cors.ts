@@ -32,7 +32,7 @@ const HEADERS = [
   "last-event-id",
   ...connectCors.allowedHeaders.map((h) => h.toLowerCase()),
 ];
-const EXPOSED = ["www-authenticate", "traceresponse", "etag", ...connectCors.exposedHeaders.map((h) => h.toLowerCase())];
+const EXPOSED = ["www-authenticate", "traceresponse", "etag", "location", ...connectCors.exposedHeaders.map((h) => h.toLowerCase())];
 
 export class Cors {
   private readonly origins: Set<string>;

@@ -188,6 +188,49 @@ describe("D47 an answer to a key is the key's: Cache-Control private", () => {
   });
 });
 
+describe("RFC 9110 a 201 says where its resource is read", () => {
+  it("a created message, dataset and series come with a Location that a GET answers with the same resource", async () => {
+    const created = await post("/api/admin/feature/located/message", JSON.stringify(draft({ title: "Located" })), "application/json");
+    expect(created.status).toBe(201);
+    const id = ((await created.json()) as { id: number }).id;
+    expect(created.headers.get("location")).toBe(`/api/admin/feature/located/message/${id}`);
+    const read = await fetch(server.url + created.headers.get("location")!, { headers });
+    expect(((await read.json()) as { id: number }).id).toBe(id);
+
+    const tsKey = await server.key(TS_RW);
+    const tsHeaders = {
+      "svc-open-api-key": tsKey,
+      "svc-service-id": "timeseries",
+      "svc-project-id": "proj-a",
+      "content-type": "application/json",
+    };
+    const dataset = await fetch(`${server.url}/api/ts/dataset`, {
+      method: "POST",
+      headers: tsHeaders,
+      body: JSON.stringify({ timeSeriesProperties: [] }),
+    });
+    expect(dataset.status).toBe(201);
+    const d = ((await dataset.json()) as { id: string }).id;
+    expect(dataset.headers.get("location")).toBe(`/api/ts/dataset/${d}`);
+    const ts = tsApi(server, tsKey);
+    const series = await fetch(`${server.url}/api/ts/dataset/${d}/timeseries`, {
+      method: "POST",
+      headers: { ...tsHeaders, "svc-dataset-id": d },
+      body: JSON.stringify({ item: { name: "L", dataType: "Single" }, dataFields: [{ name: "value", dataType: "Single" }] }),
+    });
+    expect(series.status).toBe(201);
+    const s = ((await series.json()) as { id: string }).id;
+    expect(series.headers.get("location")).toBe(`/api/ts/dataset/${d}/timeseries/${s}`);
+    expect((await ts.call("GET", series.headers.get("location")!)).json.id).toBe(s);
+  });
+
+  it("a 201 whose resource no GET reads (a global message: read by id over RPC only) has no Location", async () => {
+    const created = await post("/api/admin/feature/message", JSON.stringify(draft({ title: "Global" })), "application/json");
+    expect(created.status).toBe(201);
+    expect(created.headers.get("location")).toBeNull();
+  });
+});
+
 describe("D8 errors are problem details", () => {
   it("D8 404 for an unknown path", async () => {
     const r = await fetch(`${server.url}/api/nothing/here`, { headers });

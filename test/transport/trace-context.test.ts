@@ -83,5 +83,7 @@ describe("D45 trace context", () => {
     );
     const r = await fetch(`${server.url}/api/admin/feature/message`, { headers: { origin: ORIGIN, "svc-open-api-key": key } });
     expect((r.headers.get("access-control-expose-headers") ?? "").split(", ")).toContain("traceresponse");
+    // A page reads where a 201's resource is (RFC 9110, 15.3.2) too.
+    expect((r.headers.get("access-control-expose-headers") ?? "").split(", ")).toContain("location");
   });
 });

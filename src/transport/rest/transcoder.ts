@@ -125,7 +125,7 @@ export class Transcoder {
       }
       const route = match.route;
       const input = await this.buildInput(route, req, url, match.segments);
-      await this.invoke(route, input, req, res, contextValues);
+      await this.invoke(route, input, req, res, contextValues, url);
     } catch (e) {
       if (res.headersSent) return void res.destroy();
       closeIfBodyPending(req, res); // refused before its body was all read: do not read the rest
@@ -210,7 +210,14 @@ export class Transcoder {
     }
   }
 
-  private async invoke(route: RestRoute, input: Message, req: NodeRequest, res: NodeResponse, contextValues: ContextValues): Promise<void> {
+  private async invoke(
+    route: RestRoute,
+    input: Message,
+    req: NodeRequest,
+    res: NodeResponse,
+    contextValues: ContextValues,
+    url: URL,
+  ): Promise<void> {
     // A plain record: createHandlerContext builds the one Headers object from it.
     const requestHeader: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) {
@@ -238,6 +245,8 @@ export class Transcoder {
       }
       const output = await invokeUnaryImplementation(route.spec, ctx, input, this.interceptors);
       const headers = passHeaders(ctx.responseHeader);
+      const location = route.successStatus === 201 ? this.locationOf(route, url.pathname, output) : undefined;
+      if (location) headers.location = location;
       if ((req.method === "GET" || req.method === "HEAD") && notModified(req.headers["if-none-match"], ctx.responseHeader.get("etag"))) {
         // D47: the caller has this answer already (RFC 9110, 13.1.2: weak comparison).
         writeHead(res, 304, { ...headers, vary: varyOf(res, ctx) });
@@ -268,6 +277,19 @@ export class Transcoder {
       res.off("close", onClose);
       ctx.abort(CALL_ENDED); // ends the call's signal: work tied to it stops
     }
+  }
+
+  /**
+   * Where a 201's new resource is read (RFC 9110, 15.3.2): the request's path
+   * and the answer's id, when a GET route answers there with the same type.
+   * None where no GET reads it by id over REST.
+   */
+  private locationOf(route: RestRoute, pathname: string, output: Message): string | undefined {
+    const id = (output as { id?: unknown }).id;
+    if ((typeof id !== "string" && typeof id !== "number") || id === "") return undefined;
+    const path = `${pathname.replace(/\/+$/, "")}/${encodeURIComponent(String(id))}`;
+    const match = this.match("GET", path);
+    return match.kind === "found" && match.route.method.output.typeName === route.method.output.typeName ? path : undefined;
   }
 
   private toJsonText(route: RestRoute, output: Message): string {
