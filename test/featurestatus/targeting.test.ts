@@ -154,7 +154,7 @@ describe("D61 targeting", () => {
   it("D61 outside BackOffice a read by id reaches only a message the caller's listing holds, and shows no targeting", async () => {
     const byId = async (id: number, auth: Record<string, string>) => {
       const r = await fetch(`${server.url}/api/admin/feature/tg/message/${id}`, { headers: auth });
-      return { status: r.status, json: (await r.json()) as ApiMessage & { audiences: string[]; paths: string[] } };
+      return { status: r.status, json: (await r.json()) as ApiMessage & { audiences: string[]; paths: string[]; code?: string } };
     };
     const all = (await w.list("tg", "limit=100")).json.data as ApiMessage[];
     const staffOnly = all.find((m) => m.title === "Staff on checkout")!;
