@@ -4,8 +4,18 @@
 // fields), applied wherever that type appears. The plan of what to do is
 // computed once per message type. One writer serves the server (the service
 // registry's): the transcoder's answers and the SSE events are written alike.
-import { toJson, type DescField, type DescMessage, type JsonObject, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
+import {
+  getOption,
+  hasOption,
+  toJson,
+  type DescField,
+  type DescMessage,
+  type JsonObject,
+  type JsonValue,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
+import { input_only } from "../gen/meridian/api/v1/rest_pb.js";
 
 /** Reshapes the proto3 JSON object of one message in place. */
 export type ShapeRule = (json: JsonObject) => void;
@@ -45,8 +55,8 @@ export class JsonShaper {
   private addField(plan: Plan, field: DescField): void {
     const wkt = (m: DescMessage) => m.typeName.startsWith("google.protobuf.");
     if (
-      // A deprecated field is one a request may carry and nothing answers (an ignored featureId, D15): left out, not null.
-      !field.deprecated &&
+      // A field a request may carry and no answer holds (an ignored featureId, D15; D52): left out, not null.
+      !(hasOption(field, input_only) && getOption(field, input_only)) &&
       field.oneof === undefined &&
       field.presence === FeatureSet_FieldPresence.EXPLICIT &&
       field.fieldKind !== "list" &&
