@@ -11,6 +11,15 @@ export function messageEtag(row: MessageRow): string {
   return `"${row.id}.${row.version}"`;
 }
 
+/**
+ * A reader's answer by id (D61, D62, D63): its text depends on the language
+ * and its dismissed mark on the reader as well as on the version, so all
+ * three name it (weak: a reader's view, never an If-Match for a write).
+ */
+export function readerEtag(m: { id: number; version: number; language?: string; dismissed: boolean }): string {
+  return `W/"${m.id}.${m.version}.${m.language ?? ""}.${m.dismissed ? 1 : 0}"`;
+}
+
 /** A short name of some bytes (128 bits of SHA-256). */
 export function digest(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("base64url").slice(0, 22);

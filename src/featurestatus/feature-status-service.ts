@@ -22,6 +22,7 @@ import { readerViewOf, sayLanguages, type ReaderParams } from "./reader-view.js"
 import { auditPage } from "./audit-listing.js";
 import { dismissalsOf, dismissingSubject, markDismissed, type DismissalStore } from "./dismissals.js";
 import { MessageEdits } from "./message-edits.js";
+import { readerEtag } from "./etags.js";
 import { nowSeconds } from "./message-fields.js";
 import { previewed } from "./message-input.js";
 import type { ListParams } from "./listing-params.js";
@@ -100,7 +101,9 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     if (view.full) return message;
     sayLanguages(ctx, [message]);
     const dismissed = await dismissalsOf(ctx, deps.dismissals);
-    return dismissed.has(message.id) ? markDismissed([message], dismissed)[0] : message;
+    const answer = dismissed.has(message.id) ? markDismissed([message], dismissed)[0] : message;
+    ctx.responseHeader.set("etag", readerEtag(answer));
+    return answer;
   };
 
   /** D63: the caller's person dismisses a message of the scope at its current version. */

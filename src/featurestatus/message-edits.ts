@@ -20,19 +20,18 @@ export class MessageEdits {
     private readonly sanitizer: Sanitizer,
   ) {}
 
-  /** One message, for whoever may list its scope (D13), with its ETag. */
   /**
-   * One message by id as `view` reads it: an editor's view (BackOffice) gets
-   * the stored message (D62); any other reader what its listing would show
-   * it (D61): a message not for its audiences is not found (on any page: a
-   * read by id names none), and it comes without targeting, in its language.
+   * One message by id, for whoever may list its scope (D13), as `view` reads
+   * it: an editor's view (BackOffice) gets the stored message with its ETag
+   * (D62); any other reader what its listing would show it (D61): a message
+   * not for its audiences is not found (on any page: a read by id names
+   * none), and it comes without targeting, in its language; its ETag is the
+   * caller's to set (readerEtag), once the answer is what it sends.
    */
   async get(ctx: HandlerContext, scope: Scope, messageId: number, view: View): Promise<Message> {
     authorizeRead(ctx, scope);
     const row = await this.visible(scope, messageId, view);
-    if (view.full) return answer(ctx, row);
-    ctx.responseHeader.set("etag", messageEtag(row));
-    return toMessage(row, view);
+    return view.full ? answer(ctx, row) : toMessage(row, view);
   }
 
   async create(ctx: HandlerContext, scope: Scope, fields: MessageFields | undefined): Promise<Message> {

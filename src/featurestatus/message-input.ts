@@ -69,6 +69,10 @@ export function previewed(fields: MessageFields, sanitizer: Sanitizer): MessageF
 function validated(base: MessageData, f: MessageFields, sanitizer: Sanitizer, v = new ViolationList()): MessageData {
   const out: MessageData = { ...base };
   const text = (field: string, kind: "title" | "body", t: string) => checkedText(field, kind, t, sanitizer, v);
+  // D52: a read in a translation sent back would store that language's text as the default one.
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- ignored for clients, read here to refuse one case
+  if (f.language !== undefined)
+    v.add("language", "is the language a read answered in: send the stored text (read the message by id), or language null");
   if (f.type !== undefined) out.type = parseMessageType(f.type, "type", v) ?? out.type;
   if (f.title !== undefined) out.title = text("title", "title", f.title) ?? out.title;
   if (f.body !== undefined) out.body = text("body", "body", f.body) ?? out.body;

@@ -69,6 +69,19 @@ describe("D63 dismissal that follows the person", () => {
     });
   });
 
+  it("D47 D63 a reader's read by id is named by its dismissal too: the ETag read before a dismissal is not a 304 after it", async () => {
+    const m = (await t.a.create("orders", draft({ title: "Revalidated" }))).json;
+    const path = `/api/admin/feature/orders/message/${m.id}`;
+    const before = await fetch(t.server.url + path, { headers: bearer(await reader("erin")) });
+    const etag = before.headers.get("etag")!;
+    expect(etag).toMatch(/^W\//);
+    expect((await fetch(t.server.url + path, { headers: { ...bearer(await reader("erin")), "if-none-match": etag } })).status).toBe(304);
+    expect((await rest("POST", dismissal("orders", m.id), bearer(await reader("erin")))).status).toBe(204);
+    const after = await fetch(t.server.url + path, { headers: { ...bearer(await reader("erin")), "if-none-match": etag } });
+    expect(after.status).toBe(200);
+    expect(((await after.json()) as { dismissed: boolean }).dismissed).toBe(true);
+  });
+
   it("D63 a new version of a dismissed message is not dismissed", async () => {
     const m = (await t.a.create("orders", draft({ title: "Version one" }))).json;
     const alice = bearer(await reader("alice"));

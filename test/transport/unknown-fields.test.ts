@@ -54,6 +54,17 @@ describe("D59 unknown JSON fields", () => {
     expect(copied.json).toMatchObject({ title: "Read back", version: 1 });
   });
 
+  it("D52 D62 a message read in a translation (language set) sent back is a 400 naming language, and the default text stays", async () => {
+    const { a } = t;
+    const m = (await a.create("rb", draft({ title: "Default", translations: { de: { title: "Deutsch" } } }))).json;
+    const inGerman = (await a.list("rb", "lang=de&expiry=All&limit=1000")).json.data.find((x: { id: number }) => x.id === m.id);
+    expect(inGerman).toMatchObject({ title: "Deutsch", language: "de" });
+    const r = await a.update("rb", m.id, inGerman);
+    expect(problem(r)).toEqual({ status: 400, fields: ["language"] });
+    const stored = (await a.list("rb", "expiry=All&limit=1000")).json.data.find((x: { id: number }) => x.id === m.id);
+    expect(stored.title).toBe("Default");
+  });
+
   it("D15 D59 featureId in a message body is still accepted and ignored", async () => {
     const r = await t.a.create("uf2", { ...draft(), featureId: "other" });
     expect(r.status).toBe(201);
