@@ -40,20 +40,15 @@ export const REASONS = {
     code: Code.InvalidArgument,
     description: "the request line or a header is not HTTP/1.1 (refused before there is a request: the connection is closed)",
   },
-  URI_TOO_LONG: {
-    code: Code.ResourceExhausted,
-    httpStatus: 414,
-    description: "the request line is longer than the server reads (16 KiB with the headers)",
-  },
   REQUEST_HEADERS_TOO_LARGE: {
     code: Code.ResourceExhausted,
     httpStatus: 431,
-    description: "the request's headers are larger than the server reads (16 KiB)",
+    description: "the request line and headers together are larger than the server reads (16 KiB)",
   },
   REQUEST_TIMEOUT: {
     code: Code.DeadlineExceeded,
     httpStatus: 408,
-    description: "the request's headers or body did not arrive within the server's timeouts (D51)",
+    description: "the request's headers or body did not arrive within the server's timeouts",
   },
   BODY_TOO_LARGE: {
     code: Code.ResourceExhausted,

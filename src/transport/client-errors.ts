@@ -8,15 +8,28 @@ import { problemOf } from "../core/problem.js";
 import type { Reason } from "../core/reasons.js";
 
 /** What node:http hands a 'clientError' listener. */
-type ClientError = Error & { code?: string; rawPacket?: Buffer };
+type ClientError = Error & { code?: string };
+
+/** The answer node:http is writing on the socket, if any (its own field: no API says it). */
+interface Pending {
+  headersSent: boolean;
+  req?: { complete: boolean };
+  once(event: "close", listener: () => void): unknown;
+}
 
 /** Answers the refusal on the socket, when nothing of an answer has gone out on it, and closes it. */
 export function answerClientError(err: ClientError, socket: Duplex): void {
-  // A response of this connection's request already begun: only cutting it is honest (as node:http does).
-  const begun = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
   // Only HTTP's own refusals are answered: anything else (a reset, a TLS handshake that never came) just closes.
   const http = err.code === "ERR_HTTP_REQUEST_TIMEOUT" || err.code?.startsWith("HPE_") === true;
-  if (!http || !socket.writable || begun) {
+  const pending = (socket as { _httpMessage?: Pending | null })._httpMessage ?? undefined;
+  if (http && pending?.req?.complete === true) {
+    // A request pipelined behind one still being answered: a refusal now would read as that
+    // request's answer. That answer goes out first; then the connection closes.
+    pending.once("close", () => socket.end());
+    return;
+  }
+  // An answer begun to a request whose own bytes are at fault: only cutting it is honest (as node:http does).
+  if (!http || !socket.writable || pending?.headersSent === true) {
     socket.destroy();
     return;
   }
@@ -31,24 +44,12 @@ export function answerClientError(err: ClientError, socket: Duplex): void {
   );
 }
 
-/** RFC 9112, 3: a server should take request lines of at least 8,000 octets. */
-const URI_MAX = 8000;
-
-/** The request line's length in the bytes node:http was parsing (all of them when it never ends). */
-function requestLineLength(packet: Buffer | undefined): number {
-  if (packet === undefined) return 0;
-  const end = packet.indexOf("\r\n");
-  return end < 0 ? packet.length : end;
-}
-
 function refusalOf(err: ClientError): [Reason, string] {
   switch (err.code) {
     case "HPE_HEADER_OVERFLOW":
-      // The limit counts the request line too: one longer than the 8,000 octets RFC 9112 (3) asks a
-      // server to take, or that never ends, is a URI too long.
-      return requestLineLength(err.rawPacket) > URI_MAX
-        ? ["URI_TOO_LONG", "the request line is longer than the server reads"]
-        : ["REQUEST_HEADERS_TOO_LARGE", "the request's headers are larger than the server reads"];
+      // The limit counts the request line too, and node:http does not say which part overflowed
+      // (nor does the chunk it hands over show it), so a long URI is no 414 of its own.
+      return ["REQUEST_HEADERS_TOO_LARGE", "the request line and headers are larger than the server reads (16 KiB)"];
     case "ERR_HTTP_REQUEST_TIMEOUT":
       return ["REQUEST_TIMEOUT", "the request did not arrive within the server's timeouts"];
     default:

@@ -145,9 +145,19 @@ export function sendJsonText(
   res.end(text);
 }
 
+/**
+ * What a cache may do with an answer its route said nothing of: a REST answer
+ * (or refusal: a 404 may be for this caller only, D61) is for the caller
+ * its credentials name, and they travel in a header of our own
+ * (svc-open-api-key), not Authorization, so a shared cache would not know to
+ * keep it from other callers (D47). The caller's own cache keeps it and asks
+ * again before reuse (an ETag, where there is one, makes that a 304).
+ */
+export const PRIVATE = "private, no-cache";
+
 export function sendProblem(res: NodeResponse, err: ConnectError): void {
   const problem = problemOf(err);
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { "cache-control": PRIVATE };
   for (const name of ["www-authenticate", "allow", "retry-after", "accept-encoding", "etag"]) {
     const v = err.metadata.get(name);
     if (v) headers[name] = v;

@@ -56,7 +56,6 @@ export function sseDelivery<Desc extends DescMessage>(json: JsonShaper, kind: Ss
       const first = await source.next();
       if (first.done) return;
       if (first.value !== "open") throw new Error('an SSE source begins with "open"');
-      ctx.responseHeader.set("cache-control", "private, no-cache");
       ctx.responseHeader.set("x-accel-buffering", "no"); // proxies: pass each event on at once
       // The head goes out at once (a comment, no event), so the caller knows the stream is open
       // even when its Last-Event-ID is still the set; the first event carries the retry hint.

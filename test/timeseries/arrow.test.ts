@@ -320,6 +320,11 @@ describe("D64 Arrow answers", () => {
       const r = await fetchBytes("GET", values(w), { accept });
       expect([r.status, r.headers.get("content-type")], accept).toEqual([200, ARROW]);
     }
+    // D7's alias named by its type's wildcard, alone or ranked over */*, is still JSON.
+    for (const accept of ["text/*", "*/*;q=0.1, text/*"]) {
+      const r = await fetchBytes("GET", values(w), { accept });
+      expect([r.status, r.headers.get("content-type")], accept).toEqual([200, "application/json; charset=utf-8"]);
+    }
     const all = `application/json;q=0, ${ARROW};q=0, application/vnd.apache.parquet;q=0, */*`;
     expect((await fetchBytes("GET", values(w), { accept: all })).status).toBe(406);
   });

@@ -76,8 +76,8 @@ async function rowsRead(): Promise<number> {
 
 const valuesPath = () => `/api/ts/dataset/${dataset}/timeseries/${series}/values`;
 
-describe("RFC 9110 HEAD is answered wherever GET is", () => {
-  it("HEAD of a listing has GET's status, type and length, and sends no content", async () => {
+describe("D5 HEAD is answered (RFC 9110, 9.3.2) wherever GET is", () => {
+  it("D5 HEAD of a listing has GET's status, type and length, and sends no content", async () => {
     const headers = { "svc-open-api-key": fsKey };
     const get = await raw("GET", "/api/admin/feature/head/message", headers);
     const head = await raw("HEAD", "/api/admin/feature/head/message", headers);
@@ -161,15 +161,16 @@ describe("RFC 9110 HEAD is answered wherever GET is", () => {
     const head = await raw("HEAD", "/api/admin/feature/head/message/stream", { "svc-open-api-key": fsKey });
     expect(head.status).toBe(200);
     expect(head.headers["content-type"]).toBe("text/event-stream; charset=utf-8");
+    expect(head.headers["cache-control"]).toBe("private, no-cache"); // D47: no cache keeps a stream
     expect(head.after.toString("latin1")).toBe("");
     expect(Date.now() - started).toBeLessThan(5_000); // not held open until a heartbeat or an event
   });
 
-  it("a HEAD over HTTP/2 answers the status and ends the stream without data", async () => {
+  it("D5 a HEAD over HTTP/2 answers the status and ends the stream without data: a listing, and a streamed values read", async () => {
     const session = http2.connect(server.url);
-    try {
-      const answer = await new Promise<{ status: number; type: unknown; bytes: number }>((resolve, reject) => {
-        const s = session.request({ ":method": "HEAD", ":path": "/api/admin/feature/head/message", "svc-open-api-key": fsKey });
+    const head = (path: string, headers: Record<string, string>) =>
+      new Promise<{ status: number; type: unknown; bytes: number }>((resolve, reject) => {
+        const s = session.request({ ":method": "HEAD", ":path": path, ...headers });
         let status = 0;
         let type: unknown;
         let bytes = 0;
@@ -181,13 +182,20 @@ describe("RFC 9110 HEAD is answered wherever GET is", () => {
         s.on("end", () => resolve({ status, type, bytes }));
         s.on("error", reject);
       });
-      expect(answer).toEqual({ status: 200, type: "application/json; charset=utf-8", bytes: 0 });
+    try {
+      expect(await head("/api/admin/feature/head/message", { "svc-open-api-key": fsKey })).toEqual({
+        status: 200,
+        type: "application/json; charset=utf-8",
+        bytes: 0,
+      });
+      const arrow = "application/vnd.apache.arrow.stream";
+      expect(await head(valuesPath(), { ...tsHeaders(tsKey, dataset), accept: arrow })).toEqual({ status: 200, type: arrow, bytes: 0 });
     } finally {
       session.close();
     }
   });
 
-  it("no HEAD above left an error in the server's log", () => {
+  it("D5 no HEAD above left an error in the server's log", () => {
     expect(server.logs.filter((line) => Number(line.level) >= 50)).toEqual([]);
   });
 });

@@ -183,13 +183,16 @@ describe("D47 an answer to a key is the key's: Cache-Control private", () => {
       },
     });
     expect([values.status, values.headers.get("cache-control")]).toEqual([200, "private, no-cache"]);
+    // A refusal too: a 404 may be this caller's alone (D61).
+    const missing = await fetch(`${server.url}/api/admin/feature/cc/message/999999`, { headers });
+    expect([missing.status, missing.headers.get("cache-control")]).toEqual([404, "private, no-cache"]);
     // What needs no credentials keeps its own: the health check and the document.
     expect((await fetch(`${server.url}/openapi.json`)).headers.get("cache-control")).toBe("no-cache");
   });
 });
 
-describe("RFC 9110 a 201 says where its resource is read", () => {
-  it("a created message, dataset and series come with a Location that a GET answers with the same resource", async () => {
+describe("D5 a 201 says where its resource is read", () => {
+  it("D5 a created message, dataset and series come with a Location that a GET answers with the same resource", async () => {
     const created = await post("/api/admin/feature/located/message", JSON.stringify(draft({ title: "Located" })), "application/json");
     expect(created.status).toBe(201);
     const id = ((await created.json()) as { id: number }).id;
@@ -224,7 +227,7 @@ describe("RFC 9110 a 201 says where its resource is read", () => {
     expect((await ts.call("GET", series.headers.get("location")!)).json.id).toBe(s);
   });
 
-  it("a 201 whose resource no GET reads (a global message: read by id over RPC only) has no Location", async () => {
+  it("D5 a 201 whose resource no GET reads (a global message: read by id over RPC only) has no Location", async () => {
     const created = await post("/api/admin/feature/message", JSON.stringify(draft({ title: "Global" })), "application/json");
     expect(created.status).toBe(201);
     expect(created.headers.get("location")).toBeNull();

@@ -54,21 +54,24 @@ const OFFERED = [...OWN.keys(), ...ALIASES.keys()];
 export function answerFormatFor(accept: string | null): AnswerFormat {
   // negotiator reads only headers.accept; undefined means "anything" (RFC 9110, 12.5.1).
   const negotiator = new Negotiator({ headers: { accept: accept ?? undefined } });
-  const chosen = negotiator.mediaType(OFFERED);
-  const format = chosen === undefined ? undefined : (OWN.get(chosen) ?? aliased(negotiator, chosen));
-  if (!format) {
-    const named = FORMATS.map((f) => f.mediaType).join(", ");
-    throw failure("NOT_ACCEPTABLE", `Accept allows none of the media types this read answers in: ${named}`);
+  const ranges = negotiator.mediaTypes().map((t) => t.toLowerCase());
+  // In the client's order of preference: a format's own type, or an alias it names.
+  for (const offered of negotiator.mediaTypes(OFFERED)) {
+    const format = OWN.get(offered) ?? aliased(ranges, offered);
+    if (format) return format;
   }
-  return format;
+  const named = FORMATS.map((f) => f.mediaType).join(", ");
+  throw failure("NOT_ACCEPTABLE", `Accept allows none of the media types this read answers in: ${named}`);
 }
 
 /**
- * The format of an alias, when the client names it (D7: the SDK's text/plain).
- * Reached through a wildcard only when every format's own type is refused
- * (`application/json;q=0, ...` beside a wildcard): refused they stay.
+ * The format of an alias the client names (D7: the SDK's text/plain), itself
+ * or by its type's wildcard ("text/" and a star); reached through the any-type
+ * wildcard alone it is not named: formats refused with q=0 beside that stay refused.
  */
-function aliased(negotiator: Negotiator, chosen: string): AnswerFormat | undefined {
-  const alias = ALIASES.get(chosen);
-  return alias && negotiator.mediaTypes().some((t) => t.toLowerCase() === alias.named) ? alias.format : undefined;
+function aliased(ranges: readonly string[], offered: string): AnswerFormat | undefined {
+  const alias = ALIASES.get(offered);
+  if (!alias) return undefined;
+  const wildcard = `${alias.named.split("/")[0]}/*`;
+  return ranges.some((r) => r === alias.named || r === wildcard) ? alias.format : undefined;
 }

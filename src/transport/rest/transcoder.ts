@@ -21,7 +21,7 @@ import { codeName } from "../../core/reasons.js";
 import { failure, invalidField } from "../../core/errors.js";
 import { writeHead, type NodeRequest, type NodeResponse } from "../../core/node-types.js";
 import { codingFor, compress, compressor, MIN_COMPRESSED_BYTES, pipeFreeing, type Coding } from "../compression.js";
-import { closeIfBodyPending, readBody, sendJsonText, sendProblem, varyAlso } from "../http-io.js";
+import { PRIVATE, closeIfBodyPending, readBody, sendJsonText, sendProblem, varyAlso } from "../http-io.js";
 import { JSON_CONTENT_TYPE, PARQUET_MEDIA_TYPE, isJsonMediaType } from "../../core/media-types.js";
 import { jsonInputError, rejectUnknownFields } from "../json-input.js";
 import { buildRestRoutes, type RestRoute } from "./rest-routes.js";
@@ -451,15 +451,6 @@ function varyOf(res: NodeResponse, ctx: HandlerContext): string {
   const handler = ctx.responseHeader.get("vary");
   return varyAlso(res, handler ? `accept-encoding, ${handler}` : "accept-encoding");
 }
-
-/**
- * What a cache may do with an answer its handler said nothing of: every REST
- * route answers a caller by its credentials, which travel in a header of our
- * own (svc-open-api-key), not Authorization, so a shared cache would not know
- * to keep it from other callers (D47). The caller's own cache keeps it and
- * asks again before reuse (its ETag, where it has one, makes that a 304).
- */
-const PRIVATE = "private, no-cache";
 
 /** Handler response headers worth passing on (custom ones, auth challenges); protocol headers stay behind. */
 function passHeaders(h: Headers): Record<string, string> {
