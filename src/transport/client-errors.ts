@@ -7,8 +7,8 @@ import { failure } from "../core/errors.js";
 import { problemOf } from "../core/problem.js";
 import type { Reason } from "../core/reasons.js";
 
-/** What node:http hands a 'clientError' listener. */
-type ClientError = Error & { code?: string };
+/** What node:http hands a 'clientError' listener: any socket error, its code not always a string. */
+type ClientError = Error & { code?: unknown };
 
 /** The answer node:http is writing on the socket, if any (its own field: no API says it). */
 interface Pending {
@@ -17,10 +17,24 @@ interface Pending {
   once(event: "close", listener: () => void): unknown;
 }
 
-/** Answers the refusal on the socket, when nothing of an answer has gone out on it, and closes it. */
+/**
+ * Answers the refusal on the socket, when nothing of an answer has gone out
+ * on it, and closes it. node:http calls this for every error of a socket (a
+ * stream cut with a ConnectError among them), from an event: whatever it
+ * meets, it must not throw, or the process would stop.
+ */
 export function answerClientError(err: ClientError, socket: Duplex): void {
+  try {
+    answer(err, socket);
+  } catch {
+    socket.destroy();
+  }
+}
+
+function answer(err: ClientError, socket: Duplex): void {
   // Only HTTP's own refusals are answered: anything else (a reset, a TLS handshake that never came) just closes.
-  const http = err.code === "ERR_HTTP_REQUEST_TIMEOUT" || err.code?.startsWith("HPE_") === true;
+  const code = typeof err.code === "string" ? err.code : "";
+  const http = code === "ERR_HTTP_REQUEST_TIMEOUT" || code.startsWith("HPE_");
   const pending = (socket as { _httpMessage?: Pending | null })._httpMessage ?? undefined;
   if (http && pending?.req?.complete === true) {
     // A request pipelined behind one still being answered: a refusal now would read as that
@@ -33,7 +47,7 @@ export function answerClientError(err: ClientError, socket: Duplex): void {
     socket.destroy();
     return;
   }
-  const [reason, detail] = refusalOf(err);
+  const [reason, detail] = refusalOf(code);
   const problem = problemOf(failure(reason, detail));
   const body = JSON.stringify(problem);
   socket.end(
@@ -44,8 +58,8 @@ export function answerClientError(err: ClientError, socket: Duplex): void {
   );
 }
 
-function refusalOf(err: ClientError): [Reason, string] {
-  switch (err.code) {
+function refusalOf(code: string): [Reason, string] {
+  switch (code) {
     case "HPE_HEADER_OVERFLOW":
       // The limit counts the request line too, and node:http does not say which part overflowed
       // (nor does the chunk it hands over show it), so a long URI is no 414 of its own.

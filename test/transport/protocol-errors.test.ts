@@ -4,6 +4,8 @@
 // (D59), and the connection closed. Over raw sockets: no client would send these.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import net from "node:net";
+import { PassThrough } from "node:stream";
+import { answerClientError } from "../../src/transport/client-errors.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 let server: TestServer;
@@ -92,6 +94,14 @@ describe("D8 refusals of the HTTP layer are problem+json", () => {
       `GET http://${host}/api/admin/feature/x/message?limit=1 HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
     );
     expect(rest.status).toBe(401); // the route was found: it asks for credentials
+  });
+
+  it("D8 a socket error that is not HTTP's, its code a number (a ConnectError that cut a stream), only closes the socket, never throws", () => {
+    for (const code of [13, undefined, null, { x: 1 }, "ECONNRESET"]) {
+      const socket = new PassThrough();
+      expect(() => answerClientError(Object.assign(new Error("cut"), { code }), socket)).not.toThrow();
+      expect(socket.destroyed).toBe(true);
+    }
   });
 
   it("D8 the server serves on after each of them", async () => {
