@@ -145,6 +145,11 @@ export function sendJsonText(
   res.end(text);
 }
 
+/** A GET, or a HEAD, which is answered wherever GET is (D5: RFC 9110, 9.3.2). */
+export function isRead(req: NodeRequest): boolean {
+  return req.method === "GET" || req.method === "HEAD";
+}
+
 /**
  * What a cache may do with an answer its route said nothing of: a REST answer
  * (or refusal: a 404 may be for this caller only, D61) is for the caller

@@ -15,7 +15,7 @@ import type { Cors } from "./cors.js";
 import { failure, unauthenticated } from "../core/errors.js";
 import type { HealthState } from "./health.js";
 import { isGrpcContentType, sendGrpcStatus } from "./grpc-status.js";
-import { closeIfBodyPending, sendJson, sendJsonText, sendProblem } from "./http-io.js";
+import { closeIfBodyPending, isRead, sendJson, sendJsonText, sendProblem } from "./http-io.js";
 import type { NodeHandler, NodeRequest, NodeResponse } from "../core/node-types.js";
 import { requestInfoKey, type RequestInfo } from "../core/request-info.js";
 import { ClientAddress } from "../core/client-address.js";
@@ -105,7 +105,7 @@ export function createNodeHandler({
     if (health.state === "draining" && req.httpVersionMajor === 1) res.setHeader("connection", "close");
     if (cors.handle(req, res)) return;
 
-    if (publicMetrics && metrics && path === "/metrics" && (req.method === "GET" || req.method === "HEAD")) {
+    if (publicMetrics && metrics && path === "/metrics" && isRead(req)) {
       metrics.scrape().then(
         ({ text, contentType }) => sendJsonText(res, 200, text, {}, contentType),
         (e: unknown) => {
@@ -116,12 +116,12 @@ export function createNodeHandler({
       return;
     }
     if (docs.handle(req, res, path)) return;
-    if (path === "/healthz" && (req.method === "GET" || req.method === "HEAD")) {
+    if (path === "/healthz" && isRead(req)) {
       const ok = health.state === "serving";
       sendJson(res, ok ? 200 : 503, { status: ok ? "ok" : health.state });
       return;
     }
-    if (path === "/readyz" && (req.method === "GET" || req.method === "HEAD")) {
+    if (path === "/readyz" && isRead(req)) {
       health.notReady().then(
         (reason) =>
           reason === undefined

@@ -7,7 +7,7 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { assetFile } from "../runtime/assets.js";
-import { sendJsonText } from "./http-io.js";
+import { isRead, sendJsonText } from "./http-io.js";
 import type { NodeRequest, NodeResponse } from "../core/node-types.js";
 import { STRICT_CSP, sendStaticFile } from "./static-files.js";
 import { fileURLToPath } from "node:url";
@@ -58,7 +58,7 @@ export class PublicFiles {
 
   /** Answers the documentation's paths; false for any other request. */
   handle(req: NodeRequest, res: NodeResponse, path: string): boolean {
-    if (req.method !== "GET" && req.method !== "HEAD") return false;
+    if (!isRead(req)) return false;
     if (path === "/") {
       sendJsonText(res, 200, this.index, { "cache-control": "no-cache" });
       return true;

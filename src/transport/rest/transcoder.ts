@@ -21,7 +21,7 @@ import { codeName } from "../../core/reasons.js";
 import { failure, invalidField } from "../../core/errors.js";
 import { writeHead, type NodeRequest, type NodeResponse } from "../../core/node-types.js";
 import { codingFor, compress, compressor, MIN_COMPRESSED_BYTES, pipeFreeing, type Coding } from "../compression.js";
-import { PRIVATE, closeIfBodyPending, readBody, sendJsonText, sendProblem, varyAlso } from "../http-io.js";
+import { PRIVATE, closeIfBodyPending, isRead, readBody, sendJsonText, sendProblem, varyAlso } from "../http-io.js";
 import { JSON_CONTENT_TYPE, PARQUET_MEDIA_TYPE, isJsonMediaType } from "../../core/media-types.js";
 import { jsonInputError, rejectUnknownFields } from "../json-input.js";
 import { buildRestRoutes, type RestRoute } from "./rest-routes.js";
@@ -247,7 +247,7 @@ export class Transcoder {
       const headers = passHeaders(ctx.responseHeader);
       const location = route.successStatus === 201 ? this.locationOf(route, url.pathname, output) : undefined;
       if (location) headers.location = location;
-      if ((req.method === "GET" || req.method === "HEAD") && notModified(req.headers["if-none-match"], ctx.responseHeader.get("etag"))) {
+      if (isRead(req) && notModified(req.headers["if-none-match"], ctx.responseHeader.get("etag"))) {
         // D47: the caller has this answer already (RFC 9110, 13.1.2: weak comparison).
         writeHead(res, 304, { ...headers, vary: varyOf(res, ctx) });
         res.end();
