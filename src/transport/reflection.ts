@@ -1,7 +1,9 @@
 // gRPC server reflection (D42), grpc.reflection.v1 and v1alpha, so that
 // buf curl, grpcurl and Postman call Meridian without our proto files. The
 // answers are the FileDescriptorProtos the services were generated from,
-// each with the files it imports. Public, like the OpenAPI document: the API
+// each with the files it imports, and the file of the types an error's
+// details hold (google.rpc.ErrorInfo, BadRequest: D59), so that a client
+// prints a reason rather than base64. Public, like the OpenAPI document: the API
 // is no secret, its data is.
 import {
   create,
@@ -17,6 +19,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import * as v1 from "../gen/grpc/reflection/v1/reflection_pb.js";
 import * as v1alpha from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import type { ServiceRegistry } from "./service-registry.js";
+import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb.js";
 
 export const REFLECTION_SERVICES = [v1.ServerReflection, v1alpha.ServerReflection] as const;
 
@@ -26,13 +29,16 @@ class DescriptorIndex {
   private readonly symbols = new Map<string, DescFile>();
   private readonly extensions: DescExtension[] = [];
 
-  constructor(services: readonly DescService[]) {
+  constructor(services: readonly DescService[], files: readonly DescFile[]) {
     for (const s of services) this.addFile(s.file);
+    for (const f of files) this.addFile(f);
   }
 
   private addFile(file: DescFile): void {
-    if (this.files.has(file.name)) return;
-    this.files.set(file.name, file);
+    // By the name clients ask for and imports say ("google/rpc/error_details.proto"); DescFile.name has no ".proto".
+    const name = file.proto.name;
+    if (this.files.has(name)) return;
+    this.files.set(name, file);
     for (const dep of file.dependencies) this.addFile(dep);
     const addMessage = (m: DescMessage) => {
       this.symbols.set(m.typeName, file);
@@ -87,7 +93,8 @@ type Request = v1.ServerReflectionRequest | v1alpha.ServerReflectionRequest;
 /** The reflection service of one protocol version, describing `served` (and itself). */
 function reflectionImpl(version: Version, served: readonly DescService[]): ServiceImpl<typeof v1.ServerReflection> {
   const all = [...served, ...REFLECTION_SERVICES];
-  const index = new DescriptorIndex(all);
+  // No service imports the details' file: errors carry its messages packed in google.protobuf.Any.
+  const index = new DescriptorIndex(all, [file_google_rpc_error_details]);
   const names = all.map((s) => s.typeName);
   // Plain message shapes: the same for v1 and v1alpha, made into either by create().
   const answer = (req: Request): MessageInitShape<typeof v1.ServerReflectionResponseSchema>["messageResponse"] => {
