@@ -16,7 +16,7 @@ import { GLOB_MAX, MAX_PATHS, PATH_MAX } from "../featurestatus/targeting.js";
 import { MAX_TRANSLATIONS, TAG_MAX } from "../featurestatus/languages.js";
 
 const SSE =
-  'Server-Sent Events: `event: messages` with `data: {"data": [message...]}`, the active messages the caller may see, at once and again whenever that set changes (by a write on any replica, or by the clock); each event\'s id names its set; a `: heartbeat` comment when quiet. Beyond MERIDIAN_MAX_WATCHERS streams, 503.';
+  'Server-Sent Events: `event: messages` with `data: {"data": [message...]}`, the active messages the caller may see, at once and again whenever that set changes (by a write on any replica, or by the clock); each event\'s id names its set; a `: heartbeat` comment when quiet. Beyond MERIDIAN_MAX_WATCHERS streams, 503; beyond MERIDIAN_MAX_WATCHERS_PER_CLIENT of one credential and address, 429.';
 
 const PKG = "meridian.featurestatus.v1";
 const CREATE_BODY = `${PKG}.CreateMessageFields`;
@@ -115,6 +115,19 @@ const FACTS: Record<string, Schema> = {
     format: "date-time",
     description: "Entries at or after this RFC 3339 date-time (with Z or an offset).",
   },
+  // D47: the precondition as a field of the request, where gRPC and Connect callers' generated code types it (If-Match is
+  // untyped metadata there); every field outside a route's path and body is a query parameter (google.api.http), so REST takes it too.
+  ...Object.fromEntries(
+    ["UpdateFeatureMessageRequest", "UpdateGlobalMessageRequest", "DeleteFeatureMessageRequest", "DeleteGlobalMessageRequest"].map(
+      (request) => [
+        `${request}.etag`,
+        {
+          description:
+            "The message's ETag as last read, a precondition as If-Match is (a stale one is a 412). It is the request's etag field, which gRPC and Connect callers set in the message their generated code types; REST takes every field outside the path and body as a query parameter, so it works here too, and wins over If-Match when both are sent. REST callers should send If-Match.",
+        },
+      ],
+    ),
+  ),
   "ListMessageAuditRequest.to": {
     format: "date-time",
     description: "Entries at or before this RFC 3339 date-time (with Z or an offset), its whole second included.",
@@ -284,8 +297,11 @@ const ACCEPT_LANGUAGE: Parameter = {
 
 export function documentFeatureStatusRest(registry: ServiceRegistry): void {
   const writes = (method: string) => method === "PATCH" || method === "DELETE";
-  const LISTINGS = new Set(["ListFeatureMessages", "ListGlobalMessages"]); // the answers that carry an ETag
+  const LISTINGS = new Set(["ListFeatureMessages", "ListGlobalMessages"]);
   const CREATES = new Set(["CreateFeatureMessage", "CreateGlobalMessage"]);
+  /** D47: the answers that carry an ETag (a message as written or read, a listing page); D62: those that say their languages. */
+  const ETAGGED = new Set([...LISTINGS, ...CREATES, "UpdateFeatureMessage", "UpdateGlobalMessage", "GetFeatureMessage"]);
+  const LANGUAGES = new Set([...LISTINGS, "GetFeatureMessage"]);
   const DISMISSALS = new Set(["DismissFeatureMessage", "DismissGlobalMessage"]);
   registry.documentRest(FeatureStatusService, {
     tag: {
@@ -349,21 +365,40 @@ export function documentFeatureStatusRest(registry: ServiceRegistry): void {
                 ACCEPT_LANGUAGE,
               ]
             : [],
+    answerHeaders: (route) => {
+      const ok = [
+        ...(ETAGGED.has(route.method.name) ? (["ETag"] as const) : []),
+        ...(LANGUAGES.has(route.method.name) ? (["Content-Language"] as const) : []),
+      ];
+      return {
+        [String(route.successStatus)]: ok,
+        ...(LISTINGS.has(route.method.name) ? { "304": ok } : {}),
+        ...(writes(route.httpMethod) ? { "412": ["ETag"] } : {}),
+      };
+    },
     responses: (route): ReturnType<NonNullable<RestDocs["responses"]>> =>
-      writes(route.httpMethod)
+      route.streamsHttpBody
         ? {
-            "412": {
-              description: "the message changed since the ETag of If-Match; its current ETag is in the answer's ETag header",
+            "429": {
+              description:
+                "this credential holds as many streams from this address as it may (MERIDIAN_MAX_WATCHERS_PER_CLIENT, reason CLIENT_WATCHERS_EXHAUSTED): close one, or retry after Retry-After seconds",
               problem: true,
             },
           }
-        : LISTINGS.has(route.method.name)
-          ? { "304": { description: "the listing is still the one of If-None-Match" } }
-          : CREATES.has(route.method.name)
-            ? { "507": { description: "every message id has been used (reason MESSAGE_IDS_EXHAUSTED)", problem: true } }
-            : DISMISSALS.has(route.method.name)
-              ? { "409": { description: "the message is marked not dismissible (reason MESSAGE_NOT_DISMISSIBLE)", problem: true } }
-              : {},
+        : writes(route.httpMethod)
+          ? {
+              "412": {
+                description: "the message changed since the ETag of If-Match; its current ETag is in the answer's ETag header",
+                problem: true,
+              },
+            }
+          : LISTINGS.has(route.method.name)
+            ? { "304": { description: "the listing is still the one of If-None-Match" } }
+            : CREATES.has(route.method.name)
+              ? { "507": { description: "every message id has been used (reason MESSAGE_IDS_EXHAUSTED)", problem: true } }
+              : DISMISSALS.has(route.method.name)
+                ? { "409": { description: "the message is marked not dismissible (reason MESSAGE_NOT_DISMISSIBLE)", problem: true } }
+                : {},
     streamedJson: {
       WatchFeatureMessagesSse: { mediaType: "text/event-stream", schema: { type: "string" }, description: SSE },
       WatchGlobalMessagesSse: { mediaType: "text/event-stream", schema: { type: "string" }, description: SSE },

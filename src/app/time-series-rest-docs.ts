@@ -22,6 +22,9 @@ const STREAMED = `Streamed as it is read. Without api-version 3, the whole range
 const CHART = `Of each of \`width\` equal time buckets over [from, to] (${n(CHART_WIDTH.min)}..${n(CHART_WIDTH.max)}, default ${n(CHART_WIDTH.default)}, clamped), the stored rows holding the first, last, minimum and maximum of every Single and Double field (M4: a line through them is pixel for pixel the line through all rows), in time order without repeats, in the row layout of the values read. The row at second t falls in bucket floor((t - from) * width / (to - from + 1)); of equal values the earliest row; missing values and NaN are skipped.`;
 
 const PKG = "meridian.timeseries.v1";
+/** D23: dataset and series ids are GUIDs (core/ids.ts), in any case; answers write them in lower case. */
+const GUID: Schema = { type: "string", format: "uuid" };
+const CREATED_ID = { format: "uuid", description: "A GUID; absent on create, the server makes one." };
 const RANGED = new Set(["ReadValuesRequest", "ReadManyValuesRequest", "ReadChartRequest", "ReadManyChartRequest", "DeleteValuesRequest"]);
 
 /**
@@ -47,11 +50,13 @@ const FACTS: Record<string, Schema> = {
     description: `Pixel columns: time buckets over [from, to], clamped to ${n(CHART_WIDTH.min)}..${n(CHART_WIDTH.max)} (any value is accepted).`,
   },
   "ReadManyValuesRequest.time_series_ids": {
+    items: GUID,
     minItems: 1,
     uniqueItems: true,
     description: "The series to read, in the order of the answer: at least one, none twice, each of the dataset.",
   },
   "ReadManyChartRequest.time_series_ids": {
+    items: GUID,
     minItems: 1,
     uniqueItems: true,
     description: "The series to read, in the order of the answer: at least one, none twice, each of the dataset.",
@@ -61,6 +66,9 @@ const FACTS: Record<string, Schema> = {
     description: "Rows to store, replacing stored rows of the same timestamps.",
   },
   "DataField.data_type": { enum: Object.keys(DATA_TYPES) },
+  "DataField.flags": { description: "Present on Flag fields only (and there always, an empty list included)." },
+  "Dataset.id": CREATED_ID,
+  "TimeSeries.id": CREATED_ID,
   "QueryCondition.type": { enum: [CONDITION_TYPE], description: "The kind of condition; case is ignored." },
   "QueryCondition.name": {
     description: "Item (the item's name, compared as text), or a property the dataset declares (compared as a number).",
@@ -83,6 +91,7 @@ function fieldFacts(f: DescField): Schema | undefined {
       description: `${f.name === "from" ? "First" : "Last"} second of the range, inclusive, UTC: yyyy-MM-ddTHHmmss or yyyy-MM-ddTHH:mm:ss, optionally with Z. Absent: the ${f.name === "from" ? "first" : "last"} of the series.`,
     };
   }
+  if (f.name === "dataset_id" || f.name === "time_series_id") return { format: "uuid" };
   return FACTS[`${local}.${f.name}`];
 }
 
@@ -122,8 +131,9 @@ const EXAMPLES: Record<string, OperationExamples> = {
 
 /** The reads whose answer's format Accept chooses. */
 const FORMAT_READS = new Set(["ReadValuesJson", "ReadManyValuesJson", "ReadChartJson", "ReadManyChartJson"]);
-// The columnar formats are said in words, not as more content types of the 200: a generated client
-// (openapi-fetch) would then type every answer as the union of the JSON and a binary string.
+// The columnar formats are content types of the 200 too, so that a generated client asks for them and takes
+// bytes (orval, openapi-python-client); openapi-fetch then types an answer as the union of the JSON and a
+// string, unless the client is made for JSON alone (createClient<paths, `${string}/json`>).
 const FORMATS_TEXT = `The format is chosen by Accept: JSON (also for text/plain, */* or none), or ${COLUMNAR_MEDIA_TYPES.join(" or ")} (binary; Arrow: a timestamp column, timestamp[ms, UTC], then one column per data field, one stream per series; Parquet: the same columns in one file, zstd, several series with a time_series_id column first, a page's cursor in the key-value metadata as meridian:cursor).`;
 
 export function documentTimeSeriesRest(registry: ServiceRegistry): void {
@@ -135,6 +145,8 @@ export function documentTimeSeriesRest(registry: ServiceRegistry): void {
     fields: fieldFacts,
     // What a query condition must carry: the server refuses one without (D29).
     required: { [`${PKG}.QueryCondition`]: ["type", "name", "operator"] },
+    // D52 (time-series-json-shapes.ts): flags only on Flag fields.
+    sometimesOmitted: { [`${PKG}.DataField`]: ["flags"] },
     examples: EXAMPLES,
     responses: (route): Record<string, { description: string; problem?: boolean }> =>
       FORMAT_READS.has(route.method.name)
@@ -157,18 +169,22 @@ export function documentTimeSeriesRest(registry: ServiceRegistry): void {
     ],
     streamedJson: {
       ReadValuesJson: {
+        binary: COLUMNAR_MEDIA_TYPES,
         schema: VALUE_JSON_SCHEMAS.single,
         description: `Rows of the series in time order. ${STREAMED} ${FORMATS_TEXT}`,
       },
       ReadManyValuesJson: {
+        binary: COLUMNAR_MEDIA_TYPES,
         schema: VALUE_JSON_SCHEMAS.multi,
         description: `Per series in the order asked, its rows in time order (paged: \`{timeSeriesId, values}\` entries). ${STREAMED} ${FORMATS_TEXT}`,
       },
       ReadChartJson: {
+        binary: COLUMNAR_MEDIA_TYPES,
         schema: VALUE_JSON_SCHEMAS.single,
         description: `${CHART} Without from or to, the series' first and last timestamps. ${FORMATS_TEXT}`,
       },
       ReadManyChartJson: {
+        binary: COLUMNAR_MEDIA_TYPES,
         schema: VALUE_JSON_SCHEMAS.multi,
         description: `${CHART} One row array per id, in the order asked; without from or to, each series' own first and last timestamps. ${FORMATS_TEXT}`,
       },

@@ -54,16 +54,7 @@ export class JsonShaper {
 
   private addField(plan: Plan, field: DescField): void {
     const wkt = (m: DescMessage) => m.typeName.startsWith("google.protobuf.");
-    if (
-      // A field a request may carry and no answer holds (an ignored featureId, D15; D52): left out, not null.
-      !(hasOption(field, input_only) && getOption(field, input_only)) &&
-      field.oneof === undefined &&
-      field.presence === FeatureSet_FieldPresence.EXPLICIT &&
-      field.fieldKind !== "list" &&
-      field.fieldKind !== "map"
-    ) {
-      plan.nullable.push(field.jsonName);
-    }
+    if (writtenAsNullWhenUnset(field)) plan.nullable.push(field.jsonName);
     if (field.fieldKind === "message" && !wkt(field.message)) {
       plan.nested.push({ key: field.jsonName, kind: "message", plan: this.planOf(field.message) });
     } else if (field.fieldKind === "list" && field.listKind === "message" && !wkt(field.message)) {
@@ -72,6 +63,30 @@ export class JsonShaper {
       plan.nested.push({ key: field.jsonName, kind: "map", plan: this.planOf(field.message) });
     }
   }
+}
+
+/** An optional field: written as null when unset (proto3 JSON would leave it out). */
+export function writtenAsNullWhenUnset(field: DescField): boolean {
+  return (
+    // A field a request may carry and no answer holds (an ignored featureId, D15; D52): left out, not null.
+    !(hasOption(field, input_only) && getOption(field, input_only)) &&
+    field.oneof === undefined &&
+    field.presence === FeatureSet_FieldPresence.EXPLICIT &&
+    field.fieldKind !== "list" &&
+    field.fieldKind !== "map"
+  );
+}
+
+/**
+ * Whether every answer carries the field (the OpenAPI document requires it,
+ * D59): an implicit one is emitted even at its default, an optional one as
+ * null; a oneof's member only when set, an input-only one never. A shape rule
+ * may still leave a field out (its area's RestDocs says which).
+ */
+export function alwaysWritten(field: DescField): boolean {
+  if (field.oneof !== undefined) return false;
+  const implicit = field.presence !== FeatureSet_FieldPresence.EXPLICIT || field.fieldKind === "list" || field.fieldKind === "map";
+  return implicit || writtenAsNullWhenUnset(field);
 }
 
 function apply(plan: Plan, json: JsonValue): void {

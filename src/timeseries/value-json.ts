@@ -53,7 +53,7 @@ export const VALUE_JSON_SCHEMAS = {
             {
               type: "object",
               required: ["timeSeriesId", "values"],
-              properties: { timeSeriesId: { type: "string" }, values: ROWS },
+              properties: { timeSeriesId: { type: "string", format: "uuid" }, values: ROWS },
               additionalProperties: false,
             },
           ],

@@ -3,7 +3,10 @@
 // test/transport/generated-clients.test.ts into the folder this file is
 // copied to), calls by openapi-fetch. Compiled there with tsc --strict, so a
 // change of the document that breaks this code fails the suite. No casts:
-// what compiles here compiles for anyone who generates a client.
+// what compiles here compiles for anyone who generates a client. The values
+// reads also answer Arrow and Parquet (D64): the client reads JSON as JSON
+// (its media types filtered to JSON's), and asks for Arrow by the document's
+// own media type, as bytes.
 import createClient from "openapi-fetch";
 import type { components, paths } from "./schema.js";
 
@@ -38,10 +41,13 @@ export interface Outcome {
   chart: Row[];
   many: number;
   rowsAfterDelete: Row[];
+  /** The Arrow stream's first four bytes (its continuation marker) and its length. */
+  arrow: { marker: number[]; bytes: number };
 }
 
 export async function roundTrip(baseUrl: string, key: string, project: string): Promise<Outcome> {
-  const client = createClient<paths>({ baseUrl, headers: { "svc-open-api-key": key } });
+  const client = createClient<paths, `${string}/json`>({ baseUrl, headers: { "svc-open-api-key": key } });
+  const bytesClient = createClient<paths>({ baseUrl, headers: { "svc-open-api-key": key } });
   const feature = { feature_id: "generated-ts" };
   const hour = (h: number) => new Date(Date.now() + h * 3_600_000).toISOString().slice(0, 19) + "Z";
 
@@ -139,6 +145,12 @@ export async function roundTrip(baseUrl: string, key: string, project: string): 
     params: { path: { dataset_id: datasetId }, header: headers },
     body: [path.time_series_id],
   });
+  const arrow = await bytesClient.GET("/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values", {
+    params: { path, header: headers },
+    headers: { accept: "application/vnd.apache.arrow.stream" },
+    parseAs: "arrayBuffer",
+  });
+  const arrowBytes = new Uint8Array(arrow.data ?? new ArrayBuffer(0));
   await client.DELETE("/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values", {
     params: { path, header: headers, query: { from: "2026-01-01T00:10:00", to: "2026-01-01T00:19:00" } },
   });
@@ -167,5 +179,6 @@ export async function roundTrip(baseUrl: string, key: string, project: string): 
     chart: chart.data?.data ?? [],
     many: many.data?.data.length ?? -1,
     rowsAfterDelete: left.data?.data ?? [],
+    arrow: { marker: [...arrowBytes.subarray(0, 4)], bytes: arrowBytes.length },
   };
 }

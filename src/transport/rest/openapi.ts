@@ -6,13 +6,18 @@
 // a service area adds (RestDocs), next to the rules that enforce it: its
 // headers, what its fields accept (enums, patterns, bounds, formats), request
 // bodies that differ from the message answers carry, the JSON of its streamed
-// google.api.HttpBody answers, and examples.
+// google.api.HttpBody answers (and the other formats they come in), the
+// answer headers its handlers set, and examples. An answer's schema requires
+// every field the JSON writer always writes (D59), so a message a request
+// sends as well has a request schema of its own (`<name>Input`) requiring
+// only what the server refuses a request without.
 import { ScalarType, type DescEnum, type DescField, type DescMessage, type DescMethod } from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import { Code } from "@connectrpc/connect";
 import type { RestRoute } from "./rest-routes.js";
 import { REASONS, allReasons } from "../../core/reasons.js";
+import { alwaysWritten } from "../../core/json-shape.js";
 
 export type Schema = Record<string, unknown>;
 
@@ -65,8 +70,48 @@ export interface RestDocs {
   headers?(route: RestRoute): Parameter[];
   /** Answers a route may give beyond its success and the shared errors: `problem` ones are problem+json, others have no body. */
   responses?(route: RestRoute): Record<string, { description: string; problem?: boolean }>;
-  /** The JSON of a method's streamed google.api.HttpBody answer, by method name. */
-  streamedJson?: Record<string, { schema: Schema; description: string; mediaType?: string }>;
+  /** Headers the service's handlers set on a route's answers, by status (the document adds Vary, Location and Retry-After where the transport sends them). */
+  answerHeaders?(route: RestRoute): Record<string, readonly AnswerHeader[]>;
+  /** JSON names of answer fields a shape rule leaves out at times (D52), by the message's full name: not required. */
+  sometimesOmitted?: Record<string, readonly string[]>;
+  /**
+   * The JSON of a method's streamed google.api.HttpBody answer, by method
+   * name; `binary`: the other media types Accept may choose for it (D64),
+   * bytes, so that a generated client asks for them and takes the bytes.
+   */
+  streamedJson?: Record<string, { schema: Schema; description: string; mediaType?: string; binary?: readonly string[] }>;
+}
+
+/** The answer headers the document describes, each once (components.headers). */
+export type AnswerHeader = keyof typeof ANSWER_HEADERS;
+
+const ANSWER_HEADERS = {
+  ETag: {
+    description:
+      "The entity tag of what was answered (D47): send it in If-Match to write only while it is current (a stale one is a 412 that carries the current one), or in If-None-Match to be answered 304 while it is.",
+    schema: { type: "string" },
+  },
+  Location: { description: "Where the new resource is read (RFC 9110, 15.3.2).", schema: { type: "string" } },
+  "Retry-After": { description: "Seconds to wait before asking again.", schema: { type: "integer", minimum: 0 } },
+  "Content-Language": {
+    description:
+      "The languages the messages answered are in, where one is in a translation (D62); absent when every one is in its default text.",
+    schema: { type: "string" },
+  },
+  Vary: {
+    description:
+      "What the answer depends on besides the URL (and the credentials, which `Cache-Control: private` covers): Accept-Encoding, and Accept-Language (message reads), Accept (values and chart reads) or Origin (CORS).",
+    schema: { type: "string" },
+  },
+} satisfies Record<string, { description: string; schema: Schema }>;
+
+const headerRefs = (names: Iterable<AnswerHeader>): Schema =>
+  Object.fromEntries([...new Set(names)].map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+
+/** Headers the transport sends on an answer of this status: Vary with every content and 304, Retry-After on 429 and 503. */
+function transportHeaders(status: number): AnswerHeader[] {
+  if (status === 429 || status === 503) return ["Retry-After"];
+  return (status < 300 && status !== 204) || status === 304 ? ["Vary"] : [];
 }
 
 export interface DocumentInfo {
@@ -90,6 +135,8 @@ export function openApiDocument(routes: readonly RestRoute[], docs: ReadonlyMap<
       return undefined;
     },
     (m) => [...docs.values()].find((d) => d.required?.[m.typeName])?.required?.[m.typeName],
+    (m) => [...docs.values()].flatMap((d) => d.sometimesOmitted?.[m.typeName] ?? []),
+    answered(routes),
   );
   const paths: Record<string, Record<string, unknown>> = {};
   const tags = new Map<string, string>();
@@ -97,7 +144,7 @@ export function openApiDocument(routes: readonly RestRoute[], docs: ReadonlyMap<
     const path = openApiPath(route);
     const serviceDocs = docs.get(route.method.parent.typeName) ?? {};
     if (serviceDocs.tag) tags.set(serviceDocs.tag.name, serviceDocs.tag.description);
-    (paths[path] ??= {})[route.httpMethod.toLowerCase()] = operation(route, schemas, serviceDocs);
+    (paths[path] ??= {})[route.httpMethod.toLowerCase()] = operation(route, schemas, serviceDocs, routes);
   }
   return {
     openapi: "3.1.0",
@@ -108,12 +155,8 @@ export function openApiDocument(routes: readonly RestRoute[], docs: ReadonlyMap<
     paths,
     components: {
       schemas: { ...schemas.all(), Problem: PROBLEM },
-      responses: Object.fromEntries(
-        ERRORS.map(([status, why]) => [
-          String(status),
-          { description: why, content: { "application/problem+json": { schema: ref("Problem") } } },
-        ]),
-      ),
+      responses: Object.fromEntries(ERRORS.map(([status, why]) => [String(status), problemAnswer(status, why)])),
+      headers: ANSWER_HEADERS,
       securitySchemes: {
         apiKey: { type: "apiKey", in: "header", name: API_KEY_HEADER, description: "An API key made by `meridian apikey create`." },
         bearer: {
@@ -133,7 +176,36 @@ function openApiPath(route: RestRoute): string {
   return route.template.source.replace(/\{([^}=]+)(=[^}]*)?\}/g, "{$1}");
 }
 
-function operation(route: RestRoute, schemas: SchemaSet, docs: RestDocs): Schema {
+/** The message types some answer carries (their schemas require what is always written; a request sending one has its own). */
+function answered(routes: readonly RestRoute[]): Set<string> {
+  const out = new Set<string>();
+  const walk = (m: DescMessage) => {
+    if (out.has(m.typeName)) return;
+    out.add(m.typeName);
+    for (const f of m.fields) if (f.message) walk(f.message);
+  };
+  for (const r of routes) {
+    if (r.streamsHttpBody) continue;
+    if (!r.responseBody) walk(r.method.output);
+    else if (r.responseBody.message) walk(r.responseBody.message);
+  }
+  return out;
+}
+
+/** A 201 says where its resource is read when a GET route of its type answers at its path and the new id (the transcoder's rule, D5). */
+function hasLocation(route: RestRoute, routes: readonly RestRoute[]): boolean {
+  if (route.successStatus !== 201) return false;
+  const prefix = openApiPath(route).replace(/\/+$/, "") + "/";
+  return routes.some(
+    (r) =>
+      r.httpMethod === "GET" &&
+      r.method.output.typeName === route.method.output.typeName &&
+      openApiPath(r).startsWith(prefix) &&
+      /^\{[^/}]+\}$/.test(openApiPath(r).slice(prefix.length)),
+  );
+}
+
+function operation(route: RestRoute, schemas: SchemaSet, docs: RestDocs, routes: readonly RestRoute[]): Schema {
   const method = route.method;
   const examples = docs.examples?.[method.name] ?? {};
   const parameters: Parameter[] = [];
@@ -156,7 +228,7 @@ function operation(route: RestRoute, schemas: SchemaSet, docs: RestDocs): Schema
     tags: [docs.tag?.name ?? method.parent.name],
     summary: `${method.parent.name}.${method.name}`,
     parameters: parameters.map((p) => (examples.parameters?.[p.name] === undefined ? p : { ...p, example: examples.parameters[p.name] })),
-    responses: responses(route, schemas, docs, examples),
+    responses: responses(route, schemas, docs, examples, routes),
   };
   if (method.parent.typeName === "grpc.health.v1.Health") op.security = [];
   const body = requestBody(route, schemas, docs, examples);
@@ -186,7 +258,7 @@ function requestBody(route: RestRoute, schemas: SchemaSet, docs: RestDocs, examp
     schema = ref(schemas.request(own, message, (f) => !bound.has(f)));
   } else if (route.body === "*") {
     // The whole input message, less what the path sets.
-    schema = schemas.object(route.method.input, (f) => !bound.has(f));
+    schema = schemas.object(route.method.input, (f) => !bound.has(f), "request");
   } else {
     schema = schemas.field(route.body[route.body.length - 1], false);
   }
@@ -197,21 +269,53 @@ function withExample(media: Schema, example: unknown): Schema {
   return example === undefined ? media : { ...media, example };
 }
 
-function responses(route: RestRoute, schemas: SchemaSet, docs: RestDocs, examples: OperationExamples): Schema {
+/** A problem+json answer, with the headers the transport sends on its status. */
+function problemAnswer(status: number, description: string, also: readonly AnswerHeader[] = []): Schema {
+  const headers = [...transportHeaders(status), ...also];
+  return {
+    description,
+    ...(headers.length ? { headers: headerRefs(headers) } : {}),
+    content: { "application/problem+json": { schema: ref("Problem") } },
+  };
+}
+
+const BINARY: Schema = { type: "string", format: "binary" };
+
+function responses(
+  route: RestRoute,
+  schemas: SchemaSet,
+  docs: RestDocs,
+  examples: OperationExamples,
+  routes: readonly RestRoute[],
+): Schema {
   const method = route.method;
   const out: Schema = {};
   const ok = String(route.successStatus);
+  const own = docs.answerHeaders?.(route) ?? {};
+  const headersOf = (status: number) => {
+    const names = [...transportHeaders(status), ...(own[String(status)] ?? [])];
+    if (status === route.successStatus && hasLocation(route, routes)) names.push("Location");
+    return names.length ? { headers: headerRefs(names) } : {};
+  };
   if (route.streamsHttpBody) {
     const streamed = docs.streamedJson?.[method.name];
     out[ok] = {
       description: streamed?.description ?? "streamed",
-      content: { [streamed?.mediaType ?? "application/json"]: withExample({ schema: streamed?.schema ?? {} }, examples.response) },
+      ...headersOf(route.successStatus),
+      content: {
+        [streamed?.mediaType ?? "application/json"]: withExample({ schema: streamed?.schema ?? {} }, examples.response),
+        ...Object.fromEntries((streamed?.binary ?? []).map((type) => [type, { schema: BINARY }])),
+      },
     };
   } else if (route.successStatus === 204) {
-    out[ok] = { description: "done" };
+    out[ok] = { description: "done", ...headersOf(204) };
   } else {
-    const schema = route.responseBody ? schemas.field(route.responseBody, true) : ref(schemas.message(method.output));
-    out[ok] = { description: "OK", content: { "application/json": withExample({ schema }, examples.response) } };
+    const schema = route.responseBody ? schemas.field(route.responseBody, true, "answer") : ref(schemas.message(method.output, "answer"));
+    out[ok] = {
+      description: "OK",
+      ...headersOf(route.successStatus),
+      content: { "application/json": withExample({ schema }, examples.response) },
+    };
   }
   for (const [status] of ERRORS) {
     if ((status === 413 || status === 415) && route.body === "none") continue;
@@ -220,42 +324,58 @@ function responses(route: RestRoute, schemas: SchemaSet, docs: RestDocs, example
   }
   for (const [status, r] of Object.entries(docs.responses?.(route) ?? {})) {
     out[status] = r.problem
-      ? { description: r.description, content: { "application/problem+json": { schema: ref("Problem") } } }
-      : { description: r.description };
+      ? problemAnswer(Number(status), r.description, own[status])
+      : { description: r.description, ...headersOf(Number(status)) };
   }
   return out;
 }
 
-/** JSON Schemas of messages, named by their full protobuf names. */
+/** Whether a schema describes what a request sends or what an answer carries. */
+type Direction = "request" | "answer";
+
+/** JSON Schemas of messages, named by their full protobuf names (a request's own as `<name>Input` where answers carry the type too). */
 class SchemaSet {
   private readonly named = new Map<string, Schema>();
 
-  /** `facts`: what a field accepts beyond its descriptor (RestDocs.fields); `requiredOf`: a message's required fields (RestDocs.required). */
+  /**
+   * `facts`: what a field accepts beyond its descriptor (RestDocs.fields);
+   * `requiredOf`: the fields a request must send (RestDocs.required);
+   * `omittedOf`: answer fields a shape rule leaves out at times
+   * (RestDocs.sometimesOmitted); `answered`: the types answers carry.
+   */
   constructor(
     private readonly facts: (f: DescField) => Schema | undefined,
     private readonly requiredOf: (m: DescMessage) => readonly string[] | undefined = () => undefined,
+    private readonly omittedOf: (m: DescMessage) => readonly string[] = () => [],
+    private readonly answered: ReadonlySet<string> = new Set(),
   ) {}
 
   all(): Record<string, Schema> {
     return Object.fromEntries([...this.named].sort(([a], [b]) => a.localeCompare(b)));
   }
 
-  /** Adds a message's schema (and those it uses); returns its name. */
-  message(m: DescMessage): string {
-    if (!this.named.has(m.typeName)) {
-      this.named.set(m.typeName, {}); // first: recursive types
-      const schema = this.object(m, () => true);
-      const required = this.requiredOf(m);
+  /** Adds a message's schema as `direction` uses it (and those it uses); returns its name. */
+  message(m: DescMessage, direction: Direction): string {
+    const name = direction === "request" && this.answered.has(m.typeName) ? `${m.typeName}Input` : m.typeName;
+    if (!this.named.has(name)) {
+      this.named.set(name, {}); // first: recursive types
+      const schema = this.object(m, () => true, direction);
       const fields = new Set(m.fields.map((f) => f.jsonName));
-      for (const name of required ?? []) if (!fields.has(name)) throw new Error(`${m.typeName} has no field ${name}`);
-      this.named.set(m.typeName, required?.length ? { ...schema, required: [...required] } : schema);
+      const omitted = this.omittedOf(m);
+      for (const n of [...(this.requiredOf(m) ?? []), ...omitted]) if (!fields.has(n)) throw new Error(`${m.typeName} has no field ${n}`);
+      // An answer holds every field the writer always writes (D59); a request, what the server refuses it without.
+      const required =
+        direction === "answer"
+          ? m.fields.filter((f) => alwaysWritten(f) && !omitted.includes(f.jsonName)).map((f) => f.jsonName)
+          : this.requiredOf(m);
+      this.named.set(name, required?.length ? { ...schema, required: [...required] } : schema);
     }
-    return m.typeName;
+    return name;
   }
 
-  object(m: DescMessage, include: (f: DescField) => boolean): Schema {
+  object(m: DescMessage, include: (f: DescField) => boolean, direction: Direction): Schema {
     const properties: Record<string, Schema> = {};
-    for (const f of m.fields) if (include(f)) properties[f.jsonName] = this.field(f, true);
+    for (const f of m.fields) if (include(f)) properties[f.jsonName] = this.field(f, true, direction);
     return { type: "object", properties, additionalProperties: false };
   }
 
@@ -266,7 +386,7 @@ class SchemaSet {
    */
   request(docs: RequestBodyDocs, m: DescMessage, include: (f: DescField) => boolean): string {
     const properties: Record<string, Schema> = {};
-    for (const f of m.fields) if (include(f)) properties[f.jsonName] = this.field(f, false);
+    for (const f of m.fields) if (include(f)) properties[f.jsonName] = this.field(f, false, "request");
     for (const name of docs.required ?? []) if (!(name in properties)) throw new Error(`${docs.name}: ${m.typeName} has no field ${name}`);
     const schema: Schema = { type: "object" };
     if (docs.description) schema.description = docs.description;
@@ -276,20 +396,29 @@ class SchemaSet {
   }
 
   /** A field's value; `nullable`: an unset optional field is written as null. */
-  field(f: DescField, nullable: boolean): Schema {
+  field(f: DescField, nullable: boolean, direction: Direction = "request"): Schema {
     let schema: Schema;
     switch (f.fieldKind) {
       case "list":
         schema = {
           type: "array",
-          items: f.listKind === "scalar" ? scalar(f.scalar) : f.listKind === "enum" ? enumSchema(f.enum) : this.messageSchema(f.message),
+          items:
+            f.listKind === "scalar"
+              ? scalar(f.scalar)
+              : f.listKind === "enum"
+                ? enumSchema(f.enum)
+                : this.messageSchema(f.message, direction),
         };
         break;
       case "map":
         schema = {
           type: "object",
           additionalProperties:
-            f.mapKind === "scalar" ? scalar(f.scalar) : f.mapKind === "enum" ? enumSchema(f.enum) : this.messageSchema(f.message),
+            f.mapKind === "scalar"
+              ? scalar(f.scalar)
+              : f.mapKind === "enum"
+                ? enumSchema(f.enum)
+                : this.messageSchema(f.message, direction),
         };
         break;
       case "scalar":
@@ -299,7 +428,7 @@ class SchemaSet {
         schema = enumSchema(f.enum);
         break;
       case "message":
-        schema = this.messageSchema(f.message);
+        schema = this.messageSchema(f.message, direction);
     }
     // The area's facts: constraints on the value, annotations beside it (outside the null alternative).
     const { description, deprecated, default: fallback, ...constraints } = this.facts(f) ?? {};
@@ -316,8 +445,8 @@ class SchemaSet {
     return { ...(optional ? { anyOf: [schema, { type: "null" }] } : schema), ...annotations };
   }
 
-  private messageSchema(m: DescMessage): Schema {
-    return WELL_KNOWN[m.typeName] ?? ref(this.message(m));
+  private messageSchema(m: DescMessage, direction: Direction): Schema {
+    return WELL_KNOWN[m.typeName] ?? ref(this.message(m, direction));
   }
 }
 
@@ -408,7 +537,10 @@ const ERRORS: [number, string][] = [
   [codeToHttpStatus(Code.AlreadyExists), "the id is taken"],
   [413, "the body is larger than this route accepts"],
   [415, "the body's content type or content coding is not accepted"],
-  [codeToHttpStatus(Code.Unavailable), "the database is busy or away: retry after `Retry-After` seconds"],
+  [
+    codeToHttpStatus(Code.Unavailable),
+    "the server cannot answer now (its database is busy or away, it is stopping, or it watches as many streams as it may): retry after `Retry-After` seconds",
+  ],
 ];
 
 /** The methods of `routes` without a route of their own in the document's paths (for a completeness check). */
