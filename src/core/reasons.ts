@@ -38,7 +38,9 @@ export const REASONS = {
   },
   MALFORMED_REQUEST: {
     code: Code.InvalidArgument,
-    description: "the request line or a header is not HTTP/1.1 (refused before there is a request: the connection is closed)",
+    description:
+      "the request line or a header is not HTTP/1.1, an HTTP/1.1 request names no Host or two, or the path holds what readers " +
+      "disagree on: a dot segment, a backslash, an encoded slash, an empty segment (refused before any route: over HTTP/1.1 the connection is closed)",
   },
   REQUEST_HEADERS_TOO_LARGE: {
     code: Code.ResourceExhausted,

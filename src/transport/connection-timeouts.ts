@@ -31,6 +31,8 @@ export function http1Options(t: Timeouts) {
     requestTimeout: t.requestMs,
     // node:http checks these every 30 s by default, which would stretch a short headers timeout.
     connectionsCheckingInterval: Math.min(1000, t.headersMs / 2),
+    // Its refusal of an HTTP/1.1 request without Host is a bare 400; request-target.ts answers problem+json (D8).
+    requireHostHeader: false,
   };
 }
 

@@ -1,4 +1,5 @@
-// The one request handler behind the port: health and readiness, CORS, then credentials
+// The one request handler behind the port: the request target (refused when
+// readers would disagree on its path, D8), health and readiness, CORS, then credentials
 // (before any body is read, D51), then the Connect router (gRPC, gRPC-Web,
 // Connect on /pkg.Service/Method), then the REST transcoder for the paths of
 // the spec. Every request ends in one log line (D34).
@@ -30,6 +31,7 @@ import { codeNameOfStatus } from "../core/problem.js";
 import { codeName } from "../core/reasons.js";
 import { watchOutcome } from "./rpc-outcome.js";
 import { openApiDocument, type DocumentInfo } from "./rest/openapi.js";
+import { readTarget } from "./request-target.js";
 
 export interface HandlerParts {
   services: ServiceRegistry;
@@ -95,13 +97,14 @@ export function createNodeHandler({
     const trace = traceOf(req.headers.traceparent);
     const info: RequestInfo = { traceId: trace.traceId, spanId: trace.spanId };
     res.setHeader("traceresponse", trace.header);
-    originForm(req);
+    const malformed = readTarget(req);
     // Path without the query string: a cursor is harmless, but nothing else there needs logging.
     const path = (req.url ?? "/").split("?", 1)[0];
     res.once("close", () => {
       logRequest(logger, req, path, res, info, started);
       if (metrics) countRequest(metrics, res, info, started);
     });
+    if (malformed) return refuseTarget(req, res, malformed, info);
     if (health.state === "draining" && req.httpVersionMajor === 1) res.setHeader("connection", "close");
     if (cors.handle(req, res)) return;
 
@@ -324,18 +327,15 @@ function countRequest(metrics: Metrics, res: NodeResponse, info: RequestInfo, st
 }
 
 /**
- * A request target in absolute form (`GET http://host/healthz`, which RFC
- * 9112, 3.2.2 says a server must take, as proxies send it) becomes its path
- * and query, so that every route sees the one form. Anything else is left to
- * the routes to refuse.
+ * D8: a target refused before any route is chosen. Over HTTP/1.1 the
+ * connection then closes, as after node:http's own refusals (the request
+ * is one the server does not read, so neither is what follows it); a gRPC
+ * client reads only a gRPC answer, like the unknown method's.
  */
-function originForm(req: NodeRequest): void {
-  const target = req.url;
-  if (target === undefined || target.startsWith("/") || !/^https?:\/\//i.test(target)) return;
-  try {
-    const url = new URL(target);
-    req.url = url.pathname + url.search;
-  } catch {
-    // not a URL: the routes answer it as the path it is (a 404)
-  }
+function refuseTarget(req: NodeRequest, res: NodeResponse, err: ConnectError, info: RequestInfo): void {
+  info.code = codeName(err.code);
+  if (req.httpVersionMajor === 1) res.setHeader("connection", "close");
+  closeIfBodyPending(req, res);
+  if (isGrpcContentType(req.headers["content-type"])) sendGrpcStatus(req, res, err);
+  else sendProblem(res, err);
 }

@@ -286,6 +286,19 @@ describe("D51 timeouts on TLS connections", () => {
     expect(r.text).toMatch(/^HTTP\/1\.1 200 /);
   });
 
+  it.skipIf(!haveOpenssl)(
+    "D8 an HTTP/1.1 request without Host over TLS is a 400 MALFORMED_REQUEST problem+json (issue 39 item 4)",
+    async () => {
+      const s = await tlsConnect("http/1.1");
+      s.write(`GET /healthz HTTP/1.1\r\n\r\n`);
+      const r = await outcome(s);
+      expect(r.closed).toBe(true);
+      expect(r.text).toMatch(/^HTTP\/1\.1 400 /);
+      expect(r.text).toContain("application/problem+json");
+      expect(r.text).toContain('"reason":"MALFORMED_REQUEST"');
+    },
+  );
+
   it.skipIf(!haveOpenssl)("D51 a TLS session that sends only the HTTP/2 preface is closed", async () => {
     const s = await tlsConnect("h2");
     s.write(H2_PREFACE);

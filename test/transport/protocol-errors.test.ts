@@ -65,6 +65,19 @@ describe("D8 refusals of the HTTP layer are problem+json", () => {
     expectProblem(await exchange(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\nno colon here\r\n\r\n`), 400, "MALFORMED_REQUEST");
   });
 
+  it("D8 an HTTP/1.1 request without Host is a 400 MALFORMED_REQUEST, not node:http's bare 400 (issue 39 item 4)", async () => {
+    expectProblem(await exchange("GET /healthz HTTP/1.1\r\n\r\n"), 400, "MALFORMED_REQUEST");
+  });
+
+  it("D8 an HTTP/1.1 request with two Host headers is a 400 MALFORMED_REQUEST (RFC 9112, 3.2)", async () => {
+    expectProblem(await exchange(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\nHost: elsewhere\r\n\r\n`), 400, "MALFORMED_REQUEST");
+  });
+
+  it("D8 an HTTP/1.0 request without Host is served: Host came with HTTP/1.1", async () => {
+    const a = await exchange("GET /healthz HTTP/1.0\r\n\r\n");
+    expect([a.status, a.body]).toEqual([200, '{"status":"ok"}']);
+  });
+
   it("D8 a request line and headers over 16 KiB are a 431 REQUEST_HEADERS_TOO_LARGE, however the bytes arrive, a long URI too", async () => {
     expectProblem(
       await exchange(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`),
