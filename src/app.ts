@@ -7,7 +7,7 @@ import { createSecureContext } from "node:tls";
 import { createJwtVerifier } from "./auth/jwt.js";
 import { authInterceptor, createAuthenticator } from "./auth/authenticate.js";
 import { PublicKeyGate } from "./auth/public-keys.js";
-import { translate, underSetting } from "./config/operator-error.js";
+import { underSetting, type Named } from "./config/operator-error.js";
 import { unknownVariables, unknownVariableWarning, type Settings } from "./config/settings.js";
 import { Health } from "./gen/grpc/health/v1/health_pb.js";
 import { FeatureStatusService } from "./gen/meridian/featurestatus/v1/feature_status_pb.js";
@@ -75,8 +75,8 @@ export interface Meridian {
  * Refuses a port another process holds, or a host this machine does not
  * have, before the database is opened or created (a failed start changes nothing, D56).
  */
-async function checkPortFree(port: number, host: string): Promise<void> {
-  if (port === 0) return;
+/** Listens on the address once and lets go: a taken port or a wrong host is found before anything is created (port 0 checks the host). */
+async function checkListenable(port: number, host: string): Promise<void> {
   const probe = createNetServer();
   await new Promise<void>((resolve, reject) => {
     probe.once("error", reject);
@@ -89,12 +89,7 @@ async function checkPortFree(port: number, host: string): Promise<void> {
  * opened or created; each failure names its setting (D56).
  */
 async function checkBeforeDatabase(settings: Settings): Promise<void> {
-  try {
-    await checkPortFree(settings.port, settings.host);
-  } catch (e) {
-    const port = ["EADDRINUSE", "EACCES"].includes((e as NodeJS.ErrnoException).code ?? "");
-    throw port ? translate(e, "MERIDIAN_PORT", String(settings.port)) : translate(e, "MERIDIAN_HOST", settings.host);
-  }
+  await underSetting("MERIDIAN_PORT", String(settings.port), () => checkListenable(settings.port, settings.host), hostSetting(settings));
   if (settings.tlsCert) {
     const cert = await underSetting("MERIDIAN_TLS_CERT", settings.tlsCert, () => readFileSync(settings.tlsCert));
     const key = await underSetting("MERIDIAN_TLS_KEY", settings.tlsKey, () => readFileSync(settings.tlsKey));
@@ -109,10 +104,15 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   const metrics = settings.metrics.kind === "off" ? undefined : new Metrics();
   // Before the database: a taken metrics port stops start-up (D56) and leaves nothing behind.
   const metricsListener = await metricsListenerFor(metrics, settings, logger);
-  const backend = await underSetting("MERIDIAN_DB", settings.db, () => openBackend(settings)).catch(async (e: unknown) => {
+  const backend = await underSetting("MERIDIAN_DB", settings.db, () =>
+    // Serve makes the folders of the default path only: a path the operator named must lie in an existing folder (issue 39 item 11).
+    openBackend(settings, settings.given.has("MERIDIAN_DB") ? "file" : "file-and-folder"),
+  ).catch(async (e: unknown) => {
     await metricsListener?.close();
     throw e;
   });
+  // A new database where the operator expected theirs is the sign of a mistyped path: said where it shows.
+  if (backend.created) logger.warn({ database: backend.where }, `created a new, empty database at ${backend.where}`);
   // D57: readiness asks the database; an outage is logged once at its start and once at its end.
   const availability = new Availability(
     () => backend.ping(),
@@ -223,7 +223,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   });
   let listener: Listener;
   try {
-    listener = await underSetting("MERIDIAN_PORT", String(settings.port), () => listen(handler, settings));
+    listener = await underSetting("MERIDIAN_PORT", String(settings.port), () => listen(handler, settings), hostSetting(settings));
   } catch (e) {
     unlink();
     await metricsListener?.close();
@@ -304,6 +304,11 @@ async function metricsListenerFor(metrics: Metrics | undefined, settings: Settin
   const l = await underSetting("MERIDIAN_METRICS", `${m.host}:${m.port}`, () => listenForMetrics(metrics, m.host, m.port));
   logger.info({ metrics: l.url }, `metrics on ${l.url}`);
   return l;
+}
+
+/** Listening uses MERIDIAN_HOST too: an error about the host names it (operator-error.ts). */
+function hostSetting(s: Settings): Named {
+  return { setting: "MERIDIAN_HOST", value: s.host };
 }
 
 function jwtSettings(s: Settings) {

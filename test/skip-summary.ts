@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { relative } from "node:path";
 import type { Reporter, TestModule } from "vitest/node";
+import { cannotRunAs } from "./helpers/cli.js";
 
 const has = (program: string, ...args: string[]) => spawnSync(program, args, { stdio: "ignore" }).status === 0;
 
@@ -24,6 +25,8 @@ function reasons(): string[] {
     out.push("the cases of bin/meridian.js itself: MERIDIAN_TEST_BINARY runs the single executable instead");
   if (!chromium) out.push("the browser tests: no Chromium (apt-get install chromium, or set MERIDIAN_TEST_CHROMIUM)");
   if (!has("openssl", "version")) out.push("the TLS tests: no openssl to make a certificate");
+  const asNobody = process.getuid?.() === 0 ? cannotRunAs({ uid: 65534, gid: 65534 }) : undefined;
+  if (asNobody) out.push(`the cases run as nobody (operator-errors.test.ts): ${asNobody}`);
   if (!has("systemd-analyze", "--version")) out.push("the unit's systemd-analyze verify: no systemd-analyze");
   return out;
 }

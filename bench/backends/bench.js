@@ -55,7 +55,7 @@ try {
 
   for (const b of backends) {
     // A dataset, a series and a reading key, through the stores.
-    const backend = await openBackend(loadSettings({ MERIDIAN_DB: b.db }));
+    const backend = await openBackend(loadSettings({ MERIDIAN_DB: b.db }), "file-and-folder");
     await backend.metadata.createDataset({ id: DATASET, project: "bench", items: [], properties: [], metadata: {} });
     await backend.metadata.createSeries({ id: SERIES, datasetId: DATASET, item: { name: "W1" }, properties: {}, dataFields: W1_FIELDS });
     b.key = (await backend.apiKeys.create({ clientId: "bench", roles: [], scopes: ["platform_timeseries_read"], projects: ["bench"] })).key;

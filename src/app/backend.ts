@@ -26,11 +26,12 @@ import { SqliteImports } from "../sqlite/import-staging.js";
 import { PostgresImports, discardAbandonedPgImports } from "../postgres/import-staging.js";
 import { startCheckpoints } from "../sqlite/checkpoint.js";
 import { boundPageCache, neverWaitForLocks, openDatabase, type Db } from "../sqlite/database.js";
+import { prepareDatabaseFile, type Creation } from "../sqlite/database-file.js";
 import { ChangeFeed } from "../postgres/changes.js";
 import { connectPostgres, displayUrl, isPostgresUrl, type Sql } from "../postgres/database.js";
 import { isTransientPgError } from "../postgres/errors.js";
 import { oncePerInterval } from "../postgres/jobs.js";
-import { migratePostgres } from "../postgres/schema.js";
+import { PG_MIGRATIONS, migratePostgres } from "../postgres/schema.js";
 import { pgServerSecret } from "../postgres/server-secrets.js";
 import { serverSecret } from "../sqlite/server-secrets.js";
 
@@ -38,6 +39,8 @@ export interface Backend {
   kind: "sqlite" | "postgres";
   /** The database, for logs: a file path, or a URL without its password. */
   where: string;
+  /** This open made a new, empty database (a SQLite file, or the tables in an empty PostgreSQL database). */
+  created: boolean;
   messages: MessageStore;
   /** D63: who dismissed which message, for readers signed in as a person. */
   dismissals: DismissalStore;
@@ -71,19 +74,22 @@ export interface Backend {
   close(): Promise<void>;
 }
 
-export async function openBackend(settings: Settings): Promise<Backend> {
-  return isPostgresUrl(settings.db) ? openPostgres(settings) : openSqlite(settings.db);
+/** Opens MERIDIAN_DB; `creation` says what may be made where there is no SQLite file yet (database-file.ts). */
+export async function openBackend(settings: Settings, creation: Creation): Promise<Backend> {
+  return isPostgresUrl(settings.db) ? openPostgres(settings) : openSqlite(settings.db, creation);
 }
 
 // The server's WAL checkpoint period (checkpoint.ts): short enough that each one copies little.
 const CHECKPOINT_MS = 1_000;
 
-function openSqlite(path: string): Backend {
+function openSqlite(path: string, creation: Creation): Backend {
+  const created = prepareDatabaseFile(path, creation);
   const db = openDatabase(path);
   let stopCheckpoints = () => {};
   return {
     kind: "sqlite",
     where: path,
+    created,
     messages: new SqliteMessageStore(db),
     dismissals: new SqliteDismissalStore(db),
     webhooks: new SqliteWebhookStore(db),
@@ -119,13 +125,14 @@ async function openPostgres(settings: Settings): Promise<Backend> {
   const sql = connectPostgres(options);
   let changes: ChangeFeed | undefined;
   try {
-    await migratePostgres(sql);
+    const created = (await migratePostgres(sql)) === PG_MIGRATIONS.length; // every migration: the schema was empty
     await discardAbandonedPgImports(sql); // as SQLite's open does
     changes = await ChangeFeed.listen(options);
     const feed = changes;
     return {
       kind: "postgres",
       where: displayUrl(settings.db),
+      created,
       messages: new PostgresMessageStore(sql, changes),
       dismissals: new PostgresDismissalStore(sql, changes),
       webhooks: new PostgresWebhookStore(sql),

@@ -75,27 +75,6 @@ export function onlyActive(p: Principal, what: string): void {
   if (isPublicKey(p)) throw failure("PUBLIC_KEY_NOT_ALLOWED", `a public key reads only the active messages, not ${what}`);
 }
 
-/**
- * A URL origin as a browser sends it (`scheme://host[:port]`, lower case, no
- * default port, no path), or why `text` is not one.
- */
-export function parseOrigin(text: string): { origin: string } | { error: string } {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return { error: `"${text}" is not a URL origin; write scheme://host[:port], such as https://shop.example` };
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") return { error: `"${text}" is not an http or https origin` };
-  if (url.origin === text) return { origin: text };
-  const extra = url.username || url.password ? "a user name" : url.search || url.hash || url.pathname !== "/" ? "a path" : "";
-  return {
-    error: extra
-      ? `"${text}" has ${extra}; an origin is scheme://host[:port] alone: ${url.origin}`
-      : `"${text}" is not written as browsers send it; write ${url.origin}`,
-  };
-}
-
 /** Why `id` cannot be a public key's feature, or undefined when it can. */
 export function featureIdProblem(id: string): string | undefined {
   return isOpaqueId(id) ? undefined : `"${id}" is not a feature id: ${OPAQUE_ID_RULE}`;

@@ -1,7 +1,9 @@
 // meridian apikey create | list | revoke (D11, D33); each refuses a database that does not exist (D56).
 import { keyIdOf, type ApiKeyGrant } from "../auth/api-keys.js";
 import { ROLES, SCOPES, type PublicKeyLimits } from "../auth/principal.js";
-import { keyAudienceProblem, featureIdProblem, parseOrigin } from "../auth/public-keys.js";
+import { keyAudienceProblem, featureIdProblem } from "../auth/public-keys.js";
+import { parseOrigin } from "../core/origins.js";
+import { didYouMean } from "../config/nearest.js";
 import { MAX_AUDIENCES } from "../core/audiences.js";
 import { parseCommand, UsageError } from "./args.js";
 import { openCliBackend } from "./cli-database.js";
@@ -42,7 +44,12 @@ export async function apikeyCommand(argv: string[]): Promise<number> {
       process.stdout.write(APIKEY_USAGE);
       return 0;
     default:
-      throw new UsageError(sub === undefined ? "expected create, list or revoke" : `unknown subcommand "${sub}"`, APIKEY_USAGE);
+      throw new UsageError(
+        sub === undefined
+          ? "expected create, list or revoke"
+          : `unknown subcommand "${sub}"${didYouMean(sub, ["create", "list", "revoke"])}`,
+        APIKEY_USAGE,
+      );
   }
 }
 

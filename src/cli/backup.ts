@@ -2,7 +2,7 @@
 // server runs, by SQLite's online backup (pages copied in steps, restarted
 // by SQLite if a write lands meanwhile, so the copy is one committed state).
 // Written under a temporary name and renamed, so FILE is never half a copy.
-import { existsSync, renameSync, rmSync } from "node:fs";
+import { existsSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { parseCommand, UsageError } from "./args.js";
 import { openCliSqlite } from "./cli-database.js";
@@ -22,6 +22,13 @@ export async function backupCommand(argv: string[]): Promise<number> {
     process.stderr.write(`meridian backup: ${target} exists; use --force to replace it\n`);
     return 1;
   }
+  // Before the copy starts: SQLite would say only that "the directory does not exist" (issue 39 item 12).
+  if (!isFolder(dirname(target))) {
+    process.stderr.write(
+      `meridian backup: there is no folder ${dirname(target)} for ${target}; create it or name a file in an existing folder\n`,
+    );
+    return 1;
+  }
   const { db, close } = await openCliSqlite("backup", "back it up with pg_dump (README: More than one machine)");
   const temp = join(dirname(target), `.${basename(target)}.${process.pid}.partial`);
   const started = performance.now();
@@ -36,4 +43,8 @@ export async function backupCommand(argv: string[]): Promise<number> {
     rmSync(temp, { force: true });
     await close();
   }
+}
+
+function isFolder(path: string): boolean {
+  return statSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
 }

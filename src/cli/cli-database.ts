@@ -3,26 +3,20 @@
 // make one, so a misspelt or unset MERIDIAN_DB is refused in one line instead
 // of getting a new empty database the server never sees. A command that needs
 // the other backend is refused in one line too.
-import { existsSync } from "node:fs";
 import { OperatorError, underSetting } from "../config/operator-error.js";
 import { loadSettings } from "../config/settings.js";
 import { openBackend, type Backend } from "../app/backend.js";
 import type { Db } from "../sqlite/database.js";
 import { isPostgresUrl } from "../postgres/database.js";
 
-/** Opens MERIDIAN_DB; `create` (meridian init) makes the database where there is none, every other command refuses. */
+/** Opens MERIDIAN_DB; `create` (meridian init) makes the database and its folders where there is none, every other command refuses. */
 export async function openCliBackend(command: string, mode: "create" | "existing"): Promise<Backend> {
   const settings = loadSettings();
   const path = settings.db;
-  if (!isPostgresUrl(path) && mode === "existing" && (path === ":memory:" || !existsSync(path))) {
-    throw new OperatorError(
-      "MERIDIAN_DB",
-      path,
-      "no database there",
-      "set MERIDIAN_DB to the server's database file, or create one with meridian init",
-    );
+  if (path === ":memory:" && mode === "existing") {
+    throw new OperatorError("MERIDIAN_DB", path, "no database there", "set MERIDIAN_DB to the server's database file");
   }
-  const backend = await underSetting("MERIDIAN_DB", path, () => openBackend(settings));
+  const backend = await underSetting("MERIDIAN_DB", path, () => openBackend(settings, mode === "create" ? "file-and-folder" : "never"));
   process.stderr.write(`meridian ${command}: database ${backend.where}\n`);
   return backend;
 }

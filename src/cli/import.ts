@@ -1,4 +1,5 @@
 // meridian import (D30): a CSV file into a time series, all or nothing.
+import { statSync } from "node:fs";
 import { ImportError, importCsv, type ImportResult } from "../timeseries/import/csv-import.js";
 import { parseCommand, UsageError } from "./args.js";
 import { openCliBackend } from "./cli-database.js";
@@ -20,6 +21,15 @@ export async function importCommand(argv: string[]): Promise<number> {
   if (!values.dataset || !values.series) throw new UsageError("--dataset and --series are required", IMPORT_USAGE);
   if (positionals.length !== 1) throw new UsageError("expected one FILE.csv", IMPORT_USAGE);
   const backend = await openCliBackend("import", "existing");
+  // In words, not as the ENOENT of an open (issue 39 item 12); after the database, whose mistakes come first.
+  const kind = statSync(positionals[0], { throwIfNoEntry: false });
+  if (!kind?.isFile()) {
+    process.stderr.write(
+      `meridian import: ${kind ? `${positionals[0]} is not a file` : `there is no file ${positionals[0]}`}; nothing was imported\n`,
+    );
+    await backend.close();
+    return 1;
+  }
   const bar = process.stderr.isTTY ? progressBar(process.stderr) : undefined;
   const started = performance.now();
   try {

@@ -1,10 +1,7 @@
 // meridian init (D56): creates the database of MERIDIAN_DB (the SQLite file
-// and its folder, or the schema in an existing PostgreSQL database), or
+// and its folder, private to its user, or the schema in an existing PostgreSQL database), or
 // brings an existing one's schema up to date. The only command besides serve
 // that creates a database, so that none is ever made by mistake.
-import { existsSync } from "node:fs";
-import { loadSettings } from "../config/settings.js";
-import { isPostgresUrl } from "../postgres/database.js";
 import { parseCommand } from "./args.js";
 import { openCliBackend } from "./cli-database.js";
 
@@ -15,10 +12,8 @@ export const INIT_USAGE = `usage: meridian init
 
 export async function initCommand(argv: string[]): Promise<number> {
   if (!parseCommand(argv, INIT_USAGE, {})) return 0;
-  const { db } = loadSettings();
-  const existed = isPostgresUrl(db) || existsSync(db);
   const backend = await openCliBackend("init", "create");
   await backend.close();
-  process.stderr.write(`meridian init: ${existed ? "the database is ready" : "created the database"}\n`);
+  process.stderr.write(`meridian init: ${backend.created ? "created the database" : "the database is ready"}\n`);
   return 0;
 }

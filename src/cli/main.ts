@@ -9,7 +9,10 @@
 import { OperatorError } from "../config/operator-error.js";
 import { settingsHelp, unknownVariables, unknownVariableWarning } from "../config/settings.js";
 import { VERSION } from "../version.js";
+import { likelyMeant } from "../config/nearest.js";
 import { UsageError } from "./args.js";
+
+const COMMANDS = ["serve", "init", "apikey", "webhook", "import", "backup", "help"];
 
 const USAGE = `Meridian ${VERSION}: feature status messages and time series over gRPC, Connect and JSON.
 
@@ -67,13 +70,21 @@ export async function main(argv: string[]): Promise<number> {
       case "--version":
         process.stdout.write(`${VERSION}\n`);
         return 0;
-      default:
-        process.stderr.write(`meridian: unknown command "${command}"\n\n${USAGE}`);
+      default: {
+        const meant = likelyMeant(command, COMMANDS);
+        process.stderr.write(
+          meant
+            ? `meridian: unknown command "${command}"; did you mean "${meant}"? (meridian --help lists the commands)\n`
+            : `meridian: unknown command "${command}"\n\n${USAGE}`,
+        );
         return 2;
+      }
     }
   } catch (e) {
     if (e instanceof UsageError) {
-      process.stderr.write(`meridian ${argv[0]}: ${e.message}\n${e.usage}`);
+      process.stderr.write(
+        `meridian ${argv[0]}: ${e.message}\n${e.suggested ? `(meridian ${argv[0]} --help shows the usage)\n` : e.usage}`,
+      );
       return 2;
     }
     const command = argv[0] === "apikey" && argv[1] && !argv[1].startsWith("-") ? `apikey ${argv[1]}` : argv[0];

@@ -37,6 +37,8 @@ export function maskUrlPasswords(text: string): string {
 interface Translation {
   /** Whether this row explains the error. */
   matches(e: Failure, setting: string, value: string): boolean;
+  /** The error is about the host of a step that uses a host and a port (listening): the host's setting is named. */
+  aboutHost?: true;
   problem(e: Failure, value: string): string;
   remedy(setting: string): string;
   exit: number;
@@ -60,6 +62,7 @@ const TRANSLATIONS: readonly Translation[] = [
     exit: EXIT_FAILURE,
   },
   {
+    aboutHost: true,
     matches: code("EADDRNOTAVAIL"),
     problem: () => "no interface of this machine has that address",
     remedy: (s) => `set ${s} to an address of this machine`,
@@ -92,7 +95,7 @@ const TRANSLATIONS: readonly Translation[] = [
   },
   { matches: code("EISDIR"), problem: () => "that is a folder, not a file", remedy: (s) => `set ${s} to a file`, exit: EXIT_SETTING },
   {
-    matches: code("ENOTDIR"),
+    matches: code("ENOTDIR", "EEXIST"), // EEXIST: mkdir met a file where the path needs a folder
     problem: () => "a part of that path is a file, not a folder",
     remedy: (s) => `set ${s} to a path in a folder`,
     exit: EXIT_SETTING,
@@ -144,9 +147,10 @@ const TRANSLATIONS: readonly Translation[] = [
     exit: EXIT_FAILURE,
   },
   {
+    aboutHost: true,
     matches: code("ENOTFOUND", "EAI_AGAIN"),
     problem: () => "that host name does not resolve",
-    remedy: () => "correct the host in MERIDIAN_DB",
+    remedy: (s) => (isDb(s) ? "correct the host in MERIDIAN_DB" : `set ${s} to a name or address of this machine`),
     exit: EXIT_SETTING,
   },
   {
@@ -154,6 +158,13 @@ const TRANSLATIONS: readonly Translation[] = [
     problem: () => "PostgreSQL did not answer in time",
     remedy: () => "check that it runs and is reachable from here, or raise MERIDIAN_PG_CONNECT_TIMEOUT_S",
     exit: EXIT_FAILURE,
+  },
+  {
+    // postgres.js tries TLS even after the server said no, and the server hangs up.
+    matches: (e, s, v) => isDb(s) && /[?&]sslmode=(require|verify-ca|verify-full)\b/.test(v) && e.message.includes("secure TLS connection"),
+    problem: () => "the PostgreSQL server does not take TLS connections, and sslmode asks for TLS",
+    remedy: () => "turn ssl on in the server's postgresql.conf, or drop sslmode from MERIDIAN_DB (or set sslmode=prefer)",
+    exit: EXIT_SETTING,
   },
   {
     matches: code("28P01"),
@@ -206,21 +217,41 @@ const TRANSLATIONS: readonly Translation[] = [
   },
 ];
 
-/** The error an operator reads for a failure of a step that uses `setting`; an error nobody foresaw keeps its message and exits 1. */
-export function translate(e: unknown, setting: string, value: string): OperatorError {
+/** A setting and its value as the operator gave it. */
+export interface Named {
+  setting: string;
+  value: string;
+}
+
+/**
+ * The error an operator reads for a failure of a step that uses `setting`; an error nobody
+ * foresaw keeps its message and exits 1. A step that also uses a host setting (listening on
+ * MERIDIAN_HOST and MERIDIAN_PORT) names that one when the error is about the host.
+ */
+export function translate(e: unknown, setting: string, value: string, host?: Named): OperatorError {
   if (e instanceof OperatorError) return e;
   const failure: Failure = e instanceof Error ? e : new Error(String(e));
   const row = TRANSLATIONS.find((t) => t.matches(failure, setting, value));
   if (!row) return new OperatorError(setting, value, failure.message, "", EXIT_FAILURE, { cause: e });
-  return new OperatorError(setting, value, row.problem(failure, value), row.remedy(setting), row.exit as typeof EXIT_SETTING, { cause: e });
+  const named = row.aboutHost && host ? host : { setting, value };
+  return new OperatorError(
+    named.setting,
+    named.value,
+    row.problem(failure, named.value),
+    row.remedy(named.setting),
+    row.exit as typeof EXIT_SETTING,
+    {
+      cause: e,
+    },
+  );
 }
 
-/** Runs a step that uses `setting`; its failure is translated into one line for the operator. */
-export async function underSetting<T>(setting: string, value: string, step: () => T | Promise<T>): Promise<T> {
+/** Runs a step that uses `setting` (and `host`, see translate); its failure is translated into one line for the operator. */
+export async function underSetting<T>(setting: string, value: string, step: () => T | Promise<T>, host?: Named): Promise<T> {
   try {
     return await step();
   } catch (e) {
-    throw translate(e, setting, value);
+    throw translate(e, setting, value, host);
   }
 }
 

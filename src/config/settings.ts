@@ -1,6 +1,8 @@
 // Every setting once: its environment variable, its flag on `meridian serve`,
 // its default and its help line (D31). Flags win over the environment.
 import { ClientAddress } from "../core/client-address.js";
+import { parseOrigin } from "../core/origins.js";
+import { nearestOf } from "./nearest.js";
 import { OperatorError } from "./operator-error.js";
 
 // Who may scrape /metrics (D43): MERIDIAN_METRICS is `off`, `public` (on the
@@ -50,6 +52,8 @@ export interface Settings {
   pgStatementTimeoutMs: number;
   pgConnectTimeoutS: number;
   logLevel: string;
+  /** The settings the operator gave, by flag or environment variable (their variables' names); the others hold defaults. */
+  given: ReadonlySet<string>;
 }
 
 interface Spec<K extends keyof Settings> {
@@ -97,6 +101,13 @@ const list = (text: string) =>
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
+/** D36: each entry an origin as browsers send it; one that could never match (a path, a trailing slash, upper case) is refused. */
+const origins = (text: string, name: string) =>
+  list(text).map((entry) => {
+    const o = parseOrigin(entry);
+    if ("error" in o) throw new OperatorError(name, text, o.error, `set ${name} to origins, comma separated`);
+    return o.origin;
+  });
 const addresses = (text: string, name: string) => {
   const entries = list(text);
   try {
@@ -119,7 +130,13 @@ export const SETTINGS: readonly AnySpec[] = [
   { key: "jwksFile", env: "MERIDIAN_JWKS_FILE", default: "", help: "public JWKS file for bearer tokens", parse: str },
   { key: "jwtIssuer", env: "MERIDIAN_JWT_ISSUER", default: "", help: "required token issuer (iss), if set", parse: str },
   { key: "jwtAudience", env: "MERIDIAN_JWT_AUDIENCE", default: "", help: "required token audience (aud), if set", parse: str },
-  { key: "corsOrigins", env: "MERIDIAN_CORS_ORIGINS", default: "", help: "browser origins allowed to call, comma separated", parse: list },
+  {
+    key: "corsOrigins",
+    env: "MERIDIAN_CORS_ORIGINS",
+    default: "",
+    help: "browser origins allowed to call (scheme://host[:port]), comma separated",
+    parse: origins,
+  },
   {
     key: "corsHeaders",
     env: "MERIDIAN_CORS_HEADERS",
@@ -293,27 +310,6 @@ export function unknownVariableWarning(u: { name: string; nearest: string }): st
   return `${u.name} is not a Meridian setting and is ignored; did you mean ${u.nearest}?`;
 }
 
-function nearestOf(name: string, known: readonly string[]): string {
-  let best = known[0];
-  let bestDistance = Infinity;
-  for (const k of known) {
-    const d = editDistance(name, k);
-    if (d < bestDistance) [best, bestDistance] = [k, d];
-  }
-  return best;
-}
-
-/** Levenshtein distance, one row at a time. */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length];
-}
-
 /** The flag of a setting: MERIDIAN_CLEANUP_INTERVAL_S -> --cleanup-interval-s. */
 export function flagOf(env: string): string {
   return env
@@ -324,11 +320,14 @@ export function flagOf(env: string): string {
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Record<string, string | undefined> = {}): Settings {
   const out: Partial<Record<keyof Settings, unknown>> = {};
+  const given = new Set<string>();
   for (const spec of SETTINGS) {
     const flag = flags[flagOf(spec.env)];
     const text = flag ?? env[spec.env] ?? spec.default;
+    if (flag !== undefined || env[spec.env] !== undefined) given.add(spec.env);
     out[spec.key] = spec.parse(text, flag !== undefined ? `--${flagOf(spec.env)}` : spec.env);
   }
+  out.given = given;
   const s = out as Settings;
   if (Boolean(s.tlsCert) !== Boolean(s.tlsKey)) {
     const [set, unset] = s.tlsCert ? ["MERIDIAN_TLS_CERT", "MERIDIAN_TLS_KEY"] : ["MERIDIAN_TLS_KEY", "MERIDIAN_TLS_CERT"];

@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
+import { OperatorError } from "../config/operator-error.js";
 import { join } from "node:path";
 
 /** MERIDIAN_CACHE_DIR, else $XDG_CACHE_HOME/meridian, else ~/.cache/meridian (a temporary directory's when there is no home). */
@@ -27,9 +28,16 @@ export function privateDir(dir: string): string {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const st = lstatSync(dir);
   const uid = process.getuid?.();
-  if (!st.isDirectory()) throw new Error(`${dir} is not a directory (MERIDIAN_CACHE_DIR)`);
-  if (uid !== undefined && st.uid !== uid) throw new Error(`${dir} belongs to another user; set MERIDIAN_CACHE_DIR to a directory of ours`);
-  if ((st.mode & 0o077) !== 0) throw new Error(`${dir} is open to other users (mode ${(st.mode & 0o777).toString(8)}); it must be 0700`);
+  const refuse = (problem: string, remedy: string) => new OperatorError("MERIDIAN_CACHE_DIR", dir, problem, remedy);
+  if (!st.isDirectory()) throw refuse("that is not a folder", "set MERIDIAN_CACHE_DIR to a folder of this user's (mode 0700)");
+  if (uid !== undefined && st.uid !== uid)
+    throw refuse("that folder belongs to another user", "set MERIDIAN_CACHE_DIR to a folder of this user's");
+  if ((st.mode & 0o077) !== 0) {
+    throw refuse(
+      `that folder is open to other users (mode ${(st.mode & 0o777).toString(8)})`,
+      `chmod 700 it, or set MERIDIAN_CACHE_DIR to a private folder`,
+    );
+  }
   return dir;
 }
 

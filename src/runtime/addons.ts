@@ -3,6 +3,7 @@
 // file (D38). The caller names both; nothing else in the code asks which.
 import { createRequire } from "node:module";
 import { isSea, getAsset } from "node:sea";
+import { translate } from "../config/operator-error.js";
 import { cachedFile, defaultCacheDir } from "./addon-cache.js";
 
 /** True in the single executable. */
@@ -15,7 +16,14 @@ export const inSingleExecutable: boolean = isSea();
  */
 export function loadAddon(asset: string, packagePath: () => string): unknown {
   if (!inSingleExecutable) return createRequire(import.meta.url)(packagePath());
-  const file = cachedFile(defaultCacheDir(), asset, new Uint8Array(getAsset(asset)));
+  const dir = defaultCacheDir();
+  let file: string;
+  try {
+    file = cachedFile(dir, asset, new Uint8Array(getAsset(asset)));
+  } catch (e) {
+    // Under whatever step loads it (opening the database, say), the cache is what the operator fixes (issue 39 item 10).
+    throw translate(e, "MERIDIAN_CACHE_DIR", dir);
+  }
   const module = { exports: {} };
   process.dlopen(module, file);
   return module.exports;

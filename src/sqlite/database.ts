@@ -4,8 +4,6 @@
 // removes what abandoned imports staged. A connection waits up to 5 s for the
 // write lock; the server's stops waiting once it serves (neverWaitForLocks).
 import Database from "better-sqlite3";
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
 import { discardAbandonedImports } from "./import-registry.js";
 import { MIGRATIONS, type SqliteMigration } from "./schema.js";
 import { inSingleExecutable, loadAddon } from "../runtime/addons.js";
@@ -13,7 +11,6 @@ import { inSingleExecutable, loadAddon } from "../runtime/addons.js";
 export type Db = Database.Database;
 
 export function openDatabase(path: string, migrations: readonly SqliteMigration[] = MIGRATIONS): Db {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path, connectionOptions());
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");

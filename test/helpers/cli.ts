@@ -26,13 +26,37 @@ export function meridian(
 }
 
 /**
+ * Why `meridian` cannot run as another user here, or undefined when it can. A clone in a
+ * folder others cannot enter (as root: under /root, or a 0700 mktemp -d) holds the
+ * project's Node 26 and bin/, which that user then cannot reach.
+ */
+export function cannotRunAs(user: { uid: number; gid: number }): string | undefined {
+  const [program, lead] = command(false);
+  const r = spawnSync(program, [...lead, "--version"], { encoding: "utf8", timeout: 30_000, ...user });
+  if (r.status === 0) return undefined;
+  const why = r.error ? r.error.message : (r.stderr || `exit ${r.status}`).trim().split("\n")[0];
+  return `uid ${user.uid} cannot run ${program} (${why}): clone into a folder that user may enter to run these`;
+}
+
+/**
  * Starts `meridian serve` and resolves with its URL once it logs that it
  * listens. By plain `node bin/meridian.js` unless asProgram, which runs the
  * file itself, as `meridian serve` and `npm start` do (its first line's flags).
+ * A variable set to undefined is left out of the environment.
  */
-export function serve(env: Record<string, string>, args: string[] = [], asProgram = false): Promise<Served> {
+export function serve(
+  env: Record<string, string | undefined>,
+  args: string[] = [],
+  asProgram = false,
+  as: { cwd?: string } = {},
+): Promise<Served> {
   const [program, lead] = command(asProgram);
-  return startServe(program, [...lead, "serve", ...args], { ...process.env, MERIDIAN_PORT: "0", MERIDIAN_METRICS: "127.0.0.1:0", ...env });
+  return startServe(
+    program,
+    [...lead, "serve", ...args],
+    { ...process.env, MERIDIAN_PORT: "0", MERIDIAN_METRICS: "127.0.0.1:0", ...env },
+    as,
+  );
 }
 
 export interface Served {
@@ -42,8 +66,8 @@ export interface Served {
 }
 
 /** Runs `program argv` with exactly `env` and resolves once it logs the address it listens on. */
-export function startServe(program: string, argv: string[], env: NodeJS.ProcessEnv): Promise<Served> {
-  const child = spawn(program, argv, { env, stdio: ["ignore", "pipe", "pipe"] });
+export function startServe(program: string, argv: string[], env: NodeJS.ProcessEnv, as: { cwd?: string } = {}): Promise<Served> {
+  const child = spawn(program, argv, { env, stdio: ["ignore", "pipe", "pipe"], ...as });
   let err = "";
   return new Promise((resolve, reject) => {
     // A server that never says it listens would hang the test until vitest's own timeout, with nothing to read.

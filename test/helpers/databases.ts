@@ -27,7 +27,7 @@ export async function dropDatabases(): Promise<void> {
 
 /** Runs fn on the database opened as Meridian opens it (migrations, tidying up abandoned imports). */
 export async function withBackend<T>(db: string, fn: (b: Backend) => Promise<T>): Promise<T> {
-  const backend = await openBackend(loadSettings({ MERIDIAN_DB: db }));
+  const backend = await openBackend(loadSettings({ MERIDIAN_DB: db }), "file-and-folder");
   try {
     return await fn(backend);
   } finally {

@@ -210,10 +210,38 @@ describe("D33 the operator's first hour", () => {
   );
 
   it("D33 an unknown option is one line naming it, then the usage, exit 2", () => {
-    const r = meridian(["import", "--datset", "x"], env);
+    const r = meridian(["import", "--colour", "x"], env);
     expect(r.status).toBe(2);
-    expect(r.stderr.split("\n")[0]).toBe("meridian import: unknown option --datset");
+    expect(r.stderr.split("\n")[0]).toBe("meridian import: unknown option --colour");
     expect(r.stderr).toContain("usage: meridian import");
+  });
+
+  it.for([
+    [["import", "--datset", "x"], "meridian import: unknown option --datset; did you mean --dataset?"],
+    [["serve", "--prot", "9000"], "meridian serve: unknown option --prot; did you mean --port?"],
+    [["serve", "--hots=0.0.0.0"], "meridian serve: unknown option --hots; did you mean --host?"],
+    [["apikey", "lst"], 'meridian apikey: unknown subcommand "lst"; did you mean list?'],
+    [["srve"], 'meridian: unknown command "srve"; did you mean "serve"? (meridian --help lists the commands)'],
+  ] as const)(
+    "D33 a typo of a known option or command is answered with the name meant, not the whole usage (issue 39 item 12): %s",
+    ([args, line]) => {
+      const r = meridian([...args], env);
+      expect(r.status).toBe(2);
+      expect(r.stderr.split("\n")[0]).toBe(line);
+      expect(r.stderr).not.toContain("MERIDIAN_PORT"); // no usage listing every setting buries it
+    },
+  );
+
+  it("D33 a missing CSV or backup folder is one line in words, not the raw error of an open (issue 39 item 12)", () => {
+    const csv = meridian(["import", "--dataset", "d", "--series", "s", join(dir, "missing.csv")], env);
+    expect(csv.status).toBe(1);
+    expect(csv.stderr.split("\n").at(-2)).toBe(`meridian import: there is no file ${join(dir, "missing.csv")}; nothing was imported`);
+    const target = join(dir, "no-such-folder", "copy.db");
+    const backup = meridian(["backup", target], env);
+    expect([backup.status, backup.stderr]).toEqual([
+      1,
+      `meridian backup: there is no folder ${join(dir, "no-such-folder")} for ${target}; create it or name a file in an existing folder\n`,
+    ]);
   });
 
   it("D11 D33 apikey revoke accepts the whole key as well as its id", () => {

@@ -36,8 +36,10 @@ describe("D38 addon cache", () => {
     const dir = join(root, "c");
     mkdirSync(dir, { mode: 0o700 });
     chmodSync(dir, 0o770);
-    expect(() => privateDir(dir)).toThrow(`${dir} is open to other users (mode 770); it must be 0700`);
-    expect(() => cachedFile(dir, "x.node", Buffer.from("x"))).toThrow("it must be 0700");
+    expect(() => privateDir(dir)).toThrow(
+      `MERIDIAN_CACHE_DIR=${dir}: that folder is open to other users (mode 770); chmod 700 it, or set MERIDIAN_CACHE_DIR to a private folder`,
+    );
+    expect(() => cachedFile(dir, "x.node", Buffer.from("x"))).toThrow("chmod 700 it");
   });
 
   it("D38 the directory: MERIDIAN_CACHE_DIR, else XDG_CACHE_HOME/meridian, else ~/.cache/meridian", () => {

@@ -17,7 +17,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("database", () => {
   it("opens in WAL mode with every migration applied", () => {
-    const db = openDatabase(join(dir, "a", "nested", "m.db"));
+    const db = openDatabase(join(dir, "m.db"));
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(schemaVersion(db)).toBe(MIGRATIONS[MIGRATIONS.length - 1].version);
     db.close();
@@ -35,7 +35,7 @@ describe("database", () => {
   });
 
   it("D28 the serving SQLite connection caches at most 256 KiB of pages, so a long read leaves no more there than a short one; a CLI command keeps better-sqlite3's 16 MB", async () => {
-    const backend = await openBackend(loadSettings({ MERIDIAN_DB: join(dir, "serving.db") }));
+    const backend = await openBackend(loadSettings({ MERIDIAN_DB: join(dir, "serving.db") }), "file");
     try {
       const db = backend.sqlite;
       if (!db) throw new Error("no SQLite connection");
