@@ -3,6 +3,13 @@
 // at least every tick. Each delivery is a signed JSON POST with Node's fetch:
 // no redirect followed, 5 s for the whole answer, at most 1 KB of it kept;
 // anything but a 2xx is tried again with backoff until 24 hours after the event.
+//
+// Each endpoint has a lane of its own (issue 39 item 1): the turn hands each
+// due delivery to its endpoint's lane and goes on, so a receiver that takes
+// its 5 s holds back only its own events. The turn lasts while anything is in
+// flight, fetching more as deliveries end, writes arrive and ticks pass: every
+// send happens while the turn holds the store's deliveryTurn (on PostgreSQL
+// the advisory lock), so one replica delivers at a time, as before.
 import { MessageSchema } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import type { JsonShaper } from "../core/json-shape.js";
 import type { MessageRow, MessageStore } from "./message-store.js";
@@ -12,7 +19,10 @@ import { RETRY_FOR_MS, retryDelayMs, signature, type DeliveryOutcome, type DueDe
 
 export const DELIVERY_TIMEOUT_MS = 5_000;
 export const ANSWER_BYTES = 1024;
+/** Deliveries fetched at a time beyond those in flight. */
 const BATCH = 50;
+/** Deliveries of one endpoint in flight at once (of different messages: a message's next event waits for its last). */
+export const PER_ENDPOINT = 8;
 
 export interface DeliveryOptions {
   store: WebhookStore;
@@ -40,31 +50,83 @@ export function deliveryBody(d: Pick<DueDelivery, "event_id" | "type" | "at" | "
 
 export function startWebhookDelivery(opts: DeliveryOptions): Delivery {
   const stopping = new AbortController();
+  /** Each endpoint's lane: the event ids of its deliveries in flight. */
+  const lanes = new Map<string, Set<number>>();
+  const sending = new Set<Promise<void>>();
+  const woken = new Wakeup();
+  /** Deliveries that left their lane while a query for due ones ran: it may have read them before they were settled. */
+  let settledDuringQuery: Set<string> | undefined;
   let running: Promise<void> | undefined;
   let again = false;
+  let clockDue = false;
+
+  const dispatch = (d: DueDelivery): void => {
+    const lane = lanes.get(d.webhook_id) ?? new Set<number>();
+    lanes.set(d.webhook_id, lane);
+    lane.add(d.event_id);
+    const sent = (async () => {
+      const outcome = await send(deliveryBody(d, opts.json), d, stopping.signal, opts.userAgent);
+      if (!outcome) return true;
+      await opts.store.settle(d, outcome);
+      return true;
+    })()
+      .catch((e: unknown) => {
+        opts.onError?.(e); // not settled: still pending, sent again by a later turn
+        return false;
+      })
+      .then((settled) => {
+        // Out of its lane only once settled: a query in between would send it again.
+        lane.delete(d.event_id);
+        if (lane.size === 0) lanes.delete(d.webhook_id);
+        settledDuringQuery?.add(`${d.webhook_id} ${d.event_id}`);
+        sending.delete(sent);
+        if (settled) woken.notify(); // after a failure (the database away, say), the next write or tick tries again
+      });
+    sending.add(sent);
+  };
+
+  /** The turn's work, under the store's deliveryTurn: until nothing is due and nothing in flight. */
+  const deliver = async (): Promise<void> => {
+    try {
+      while (!stopping.signal.aborted) {
+        woken.clear();
+        again = false; // a write from here on is seen by the query below, or wakes this loop
+        if (clockDue) {
+          clockDue = false;
+          await opts.store.recordTimeEvents(Math.floor(Date.now() / 1000));
+        }
+        const full = [...lanes].filter(([, lane]) => lane.size >= PER_ENDPOINT).map(([id]) => id);
+        // In flight deliveries are due still (pending until settled): fetched and passed over.
+        const settled = (settledDuringQuery = new Set());
+        const due = await opts.store.due(Date.now(), BATCH + sending.size, full).finally(() => (settledDuringQuery = undefined));
+        let started = 0;
+        for (const d of due) {
+          const lane = lanes.get(d.webhook_id);
+          if (lane && (lane.has(d.event_id) || lane.size >= PER_ENDPOINT)) continue;
+          if (settled.has(`${d.webhook_id} ${d.event_id}`)) continue; // as it was before its outcome: the next query sees it as it is
+          dispatch(d);
+          started++;
+        }
+        if (started === 0 && sending.size === 0) return;
+        if (started < BATCH) await woken.wait(); // a delivery ended, a write, a tick, or stop
+      }
+    } finally {
+      // Nothing is sent once the turn is over (on stop, the sends were aborted and end at once).
+      await Promise.all(sending);
+    }
+  };
 
   const turn = async (): Promise<void> => {
+    clockDue = false;
     await opts.store.recordTimeEvents(Math.floor(Date.now() / 1000));
-    await opts.store.deliveryTurn(async () => {
-      for (;;) {
-        if (stopping.signal.aborted) return;
-        const due = await opts.store.due(Date.now(), BATCH);
-        if (due.length === 0) return;
-        // At most one per endpoint and message (due's rule), so these may go at once.
-        await Promise.all(
-          due.map(async (d) => {
-            const outcome = await send(deliveryBody(d, opts.json), d, stopping.signal, opts.userAgent);
-            if (outcome) await opts.store.settle(d, outcome);
-          }),
-        );
-      }
-    });
+    await opts.store.deliveryTurn(deliver);
   };
 
   const kick = (): void => {
     if (stopping.signal.aborted) return;
     if (running) {
       again = true;
+      woken.notify();
       return;
     }
     running = turn()
@@ -78,18 +140,43 @@ export function startWebhookDelivery(opts: DeliveryOptions): Delivery {
       });
   };
 
-  const timer = setInterval(kick, opts.tickMs ?? 1000);
+  const timer = setInterval(() => {
+    clockDue = true;
+    kick();
+  }, opts.tickMs ?? 1000);
   timer.unref();
   const unwatch = opts.messages.watch(kick);
   kick();
   return {
     async stop() {
       stopping.abort();
+      woken.notify();
       clearInterval(timer);
       unwatch();
       await running;
     },
   };
+}
+
+/** Lets the turn sleep until something happened; a notice before the wait is not lost. */
+class Wakeup {
+  private noticed = false;
+  private resolve: (() => void) | undefined;
+
+  notify(): void {
+    this.noticed = true;
+    this.resolve?.();
+    this.resolve = undefined;
+  }
+
+  clear(): void {
+    this.noticed = false;
+  }
+
+  async wait(): Promise<void> {
+    if (!this.noticed) await new Promise<void>((resolve) => (this.resolve = resolve));
+    this.noticed = false;
+  }
 }
 
 /** One attempt; undefined when abandoned because the loop stops (the delivery stays as it was). */

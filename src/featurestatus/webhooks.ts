@@ -69,9 +69,10 @@ export interface WebhookStore {
   deliveries(webhookId: string, messageId: number | undefined, limit: number): Promise<DeliveryRow[]>;
   /**
    * Deliveries due at `nowMs`, oldest event first, at most one per endpoint and message: the
-   * first still pending, so that a message's events reach an endpoint in order (D63).
+   * first still pending, so that a message's events reach an endpoint in order (D63); none of
+   * the endpoints in `skip` (their lanes are full, issue 39 item 1).
    */
-  due(nowMs: number, limit: number): Promise<DueDelivery[]>;
+  due(nowMs: number, limit: number, skip?: readonly string[]): Promise<DueDelivery[]>;
   settle(d: { webhook_id: string; event_id: number }, outcome: DeliveryOutcome): Promise<void>;
   /**
    * Writes message.started and message.expired for each message whose start or expiry passed

@@ -3,7 +3,9 @@
 // lock on a connection of its own (released when the turn ends, or by the
 // server when the process dies), and the others skip their turn. A turn
 // records each outcome as it comes, so a replica killed mid-turn leaves only
-// the deliveries in flight to be sent again (at least once).
+// the deliveries in flight to be sent again (at least once). A turn lasts
+// while any endpoint's lane has a delivery in flight (webhook-delivery.ts):
+// every attempt is made under the lock.
 import type { Sql } from "./database.js";
 import { fromStored, type StoredRow } from "../featurestatus/message-store.js";
 import type { DeliveryOutcome, DeliveryRow, DueDelivery, WebhookRow, WebhookStore } from "../featurestatus/webhooks.js";
@@ -44,12 +46,12 @@ export class PostgresWebhookStore implements WebhookStore {
       ORDER BY d.event_id DESC LIMIT ${limit}`;
   }
 
-  async due(nowMs: number, limit: number): Promise<DueDelivery[]> {
+  async due(nowMs: number, limit: number, skip: readonly string[] = []): Promise<DueDelivery[]> {
     return await this.sql<DueDelivery[]>`
       SELECT d.webhook_id, d.event_id, e.type, d.message_id, d.state, d.attempts, e.at, d.last_at, d.next_at,
              d.last_status, d.last_answer, d.last_error, w.url, w.secret, e.message
       FROM webhook_deliveries d JOIN message_events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
-      WHERE d.state = 'pending' AND d.next_at <= ${nowMs} AND NOT EXISTS (
+      WHERE d.state = 'pending' AND d.next_at <= ${nowMs} AND NOT d.webhook_id = ANY(${skip as string[]}::text[]) AND NOT EXISTS (
         SELECT 1 FROM webhook_deliveries p WHERE p.state = 'pending' AND p.webhook_id = d.webhook_id
           AND p.message_id = d.message_id AND p.event_id < d.event_id)
       ORDER BY d.event_id LIMIT ${limit}`;

@@ -43,17 +43,17 @@ export class SqliteWebhookStore implements WebhookStore {
       .all({ webhookId, messageId: messageId ?? null, limit }) as DeliveryRow[];
   }
 
-  async due(nowMs: number, limit: number): Promise<DueDelivery[]> {
+  async due(nowMs: number, limit: number, skip: readonly string[] = []): Promise<DueDelivery[]> {
     return this.db
       .prepare(
         `SELECT ${DELIVERY_COLUMNS}, w.url, w.secret, e.message FROM webhook_deliveries d
          JOIN message_events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
-         WHERE d.state = 'pending' AND d.next_at <= @nowMs AND NOT EXISTS (
+         WHERE d.state = 'pending' AND d.next_at <= @nowMs AND d.webhook_id NOT IN (SELECT value FROM json_each(@skip)) AND NOT EXISTS (
            SELECT 1 FROM webhook_deliveries p WHERE p.state = 'pending' AND p.webhook_id = d.webhook_id
              AND p.message_id = d.message_id AND p.event_id < d.event_id)
          ORDER BY d.event_id LIMIT @limit`,
       )
-      .all({ nowMs, limit }) as DueDelivery[];
+      .all({ nowMs, limit, skip: JSON.stringify(skip) }) as DueDelivery[];
   }
 
   async settle(d: { webhook_id: string; event_id: number }, o: DeliveryOutcome): Promise<void> {

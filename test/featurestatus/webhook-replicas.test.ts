@@ -64,4 +64,36 @@ describe.skipIf(SKIP !== undefined)(`D63 replicas${SKIP ? ` (${SKIP})` : ""}`, (
       await rx.close();
     }
   });
+  it("D63 lanes send under the turn's lock: a delivery a hanging receiver holds is not sent by the other replica meanwhile (issue 39 item 1)", async () => {
+    const hanging = await startReceiver(() => "hang");
+    const quick = await startReceiver();
+    const call = (i: number, method: string, path: string, body?: unknown) =>
+      fetch(replicas[i % 2].url + path, {
+        method,
+        headers: { "svc-open-api-key": key, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }).then((r) => (r.status === 204 ? undefined : r.json()));
+    const hooks: { id: string }[] = [];
+    try {
+      for (const rx of [hanging, quick])
+        hooks.push(
+          await call(0, "POST", "/api/admin/feature/message/webhooks", { url: rx.url, secret: SECRET, events: ["message.created"] }),
+        );
+      const t0 = Date.now();
+      for (let i = 0; i < 4; i++) {
+        const m = await call(i, "POST", "/api/admin/feature/lanes/message", draft({ title: `lane ${i}` }));
+        const before = Date.now();
+        await quick.until((r) => r.some((x) => x.body.data.message.id === m.id), 4000);
+        expect(Date.now() - before).toBeLessThan(1500); // written on either replica, sent at once
+      }
+      await hanging.until((r) => r.length >= 4, 4000);
+      await new Promise((r) => setTimeout(r, Math.max(0, 4000 - (Date.now() - t0)))); // still within the first 5 s timeout
+      expect(new Set(hanging.received.map((r) => r.body.id)).size).toBe(hanging.received.length); // none sent twice at once
+      expect(quick.received).toHaveLength(4);
+    } finally {
+      for (const h of hooks) await call(0, "DELETE", `/api/admin/feature/message/webhooks/${h.id}`);
+      await hanging.close();
+      await quick.close();
+    }
+  });
 });

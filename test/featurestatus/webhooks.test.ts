@@ -164,6 +164,30 @@ describe("D63 webhooks", () => {
     }
   });
 
+  it("D63 a hanging receiver does not delay another endpoint's deliveries (issue 39 item 1)", async () => {
+    const hanging = await startReceiver(() => "hang");
+    const quick = await startReceiver();
+    try {
+      const slow = (await register({ url: hanging.url, secret: SECRET, events: ["message.created"] })).json;
+      const fast = (await register({ url: quick.url, secret: SECRET, events: ["message.created"] })).json;
+      // Each message is a new delivery to the hanging endpoint, which holds it for the whole 5 s timeout.
+      const lags: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const t0 = Date.now();
+        const m = (await a.create("lanes", draft({ title: `lane ${i}` }))).json;
+        await quick.until((r) => r.some((x) => x.body.data.message.id === m.id), 4500);
+        lags.push(Date.now() - t0);
+        await hanging.until((r) => r.some((x) => x.body.data.message.id === m.id), 4500);
+      }
+      expect(Math.max(...lags)).toBeLessThan(1500);
+      expect(hanging.received).toHaveLength(4); // each message's delivery in flight at once, none held behind another
+      for (const h of [slow, fast]) await a.call("DELETE", `/api/admin/feature/message/webhooks/${h.id}`);
+    } finally {
+      await hanging.close();
+      await quick.close();
+    }
+  });
+
   it("D63 the list never shows a secret; DELETE removes; an unknown id is 404 WEBHOOK_NOT_FOUND", async () => {
     const hook = (await register({ url: "https://hooks.example/x", secret: SECRET })).json;
     const listed = await a.call("GET", "/api/admin/feature/message/webhooks");
