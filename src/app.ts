@@ -248,6 +248,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     store: backend.webhooks,
     messages,
     json: registry.json,
+    logger,
     userAgent: `Meridian/${VERSION}`,
     onError: (e) => {
       // The database away or busy (an import's lock, D51) is routine: the next tick does the same work.

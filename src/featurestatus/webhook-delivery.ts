@@ -12,6 +12,7 @@
 // the advisory lock), so one replica delivers at a time, as before.
 import { MessageSchema } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import type { JsonShaper } from "../core/json-shape.js";
+import type { Logger } from "../log/logger.js";
 import type { MessageRow, MessageStore } from "./message-store.js";
 import { toMessage } from "./message-protos.js";
 import { EDITING } from "./reader-view.js"; // the whole message, every translation: endpoints are BackOffice's
@@ -30,6 +31,8 @@ export interface DeliveryOptions {
   messages: Pick<MessageStore, "watch">;
   /** The REST JSON writer (the service registry's): a delivery's message is written as the API writes it. */
   json: JsonShaper;
+  /** Told of each failed attempt, at warn (issue 39 item 13). */
+  logger?: Pick<Logger, "warn">;
   /** How often the clock's events are written and due retries sent. */
   tickMs?: number;
   /** Told of a turn that failed (the database away, say); the next tick tries again. */
@@ -65,9 +68,10 @@ export function startWebhookDelivery(opts: DeliveryOptions): Delivery {
     lanes.set(d.webhook_id, lane);
     lane.add(d.event_id);
     const sent = (async () => {
-      const outcome = await send(deliveryBody(d, opts.json), d, stopping.signal, opts.userAgent);
+      const outcome = await send(deliveryBody(d, opts.json), d, { stop: stopping.signal, userAgent: opts.userAgent });
       if (!outcome) return true;
       await opts.store.settle(d, outcome);
+      if (!outcome.delivered) logFailure(opts.logger, d, outcome);
       return true;
     })()
       .catch((e: unknown) => {
@@ -179,30 +183,65 @@ class Wakeup {
   }
 }
 
+/** One failed attempt as the log says it (issue 39 item 13): where, what, why, and what comes next. */
+function logFailure(logger: Pick<Logger, "warn"> | undefined, d: DueDelivery, o: DeliveryOutcome): void {
+  const next = o.nextAt === undefined ? undefined : new Date(o.nextAt).toISOString();
+  const why = o.error ?? `HTTP ${o.status}`;
+  logger?.warn(
+    {
+      webhookId: d.webhook_id,
+      url: withoutUserinfo(d.url),
+      eventId: String(d.event_id),
+      event: d.type,
+      messageId: d.message_id,
+      attempt: d.attempts + 1,
+      status: o.status,
+      error: o.error,
+      nextAttemptAt: next,
+      givenUp: next === undefined,
+    },
+    `webhook delivery failed: ${why}; ${next ? `tried again at ${next}` : "given up, 24 hours after the event"}`,
+  );
+}
+
+function withoutUserinfo(url: string): string {
+  if (!URL.canParse(url)) return url;
+  const u = new URL(url);
+  u.username = "";
+  u.password = "";
+  return u.href;
+}
+
 /** One attempt; undefined when abandoned because the loop stops (the delivery stays as it was). */
-async function send(body: string, d: DueDelivery, stop: AbortSignal, userAgent = "Meridian"): Promise<DeliveryOutcome | undefined> {
+async function send(body: string, d: DueDelivery, how: { stop: AbortSignal; userAgent?: string }): Promise<DeliveryOutcome | undefined> {
+  const { stop } = how;
   const t = Math.floor(Date.now() / 1000);
   const timeout = AbortSignal.timeout(DELIVERY_TIMEOUT_MS);
   let status: number | undefined;
   let answer: string | undefined;
   let error: string | undefined;
   try {
-    const res = await fetch(d.url, {
-      method: "POST",
-      redirect: "manual", // a redirect is an answer, not a new address (issue 29 item 7)
-      signal: AbortSignal.any([timeout, stop]),
-      headers: {
-        "content-type": "application/json",
-        "user-agent": userAgent,
-        "meridian-event": d.type,
-        "meridian-event-id": String(d.event_id),
-        "meridian-signature": signature(d.secret, t, body),
-      },
-      body,
-    });
-    status = res.status;
-    answer = await firstBytes(res, ANSWER_BYTES);
-    if (res.status >= 300 && res.status < 400) error = `redirect to ${res.headers.get("location") ?? "nowhere"} not followed`;
+    const url = new URL(d.url);
+    // Not sent: a URL stored with credentials (registration refuses one; fetch's own error would quote them).
+    if (url.username || url.password) error = "the URL holds a user name or password; register it again without";
+    if (error === undefined) {
+      const res = await fetch(url, {
+        method: "POST",
+        redirect: "manual", // a redirect is an answer, not a new address (issue 29 item 7)
+        signal: AbortSignal.any([timeout, stop]),
+        headers: {
+          "content-type": "application/json",
+          "user-agent": how.userAgent ?? "Meridian",
+          "meridian-event": d.type,
+          "meridian-event-id": String(d.event_id),
+          "meridian-signature": signature(d.secret, t, body),
+        },
+        body,
+      });
+      status = res.status;
+      answer = await firstBytes(res, ANSWER_BYTES);
+      if (res.status >= 300 && res.status < 400) error = `redirect to ${res.headers.get("location") ?? "nowhere"} not followed`;
+    }
   } catch (e) {
     if (stop.aborted) return undefined;
     error = timeout.aborted ? `no whole answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : describe(e);

@@ -188,6 +188,62 @@ describe("D63 webhooks", () => {
     }
   });
 
+  it("D63 each failed attempt is logged at warn: endpoint, URL without userinfo, event, status, error, and the next attempt or giving up (issue 39 item 13)", async () => {
+    const rx = await startReceiver(() => ({ status: 503, body: "busy" }));
+    try {
+      const hook = (await register({ url: rx.url, secret: SECRET, events: ["message.created"] })).json;
+      const m = (await a.create("logged", draft())).json;
+      const failures = async (n: number) => {
+        const t0 = Date.now();
+        const mine = () => server.logs.filter((l) => l.webhookId === hook.id);
+        while (mine().length < n && Date.now() - t0 < 8000) await sleep(100);
+        return mine();
+      };
+      const [first] = await failures(1);
+      const [event] = await deliveries(hook.id);
+      expect(first).toMatchObject({
+        level: 40,
+        webhookId: hook.id,
+        url: rx.url,
+        eventId: event.eventId,
+        event: "message.created",
+        messageId: m.id,
+        attempt: 1,
+        status: 503,
+        nextAttemptAt: expect.any(String),
+      });
+      expect(String(first.msg)).toMatch(/^webhook delivery failed: HTTP 503; tried again at /);
+      // Older than the 24 hours of retries: the next failure is the last.
+      await server.query("UPDATE message_events SET at = at - $1 WHERE message_id = $2", 25 * 3600 * 1000, m.id);
+      const [, last] = await failures(2);
+      expect(last).toMatchObject({ level: 40, webhookId: hook.id, attempt: 2, status: 503, givenUp: true });
+      expect(last.nextAttemptAt).toBeUndefined();
+      expect(String(last.msg)).toMatch(/given up/);
+      expect((await deliveries(hook.id))[0]).toMatchObject({ status: "failed", attempts: 2 });
+
+      // A URL stored with userinfo (registration refuses one) is logged without it, and the error is named.
+      const port = new URL(rx.url).port;
+      await server.query(
+        "INSERT INTO webhooks (id, url, secret, events, created_at) VALUES ($1, $2, $3, $4, $5)",
+        "userinfo-hook",
+        `http://someone:p4ss@127.0.0.1:${port}/hook`,
+        SECRET,
+        "message.created",
+        Date.now(),
+      );
+      await a.create("logged", draft());
+      const t0 = Date.now();
+      let line: Record<string, unknown> | undefined;
+      while (!(line = server.logs.find((l) => l.webhookId === "userinfo-hook")) && Date.now() - t0 < 8000) await sleep(100);
+      expect(line).toMatchObject({ level: 40, url: `http://127.0.0.1:${port}/hook`, error: expect.any(String) });
+      expect(JSON.stringify(server.logs)).not.toContain("p4ss");
+      await a.call("DELETE", "/api/admin/feature/message/webhooks/userinfo-hook");
+      await a.call("DELETE", `/api/admin/feature/message/webhooks/${hook.id}`);
+    } finally {
+      await rx.close();
+    }
+  });
+
   it("D63 the list never shows a secret; DELETE removes; an unknown id is 404 WEBHOOK_NOT_FOUND", async () => {
     const hook = (await register({ url: "https://hooks.example/x", secret: SECRET })).json;
     const listed = await a.call("GET", "/api/admin/feature/message/webhooks");
