@@ -29,6 +29,7 @@ import { messageDeliveryService } from "./featurestatus/message-delivery-service
 import { MessageListings } from "./featurestatus/message-listings.js";
 import { nowSeconds } from "./featurestatus/message-fields.js";
 import { startWebhookDelivery } from "./featurestatus/webhook-delivery.js";
+import { WebhookHosts } from "./featurestatus/webhook-addresses.js";
 import { Cors } from "./transport/cors.js";
 import { CONNECT_COMPRESSIONS } from "./transport/compression.js";
 import { apiVersionInterceptor } from "./core/api-version.js";
@@ -183,10 +184,9 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
       isUnavailable: backend.isUnavailable,
     }),
   );
-  registry.add(
-    MessageDeliveryService,
-    messageDeliveryService({ webhooks: backend.webhooks, listings, httpHosts: settings.webhookHttpHosts }),
-  );
+  // D63, issue 39 item 2: the hosts a webhook may reach although internal, at registration and at each delivery.
+  const webhookHosts = new WebhookHosts({ hosts: settings.webhookHosts, httpHosts: settings.webhookHttpHosts });
+  registry.add(MessageDeliveryService, messageDeliveryService({ webhooks: backend.webhooks, listings, hosts: webhookHosts }));
   registry.add(
     TimeSeriesService,
     timeSeriesService({
@@ -248,6 +248,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     store: backend.webhooks,
     messages,
     json: registry.json,
+    hosts: webhookHosts,
     logger,
     userAgent: `Meridian/${VERSION}`,
     onError: (e) => {

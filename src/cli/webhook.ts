@@ -4,13 +4,15 @@ import { randomBytes } from "node:crypto";
 import { ConnectError } from "@connectrpc/connect";
 import { loadSettings } from "../config/settings.js";
 import { newWebhook, WEBHOOK_EVENTS } from "../featurestatus/webhooks.js";
+import { WebhookHosts } from "../featurestatus/webhook-addresses.js";
 import { parseCommand, UsageError } from "./args.js";
 import { openCliBackend } from "./cli-database.js";
 
 export const WEBHOOK_USAGE = `usage:
   meridian webhook add --url URL [--secret S] [--event E]...
       registers an endpoint told of message changes (https:, or http: for hosts in
-      MERIDIAN_WEBHOOK_HTTP_HOSTS); prints its signing secret on stdout (made when not given)
+      MERIDIAN_WEBHOOK_HTTP_HOSTS; an internal address or localhost only for hosts in
+      MERIDIAN_WEBHOOK_HOSTS); prints its signing secret on stdout (made when not given)
       events: ${WEBHOOK_EVENTS.join(", ")} (all when none is given)
   meridian webhook list [--json]
       lists endpoints: id, url, events, created (never their secrets)
@@ -49,7 +51,9 @@ async function add(argv: string[]): Promise<number> {
   const secret = values.secret ?? randomBytes(32).toString("base64url");
   let row;
   try {
-    row = newWebhook({ url: values.url, secret, events: values.event ?? [] }, loadSettings().webhookHttpHosts);
+    const settings = loadSettings();
+    const hosts = new WebhookHosts({ hosts: settings.webhookHosts, httpHosts: settings.webhookHttpHosts });
+    row = newWebhook({ url: values.url, secret, events: values.event ?? [] }, hosts);
   } catch (e) {
     if (e instanceof ConnectError) throw new UsageError(e.rawMessage, WEBHOOK_USAGE);
     throw e;

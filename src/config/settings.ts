@@ -36,6 +36,7 @@ export interface Settings {
   messageRetentionDays: number;
   allowHttpLinks: boolean;
   webhookHttpHosts: string[];
+  webhookHosts: string[];
   listingCacheMb: number;
   blockCacheMb: number;
   maxWatchers: number;
@@ -101,6 +102,8 @@ const list = (text: string) =>
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
+/** Host names or addresses, separated by commas or spaces; an IPv6 address with or without its brackets. */
+const hostList = (text: string) => text.split(/[\s,]+/).filter(Boolean);
 /** D36: each entry an origin as browsers send it; one that could never match (a path, a trailing slash, upper case) is refused. */
 const origins = (text: string, name: string) =>
   list(text).map((entry) => {
@@ -170,8 +173,15 @@ export const SETTINGS: readonly AnySpec[] = [
     key: "webhookHttpHosts",
     env: "MERIDIAN_WEBHOOK_HTTP_HOSTS",
     default: "",
-    help: "hosts a webhook may reach over plain http:, comma separated (others need https:)",
-    parse: list,
+    help: "hosts a webhook may reach over plain http:, comma separated (others need https:); they may be internal too",
+    parse: hostList,
+  },
+  {
+    key: "webhookHosts",
+    env: "MERIDIAN_WEBHOOK_HOSTS",
+    default: "",
+    help: "hosts a webhook may reach although internal (loopback, private, link-local...), separated by commas or spaces",
+    parse: hostList,
   },
   {
     key: "listingCacheMb",

@@ -20,13 +20,14 @@ import { readerViewOf, sayLanguages, type ReaderParams } from "./reader-view.js"
 import { DEFAULT_LIMIT, MAX_LIMIT } from "./listing-params.js";
 import { newWebhook, type DeliveryRow, type WebhookRow, type WebhookStore } from "./webhooks.js";
 import { ATOM_CONTENT_TYPE, atomFeed } from "./atom-feed.js";
+import type { WebhookHosts } from "./webhook-addresses.js";
 
 export interface MessageDeliveryDeps {
   webhooks: WebhookStore;
   /** The listing pages (D51): a feed holds what its reader's listing holds. */
   listings: MessageListings;
-  /** Hosts a webhook may reach over http: (MERIDIAN_WEBHOOK_HTTP_HOSTS). */
-  httpHosts: readonly string[];
+  /** Hosts a webhook may reach over http: or although internal (MERIDIAN_WEBHOOK_HTTP_HOSTS, MERIDIAN_WEBHOOK_HOSTS). */
+  hosts: WebhookHosts;
   /** Seconds since the epoch. */
   now?: () => number;
 }
@@ -77,7 +78,7 @@ export function messageDeliveryService(deps: MessageDeliveryDeps): ServiceImpl<t
   return {
     async createWebhook(req, ctx) {
       authorizeWrite(ctx);
-      const row = newWebhook(req, deps.httpHosts);
+      const row = newWebhook(req, deps.hosts);
       await deps.webhooks.create(row);
       return toWebhook(row);
     },

@@ -1,7 +1,8 @@
 // D63 delivery: a loop that writes the clock's events (message.started,
 // message.expired) and sends what the outbox holds, at once after a write and
-// at least every tick. Each delivery is a signed JSON POST with Node's fetch:
-// no redirect followed, 5 s for the whole answer, at most 1 KB of it kept;
+// at least every tick. Each delivery is a signed JSON POST with undici's fetch:
+// no redirect followed, 5 s for the whole answer, at most 1 KB of it kept,
+// never to an internal address the operator did not allow (issue 39 item 2);
 // anything but a 2xx is tried again with backoff until 24 hours after the event.
 //
 // Each endpoint has a lane of its own (issue 39 item 1): the turn hands each
@@ -11,11 +12,14 @@
 // send happens while the turn holds the store's deliveryTurn (on PostgreSQL
 // the advisory lock), so one replica delivers at a time, as before.
 import { MessageSchema } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { fetch, type Dispatcher, type Response } from "undici";
 import type { JsonShaper } from "../core/json-shape.js";
 import type { Logger } from "../log/logger.js";
 import type { MessageRow, MessageStore } from "./message-store.js";
 import { toMessage } from "./message-protos.js";
 import { EDITING } from "./reader-view.js"; // the whole message, every translation: endpoints are BackOffice's
+import { WebhookHosts } from "./webhook-addresses.js";
+import { guardedAgent, RefusedAddress } from "./webhook-dispatcher.js";
 import { RETRY_FOR_MS, retryDelayMs, signature, type DeliveryOutcome, type DueDelivery, type WebhookStore } from "./webhooks.js";
 
 export const DELIVERY_TIMEOUT_MS = 5_000;
@@ -31,6 +35,8 @@ export interface DeliveryOptions {
   messages: Pick<MessageStore, "watch">;
   /** The REST JSON writer (the service registry's): a delivery's message is written as the API writes it. */
   json: JsonShaper;
+  /** Hosts that may be reached although internal (MERIDIAN_WEBHOOK_HOSTS, MERIDIAN_WEBHOOK_HTTP_HOSTS); none by default. */
+  hosts?: WebhookHosts;
   /** Told of each failed attempt, at warn (issue 39 item 13). */
   logger?: Pick<Logger, "warn">;
   /** How often the clock's events are written and due retries sent. */
@@ -53,6 +59,8 @@ export function deliveryBody(d: Pick<DueDelivery, "event_id" | "type" | "at" | "
 
 export function startWebhookDelivery(opts: DeliveryOptions): Delivery {
   const stopping = new AbortController();
+  const hosts = opts.hosts ?? new WebhookHosts({});
+  const agent = guardedAgent(hosts);
   /** Each endpoint's lane: the event ids of its deliveries in flight. */
   const lanes = new Map<string, Set<number>>();
   const sending = new Set<Promise<void>>();
@@ -68,7 +76,7 @@ export function startWebhookDelivery(opts: DeliveryOptions): Delivery {
     lanes.set(d.webhook_id, lane);
     lane.add(d.event_id);
     const sent = (async () => {
-      const outcome = await send(deliveryBody(d, opts.json), d, { stop: stopping.signal, userAgent: opts.userAgent });
+      const outcome = await send(deliveryBody(d, opts.json), d, { stop: stopping.signal, agent, hosts, userAgent: opts.userAgent });
       if (!outcome) return true;
       await opts.store.settle(d, outcome);
       if (!outcome.delivered) logFailure(opts.logger, d, outcome);
@@ -158,6 +166,7 @@ export function startWebhookDelivery(opts: DeliveryOptions): Delivery {
       clearInterval(timer);
       unwatch();
       await running;
+      await agent.destroy().catch(() => {});
     },
   };
 }
@@ -213,7 +222,11 @@ function withoutUserinfo(url: string): string {
 }
 
 /** One attempt; undefined when abandoned because the loop stops (the delivery stays as it was). */
-async function send(body: string, d: DueDelivery, how: { stop: AbortSignal; userAgent?: string }): Promise<DeliveryOutcome | undefined> {
+async function send(
+  body: string,
+  d: DueDelivery,
+  how: { stop: AbortSignal; agent: Dispatcher; hosts: WebhookHosts; userAgent?: string },
+): Promise<DeliveryOutcome | undefined> {
   const { stop } = how;
   const t = Math.floor(Date.now() / 1000);
   const timeout = AbortSignal.timeout(DELIVERY_TIMEOUT_MS);
@@ -222,13 +235,16 @@ async function send(body: string, d: DueDelivery, how: { stop: AbortSignal; user
   let error: string | undefined;
   try {
     const url = new URL(d.url);
-    // Not sent: a URL stored with credentials (registration refuses one; fetch's own error would quote them).
+    // Refused before connecting: a URL stored with credentials (registration refuses one; fetch's
+    // own error would quote them), and an address literal or a name of localhost (issue 39 item 2).
     if (url.username || url.password) error = "the URL holds a user name or password; register it again without";
+    else error = how.hosts.refuseHost(url.hostname);
     if (error === undefined) {
       const res = await fetch(url, {
         method: "POST",
         redirect: "manual", // a redirect is an answer, not a new address (issue 29 item 7)
         signal: AbortSignal.any([timeout, stop]),
+        dispatcher: how.agent, // refuses a name that resolves to an internal address
         headers: {
           "content-type": "application/json",
           "user-agent": how.userAgent ?? "Meridian",
@@ -256,7 +272,7 @@ async function send(body: string, d: DueDelivery, how: { stop: AbortSignal; user
 /** The answer's first `max` bytes as text; the rest is not read. */
 async function firstBytes(res: Response, max: number): Promise<string> {
   if (!res.body) return "";
-  const reader = res.body.getReader();
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader(); // undici's own stream type says any
   const chunks: Uint8Array[] = [];
   let n = 0;
   while (n < max) {
@@ -275,5 +291,6 @@ async function firstBytes(res: Response, max: number): Promise<string> {
 /** Why there was no answer, as the log keeps it: the system's error code when there is one. */
 function describe(e: unknown): string {
   const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+  if (cause instanceof RefusedAddress) return cause.message;
   return cause?.code ? `${cause.code}: ${cause.message ?? ""}`.trim() : e instanceof Error ? e.message : String(e);
 }

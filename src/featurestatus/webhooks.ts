@@ -2,6 +2,7 @@
 // delivery is signed, and what the stores keep of them (both backends).
 import { createHmac, randomUUID } from "node:crypto";
 import { ViolationList } from "../core/errors.js";
+import type { WebhookHosts } from "./webhook-addresses.js";
 
 export const WEBHOOK_EVENTS = ["message.created", "message.updated", "message.deleted", "message.started", "message.expired"] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
@@ -97,8 +98,8 @@ export function retryDelayMs(failedAttempts: number): number {
   return Math.min(1000 * 2 ** Math.max(0, failedAttempts - 1), 3600_000);
 }
 
-/** A registration checked (D63, issue 29 item 7) and made a row: a new id, the events as stored (every one when none are named). */
-export function newWebhook(input: { url: string; secret: string; events: readonly string[] }, httpHosts: readonly string[]): WebhookRow {
+/** A registration checked (D63, issue 29 item 7, issue 39 item 2) and made a row: a new id, the events as stored (every one when none are named). */
+export function newWebhook(input: { url: string; secret: string; events: readonly string[] }, hosts: WebhookHosts): WebhookRow {
   const v = new ViolationList();
   let url: URL | undefined;
   if (input.url === "") v.add("url", "is required");
@@ -107,10 +108,12 @@ export function newWebhook(input: { url: string; secret: string; events: readonl
   else {
     url = new URL(input.url);
     const host = url.hostname.replace(/^\[|\]$/g, "");
+    const internal = hosts.refuseHost(url.hostname); // issue 39 item 2
     if (url.username || url.password) v.add("url", "must not hold a user name or password (the secret signs each delivery)");
-    else if (url.protocol === "http:" && !httpHosts.includes(host)) {
+    else if (url.protocol === "http:" && !hosts.mayUseHttp(host)) {
       v.add("url", `must be https: (http: only for hosts in MERIDIAN_WEBHOOK_HTTP_HOSTS; ${host} is not)`);
     } else if (url.protocol !== "https:" && url.protocol !== "http:") v.add("url", "must be https:");
+    else if (internal) v.add("url", `must not reach an internal address (${internal})`);
   }
   if (input.secret.length < SECRET_MIN || input.secret.length > SECRET_MAX) {
     v.add("secret", `must be ${SECRET_MIN} to ${SECRET_MAX} characters`);
