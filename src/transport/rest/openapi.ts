@@ -88,14 +88,13 @@ export type AnswerHeader = keyof typeof ANSWER_HEADERS;
 const ANSWER_HEADERS = {
   ETag: {
     description:
-      "The entity tag of what was answered (D47): send it in If-Match to write only while it is current (a stale one is a 412 that carries the current one), or in If-None-Match to be answered 304 while it is.",
+      "The entity tag of what was answered: send it in If-Match to write only while it is current (a stale one is a 412 that carries the current one), or in If-None-Match to be answered 304 while it is.",
     schema: { type: "string" },
   },
   Location: { description: "Where the new resource is read (RFC 9110, 15.3.2).", schema: { type: "string" } },
   "Retry-After": { description: "Seconds to wait before asking again.", schema: { type: "integer", minimum: 0 } },
   "Content-Language": {
-    description:
-      "The languages the messages answered are in, where one is in a translation (D62); absent when every one is in its default text.",
+    description: "The languages the messages answered are in, where one is in a translation; absent when every one is in its default text.",
     schema: { type: "string" },
   },
   Vary: {
