@@ -1,7 +1,8 @@
 // Meridian's public files. The REST API described (D41): GET /openapi.json,
 // the OpenAPI 3.1 document (rest/openapi.ts, built once from the served
 // routes), and GET /docs, a browsable reference of it by Swagger UI
-// (swagger-ui-dist); and the banner element at /ui/meridian-banner.js (D49).
+// (swagger-ui-dist); the banner element at /ui/meridian-banner.js (D49); and the
+// series explorer at /ui/explorer.html with uPlot, its chart library (issue 43).
 // Every file under a strict Content-Security-Policy: no CDN, no inline script
 // or style. Public, like the health check: the schema is not the data.
 import { createRequire } from "node:module";
@@ -16,6 +17,12 @@ import { fileURLToPath } from "node:url";
 export function docsAssetFiles(): Record<string, string> {
   const dir = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
   return { "swagger-ui.css": join(dir, "swagger-ui.css"), "swagger-ui-bundle.js": join(dir, "swagger-ui-bundle.js") };
+}
+
+/** uPlot's files (issue 43: the explorer draws with it), by the name they are served and carried under. */
+export function uplotAssetFiles(): Record<string, string> {
+  const dir = join(dirname(createRequire(import.meta.url).resolve("uplot/package.json")), "dist");
+  return { "uPlot.iife.min.js": join(dir, "uPlot.iife.min.js"), "uPlot.min.css": join(dir, "uPlot.min.css") };
 }
 
 export const DOCS_CSP = STRICT_CSP;
@@ -84,6 +91,13 @@ export class PublicFiles {
         assetFile(ui.asset, () => uiFile(ui.asset)),
         ui.headers,
       );
+    const lib = path.startsWith("/ui/uplot/") ? path.slice(10) : "";
+    if (Object.hasOwn(UPLOT_ASSETS, lib))
+      return sendStaticFile(
+        res,
+        lib.endsWith(".css") ? "css" : "js",
+        assetFile(lib, () => uplotAssetFiles()[lib]),
+      );
     const name = path.startsWith("/docs/") ? path.slice(6) : "";
     if (!Object.hasOwn(DOCS_ASSETS, name)) return false;
     // The package's path is asked only when run by node: the single executable has no package to resolve.
@@ -113,13 +127,26 @@ const UI_FILES: Record<string, UiFile> = {
   },
   "/ui/console.js": { asset: "console.js", type: "js" },
   "/ui/console.css": { asset: "console.css", type: "css" },
+  // Issue 43: the page sets text only and uPlot draws on a canvas, so no policy at all may make HTML.
+  "/ui/explorer.html": {
+    asset: "explorer.html",
+    type: "html",
+    headers: { "content-security-policy": `${STRICT_CSP}; require-trusted-types-for 'script'; trusted-types 'none'` },
+  },
+  "/ui/explorer.js": { asset: "explorer.js", type: "js" },
+  "/ui/explorer.css": { asset: "explorer.css", type: "css" },
 };
 // Same depth from src/ (tests) and dist/ (built): two levels below the package root.
 const uiFile = (name: string) => join(dirname(fileURLToPath(import.meta.url)), "..", "..", "ui", name);
 
 /** The files of the single executable's assets that this module serves, by asset name. */
 export function servedAssetFiles(): Record<string, string> {
-  return { ...docsAssetFiles(), ...Object.fromEntries(Object.values(UI_FILES).map((f) => [f.asset, uiFile(f.asset)])) };
+  return {
+    ...docsAssetFiles(),
+    ...uplotAssetFiles(),
+    ...Object.fromEntries(Object.values(UI_FILES).map((f) => [f.asset, uiFile(f.asset)])),
+  };
 }
 
 const DOCS_ASSETS = { "swagger-ui.css": true, "swagger-ui-bundle.js": true };
+const UPLOT_ASSETS = { "uPlot.iife.min.js": true, "uPlot.min.css": true };
