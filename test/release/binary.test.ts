@@ -233,7 +233,10 @@ describe.skipIf(SKIP)("D38 the single executable, alone, with no node on PATH", 
     chmodSync(open, 0o777);
     const r = run(["apikey", "list"], { MERIDIAN_CACHE_DIR: open });
     expect(r.status).not.toBe(0);
-    expect(r.stderr).toContain("it must be 0700");
+    // One line naming the setting (D56, issue 39 item 10).
+    expect(r.stderr).toBe(
+      `meridian apikey list: MERIDIAN_CACHE_DIR=${open}: that folder is open to other users (mode 777); chmod 700 it, or set MERIDIAN_CACHE_DIR to a private folder\n`,
+    );
   });
 
   it("D32 D38 SIGTERM drains: an in-flight read completes and the process exits 0", async () => {
