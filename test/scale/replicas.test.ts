@@ -438,9 +438,7 @@ describe.skipIf(!PG_FAULTS_URL)("D40 D57 PostgreSQL crashed and restarted under 
         expect(statuses.get(201)).toBeGreaterThan(10);
         // D57: each replica logged the outage's start once (a warning) and its end once, nothing worse.
         for (const r of [a, b]) {
-          expect(r.logs.filter((l) => (l.level as number) >= 40).map((l) => l.msg)).toEqual([
-            expect.stringMatching(/^database unavailable/),
-          ]);
+          expect(outageWarnings(r.logs)).toEqual([expect.stringMatching(/^database unavailable/)]);
           expect(r.logs.filter((l) => String(l.msg).startsWith("database available again"))).toHaveLength(1);
         }
         const ids = await storedIds(b, key, "crash");
@@ -496,7 +494,7 @@ describe.skipIf(!PG_URL)("D40 D57 a database that stops answering", () => {
         expect((await grpcUnary(hostPort(r.app.url), Health.method.check, {})).response?.status).toBe(HealthStatus.SERVING);
         expect((await call(r, key, "POST", "/api/admin/feature/hung/message", draft({ title: "after" }))).status).toBe(201);
         expect(await until(async () => r.logs.some((l) => String(l.msg).startsWith("database available again")), 3_000)).toBe(true);
-        expect(r.logs.filter((l) => (l.level as number) >= 40).map((l) => l.msg)).toEqual([expect.stringMatching(/^database unavailable/)]);
+        expect(outageWarnings(r.logs)).toEqual([expect.stringMatching(/^database unavailable/)]);
       } finally {
         proxy.thaw();
         await r.app.close(500);
@@ -510,3 +508,8 @@ describe.skipIf(!PG_URL)("D40 D57 a database that stops answering", () => {
 describe.skipIf(PG_URL)("D40 PostgreSQL", () => {
   it.skip(PG_SKIP_REASON, () => {});
 });
+
+/** The warnings of a replica's log but the one of its start on a fresh database (issue 39 item 11), which these tests make. */
+function outageWarnings(logs: Record<string, unknown>[]): unknown[] {
+  return logs.filter((l) => (l.level as number) >= 40 && !String(l.msg).startsWith("created a new, empty database at ")).map((l) => l.msg);
+}
