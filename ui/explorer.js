@@ -57,7 +57,20 @@ export function columns(rows, field) {
  * row, its lowest and highest pixel and its last row: the line through every
  * row of the column covers exactly that, so the chart read's rows and every
  * row draw the same path whatever their number (uPlot thins only dense data,
- * and by a rule of its own). Missing values are stepped over.
+ * and by a rule of its own).
+ *
+ * Missing values (null: missing or NaN, D25) are gaps, drawn from what the
+ * chart read keeps of a column: its first and last rows, missing or not, and
+ * its lowest and highest values (D50 skips missing values for those). The
+ * line from one column to the next column that has rows is drawn only when
+ * the first column's last row and the next one's first row both have values;
+ * a column whose rows are all missing draws nothing and breaks the line; a
+ * column still draws its lowest to highest value when its first or last row
+ * is missing. A missing value inside a column that has values does not show:
+ * the chart read does not keep it, and at one pixel column the column's
+ * extent is drawn anyway. So every row and the chart read's rows break the
+ * line at the same places. A lone value between gaps is a zero-length line,
+ * which the square line cap (plot below) draws as a dot.
  */
 export function columnPaths(u, si, i0, i1) {
   const xs = u.data[0];
@@ -66,36 +79,37 @@ export function columnPaths(u, si, i0, i1) {
   const span = u.scales.x.max - from;
   const width = Math.floor(u.bbox.width);
   const stroke = new Path2D();
-  let col = -1;
-  let first = 0;
-  let lo = 0;
-  let hi = 0;
-  let last = 0;
-  let started = false;
+  let col = -1; // the column being gathered, -1 before the first
+  let firstY = null; // its first row's pixel, null when that row is missing
+  let lo = null; // its lowest and highest pixels of a value, null when all its rows are missing
+  let hi = null;
+  let lastY = null; // its last row's pixel, null when missing
+  let joinable = false; // the last column with rows ended on a value: the line may go on from it
   const flush = () => {
     if (col < 0) return;
     const x = u.bbox.left + col;
-    if (started) stroke.lineTo(x, first);
-    else stroke.moveTo(x, first);
-    started = true;
-    stroke.lineTo(x, lo);
-    stroke.lineTo(x, hi);
-    stroke.lineTo(x, last);
+    if (lo !== null) {
+      if (joinable && firstY !== null) stroke.lineTo(x, firstY);
+      else stroke.moveTo(x, firstY ?? lo);
+      stroke.lineTo(x, lo);
+      stroke.lineTo(x, hi);
+      if (lastY !== null) stroke.lineTo(x, lastY);
+    }
+    joinable = lastY !== null;
   };
   for (let i = i0; i <= i1; i++) {
     const v = ys[i];
-    if (v === null || v === undefined) continue;
+    const y = v === null || v === undefined ? null : Math.round(u.valToPos(v, "y", true));
     const k = Math.floor(((xs[i] - from) * width) / span);
-    const y = Math.round(u.valToPos(v, "y", true));
     if (k !== col) {
       flush();
       col = k;
-      first = lo = hi = y;
-    } else {
-      lo = Math.min(lo, y);
-      hi = Math.max(hi, y);
+      firstY = lo = hi = y;
+    } else if (y !== null) {
+      lo = lo === null ? y : Math.min(lo, y);
+      hi = hi === null ? y : Math.max(hi, y);
     }
-    last = y;
+    lastY = y;
   }
   flush();
   return { stroke, fill: null, clip: null, band: null, gaps: null, flags: 0 };
@@ -123,7 +137,8 @@ export function plot(target, width, label = "") {
       },
       padding: [12, 24, 0, 0],
       axes: [{ size: 40 }, { size: 70 }],
-      series: [{}, { label, stroke: "#1f4e9c", width: 1, paths: columnPaths, points: { show: false } }],
+      // cap "square": a lone value between gaps (a zero-length line) still shows as a dot.
+      series: [{}, { label, stroke: "#1f4e9c", width: 1, cap: "square", paths: columnPaths, points: { show: false } }],
     },
     [[], []],
     target,

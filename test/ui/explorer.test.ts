@@ -4,6 +4,7 @@
 // pixel for pixel the one of every row of the range (D50); a deep link opens
 // its view and asks the chart read for the plot's width in device pixels; a
 // zoom step reads the narrower range; a hostile series name stays text.
+// Missing values are gaps, drawn exactly too.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page, Request } from "playwright-core";
 import { NO_CHROMIUM, launchChromium, watchedPage } from "../helpers/browser.js";
@@ -28,12 +29,26 @@ function noisyRows(): [string, number, number][] {
   });
 }
 
+const GAPPY = 20_000; // a minute apart, about 14 days: some 20 rows a pixel column
+/** Row `i` of the gappy series has a missing value: a long run, a lone value between two runs, single ones. */
+const missing = (i: number) => (i >= 3000 && i < 3400) || (i >= 8000 && i < 8200 && i !== 8100) || i % 97 === 13 || i === 15_000;
+/** Its flag: 1 "suspect", 2 "estimated", 9 (a flag the field does not name), missing with single missing values. */
+const flagOf = (i: number) => (i % 97 === 13 ? null : i % 50 === 5 ? 1 : i % 50 === 6 ? 2 : i % 500 === 107 ? 9 : 0);
+
+/** The noisy rows with missing values and flags. */
+function gappyRows(): [string, number | null, number | null][] {
+  return noisyRows()
+    .slice(0, GAPPY)
+    .map(([t, v], i) => [t, missing(i) ? null : v, flagOf(i)]);
+}
+
 let server: TestServer;
 let browser: Browser;
 let key: string;
 let dataset: string;
 let series: string;
 let hostile: string;
+let gappy: string;
 beforeAll(async () => {
   if (NO_CHROMIUM) return;
   server = await startTestServer();
@@ -44,6 +59,21 @@ beforeAll(async () => {
   await api.upload(dataset, series, noisyRows());
   hostile = await api.series(dataset, { item: { name: HOSTILE } });
   await api.upload(dataset, hostile, noisyRows().slice(0, 500));
+  gappy = await api.series(dataset, {
+    item: { name: "Gappy" },
+    dataFields: [
+      { name: "value", dataType: "Single" },
+      {
+        name: "quality",
+        dataType: "Flag",
+        flags: [
+          { id: 1, name: "suspect", level: 2 },
+          { id: 2, name: "estimated", level: 1 },
+        ],
+      },
+    ],
+  });
+  await api.upload(dataset, gappy, gappyRows());
   browser = await launchChromium();
 });
 afterAll(async () => {
@@ -246,6 +276,97 @@ describe.skipIf(NO_CHROMIUM)(`issue 43 series explorer in Chromium${NO_CHROMIUM 
       expect(shown).toEqual({ option: `${HOSTILE} (${hostile})`, images: 0 });
       await w.page.fill("#series-filter", "onerror");
       expect(await w.page.locator("#series option").allTextContents()).toEqual(["(choose a series)", `${HOSTILE} (${hostile})`]);
+      expect(w.dialogs).toEqual([]);
+      expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("D50 missing values are gaps, drawn exactly as every row draws them (issue 43 item 3)", async () => {
+    const w = await explorer();
+    try {
+      // Cut inside the series, off row and block edges: the long run of missing values, the lone value
+      // between two runs, and single missing values all lie inside.
+      const from = START + 2 * 3600 + 7 * 60 + 20;
+      const to = START + (GAPPY - 17) * 60 + 11;
+      await openLink(w.page, link(from, to, gappy));
+      await w.page.evaluate(`import("/ui/explorer.js").then((m) => { window.explorerModule = m; })`);
+      const result = await w.page.evaluate(
+        async ({ dataset, series, from, to, start }) => {
+          const m = (
+            window as unknown as { explorerModule: { plot: (el: HTMLElement, width: number) => { show: (...a: unknown[]) => void } } }
+          ).explorerModule;
+          const c = JSON.parse(sessionStorage.getItem("meridian-console-credential")!);
+          const headers = {
+            "svc-open-api-key": c.value,
+            "svc-service-id": "timeseries",
+            "svc-project-id": "proj-a",
+            "svc-dataset-id": dataset,
+          };
+          const stamp = (s: number) => new Date(s * 1000).toISOString().slice(0, 19);
+          const q = new URLSearchParams({ from: stamp(from), to: stamp(to) });
+          const base = `/api/ts/dataset/${dataset}/timeseries/${series}/values`;
+          const all = (await (await fetch(`${base}?${q}`, { headers })).json()).data as unknown[][];
+          const chart = document.getElementById("chart")!;
+          const live = chart.querySelector("canvas")!;
+          const draw = (rows: unknown[][]) => {
+            const div = document.createElement("div");
+            document.body.append(div);
+            const p = m.plot(div, chart.clientWidth);
+            p.show(rows, 1, from, to);
+            return div.querySelector("canvas")!;
+          };
+          // A reference from every row, and a drawing that steps over missing values (joining across
+          // them, as the first slice did): the gaps must show, and show where every row puts them.
+          const reference = draw(all);
+          const joined = draw(all.filter((r) => r[1] !== null));
+          await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+          const pixels = (cv: HTMLCanvasElement) => cv.getContext("2d")!.getImageData(0, 0, cv.width, cv.height).data;
+          const differing = (a: Uint8ClampedArray, b: Uint8ClampedArray) => {
+            let n = 0;
+            for (let i = 0; i < a.length; i += 4)
+              if (a[i] !== b[i] || a[i + 1] !== b[i + 1] || a[i + 2] !== b[i + 2] || a[i + 3] !== b[i + 3]) n++;
+            return n;
+          };
+          // The line's pixels (#1f4e9c) in the canvas column of the row `i` minutes after the series' start.
+          const over = document.querySelector("#chart .u-over")!.getBoundingClientRect();
+          const left = over.left - live.getBoundingClientRect().left;
+          const width = Math.floor(over.width);
+          const ink = (cv: HTMLCanvasElement, i: number) => {
+            const x = left + Math.floor(((start + i * 60 - from) * width) / (to - from + 1));
+            const px = pixels(cv);
+            let n = 0;
+            for (let y = 0; y < cv.height; y++) {
+              const o = (y * cv.width + x) * 4;
+              // Its colour, give or take the rounding of a pixel the line covers in part (kept premultiplied).
+              const near = (k: number, v: number) => Math.abs(px[o + k] - v) <= 12;
+              if (px[o + 3] > 0 && near(0, 0x1f) && near(1, 0x4e) && near(2, 0x9c)) n++;
+            }
+            return n;
+          };
+          const mine = pixels(live);
+          return {
+            all: all.length,
+            missing: all.filter((r) => r[1] === null).length,
+            differing: differing(mine, pixels(reference)),
+            joined: differing(pixels(joined), pixels(reference)),
+            // Mid-run of missing values: no line, in the page's drawing and in every row's; the joined one has it.
+            inkInRun: [ink(live, 3200), ink(reference, 3200), ink(joined, 3200)],
+            // The lone value between two runs is a dot.
+            inkOfLone: ink(live, 8100),
+            summary: document.getElementById("summary")!.textContent,
+          };
+        },
+        { dataset, series: gappy, from, to, start: START },
+      );
+      expect(result.missing).toBeGreaterThan(600);
+      expect(result.summary).toMatch(/rows drawn/);
+      expect(result.differing).toBe(0);
+      expect(result.joined).toBeGreaterThan(20);
+      expect(result.inkInRun.slice(0, 2)).toEqual([0, 0]);
+      expect(result.inkInRun[2]).toBeGreaterThan(0);
+      expect(result.inkOfLone).toBeGreaterThan(0);
       expect(w.dialogs).toEqual([]);
       expect(await w.violations()).toEqual([]);
     } finally {
