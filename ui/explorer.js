@@ -6,8 +6,10 @@
 // around the pointer, drag pans, double click and Home show the whole range,
 // arrows pan and +/- zoom; each change reads its range, aborting a read the
 // user has moved past, and the last drawing stays until the new one comes.
-// The view is in the URL's hash, so a link opens it. Signed in as the console
-// is (the same sessionStorage entry and form). User data is set as text only.
+// The view is in the URL's hash, so a link opens it. Missing values are gaps;
+// hovering shows the nearest drawn row (UTC and local time, value, flag name);
+// a live text summary gives the range's min, max and last value. Signed in as the console is (the
+// same sessionStorage entry and form). User data is set as text only.
 /* global uPlot */
 
 const $ = (id) => document.getElementById(id);
@@ -163,6 +165,7 @@ let place = { project: "", dataset: "" }; // where the listed series are
 let current = null; // { series, field, from, to } the view asked for last (from/to null: the whole series)
 let whole = null; // { from, to } of the series, once a whole-range read told it
 let reading = null; // the AbortController of the read in flight
+let drawn = null; // { rows, field, from, to, series } the drawing shows: hover reads it
 
 function notice(text) {
   const n = $("notice");
@@ -241,6 +244,8 @@ function open(seriesId, from = null, to = null) {
   whole = null;
   chart.u.series[1].label = seriesName(series);
   current = { series: seriesId, field, from, to };
+  drawn = null;
+  showHover(null);
   void read();
 }
 
@@ -280,6 +285,8 @@ async function read() {
     // The whole range is the series' first and last rows, which the chart read always holds (D50).
     if (rows.length === 0) {
       chart.show([], view.field, 0, 1);
+      drawn = null;
+      showHover(null);
       $("summary").textContent = "This series has no rows.";
       return;
     }
@@ -289,8 +296,97 @@ async function read() {
     if (current.series === view.series && current.from === null) Object.assign(current, { from: view.from, to: view.to });
   }
   chart.show(rows, view.field, view.from, view.to);
+  drawn = { rows, field: view.field, from: view.from, to: view.to, series: listed.find((s) => s.id === view.series) };
   writeHash(view);
-  $("summary").textContent = `${isoSecond(view.from)} to ${isoSecond(view.to)}: ${rows.length} rows drawn at ${width} pixel columns.`;
+  $("summary").textContent =
+    `${isoSecond(view.from)} to ${isoSecond(view.to)}: ${rows.length} rows drawn at ${width} pixel columns. ` +
+    summary(rows, view.field, fieldName(drawn.series, view.field));
+}
+
+const fieldName = (series, field) => series?.dataFields?.[field - 1]?.name ?? "value";
+/** A cell as the values read prints it (D25), or "missing". */
+const cellText = (v) => (v === null || v === undefined ? "missing" : String(v));
+
+/**
+ * The text summary of a view (issue 43 item 7): the lowest, highest and last
+ * value of the drawn rows. The chart read keeps every bucket's lowest and
+ * highest rows and the range's last row (D50), so these are the range's own,
+ * as every row of it would give them. The last is the range's last row, said
+ * "missing" when its value is.
+ */
+export function summary(rows, field, name) {
+  let min = null;
+  let max = null;
+  for (const r of rows) {
+    const v = r[field];
+    if (v === null || v === undefined) continue;
+    if (min === null || v < min[field]) min = r;
+    if (max === null || v > max[field]) max = r;
+  }
+  if (rows.length === 0) return "No rows in this range.";
+  const last = rows[rows.length - 1];
+  const at = (r) => `${cellText(r[field])} at ${isoSecond(seconds(r[0]))}`;
+  const extremes = min === null ? `${name}: no values in this range` : `${name}: min ${at(min)}, max ${at(max)}`;
+  return `${extremes}, last ${at(last)}.`;
+}
+
+// ---- Hover: the nearest drawn row (issue 43 item 4) ----
+
+/** The local time of epoch seconds `s` in the browser's time zone: 2024-01-01 09:00:00 (Asia/Tokyo, UTC+09:00). */
+export function localTime(s) {
+  const d = new Date(s * 1000);
+  const two = (n) => String(n).padStart(2, "0");
+  const off = -d.getTimezoneOffset();
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const offset = `UTC${off < 0 ? "-" : "+"}${two(Math.floor(Math.abs(off) / 60))}:${two(Math.abs(off) % 60)}`;
+  const date = `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}`;
+  return `${date} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())} (${zone}, ${offset})`;
+}
+
+/** The first Flag field's column (1 is the first field) and its flags' names by id; null when there is none. */
+function flagField(series) {
+  const i = (series?.dataFields ?? []).findIndex((f) => f.dataType === "Flag");
+  if (i < 0) return null;
+  return { column: i + 1, names: new Map((series.dataFields[i].flags ?? []).map((f) => [f.id, f.name])) };
+}
+
+/** The text of row `row` of the drawing: UTC and local time, the drawn value, and the flag's name. */
+export function rowText(row, field, series) {
+  const t = seconds(row[0]);
+  const parts = [isoSecond(t), `local ${localTime(t)}`, `${fieldName(series, field)} ${cellText(row[field])}`];
+  const flag = flagField(series);
+  if (flag) {
+    const id = row[flag.column];
+    const name = id === null || id === undefined ? "missing" : (flag.names.get(id) ?? `${id} (no name)`);
+    parts.push(`${series.dataFields[flag.column - 1].name} ${name}`);
+  }
+  return parts.join(" · ");
+}
+
+/** The index of the drawn row nearest to second `t` (rows in time order, at least one). */
+function nearest(rows, t) {
+  let lo = 0;
+  let hi = rows.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (seconds(rows[mid][0]) < t) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo > 0 && t - seconds(rows[lo - 1][0]) <= seconds(rows[lo][0]) - t) lo--;
+  return lo;
+}
+
+function showHover(text) {
+  $("hover").textContent = text ?? "";
+}
+
+/** Shows the drawn row nearest to the pointer at `x` CSS pixels into the plot area. */
+function hoverAt(x) {
+  if (!drawn || drawn.rows.length === 0) return;
+  const over = chart.u.over;
+  // The plot's x scale is [from, to + 1): a CSS pixel's time, as the columns are laid out.
+  const t = drawn.from + (x / over.clientWidth) * (drawn.to + 1 - drawn.from);
+  showHover(rowText(drawn.rows[nearest(drawn.rows, t)], drawn.field, drawn.series));
 }
 
 // ---- Pan and zoom: each changes `current` and reads its range ----
@@ -356,7 +452,10 @@ function bindGestures() {
     $("chart").classList.add("dragging");
   });
   over.addEventListener("pointermove", (e) => {
-    if (!drag) return;
+    if (!drag) {
+      hoverAt(e.offsetX);
+      return;
+    }
     const span = drag.to - drag.from + 1;
     const shift = Math.round(((drag.x - e.clientX) / over.clientWidth) * span);
     current.from = drag.from + shift;

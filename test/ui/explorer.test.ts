@@ -4,9 +4,11 @@
 // pixel for pixel the one of every row of the range (D50); a deep link opens
 // its view and asks the chart read for the plot's width in device pixels; a
 // zoom step reads the narrower range; a hostile series name stays text.
-// Missing values are gaps, drawn exactly too.
+// Missing values are gaps, drawn exactly too; hovering shows the nearest row
+// and its flag's name; the live summary holds the range's min, max and last
+// value; reduced motion moves nothing.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser, Page, Request } from "playwright-core";
+import type { Browser, BrowserContextOptions, Page, Request } from "playwright-core";
 import { NO_CHROMIUM, launchChromium, watchedPage } from "../helpers/browser.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { PROJECT, TS_RW, iso, tsApi } from "../helpers/timeseries.js";
@@ -85,8 +87,8 @@ const link = (from: number, to: number, id = series) =>
   `${server.url}/ui/explorer.html#project=${PROJECT}&dataset=${dataset}&series=${id}&from=${iso(from)}Z&to=${iso(to)}Z`;
 
 /** A signed-in explorer page recording its chart reads; `dpr` is the device pixel ratio. */
-async function explorer(dpr = 1) {
-  const w = await watchedPage(browser, { viewport: { width: 1100, height: 800 }, deviceScaleFactor: dpr });
+async function explorer(dpr = 1, options: BrowserContextOptions = {}) {
+  const w = await watchedPage(browser, { viewport: { width: 1100, height: 800 }, deviceScaleFactor: dpr, ...options });
   const charts: URL[] = [];
   w.page.on("request", (r: Request) => {
     if (r.url().includes("/values/chart")) charts.push(new URL(r.url()));
@@ -369,6 +371,67 @@ describe.skipIf(NO_CHROMIUM)(`issue 43 series explorer in Chromium${NO_CHROMIUM 
       expect(result.inkOfLone).toBeGreaterThan(0);
       expect(w.dialogs).toEqual([]);
       expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("issue 43 hovering shows the nearest row: UTC and local time, value, flag name; no motion when reduced motion is asked", async () => {
+    const w = await explorer(1, { timezoneId: "Asia/Tokyo", reducedMotion: "reduce" });
+    try {
+      // Twelve rows over the plot's width: each about a hundred pixels from the next.
+      const from = START + 100 * 60;
+      const to = START + 111 * 60;
+      await openLink(w.page, link(from, to, gappy));
+      const box = (await w.page.locator("#chart .u-over").boundingBox())!;
+      const hoverRow = async (i: number, nudge: number) => {
+        const x = box.x + ((START + i * 60 - from + 0.5) / (to + 1 - from)) * box.width + nudge;
+        await w.page.mouse.move(x, box.y + box.height / 2);
+        return w.page.textContent("#hover");
+      };
+      const rows = gappyRows();
+      // Row 105: flag 1, "suspect", hovered from a few pixels to its right.
+      expect(rows[105][2]).toBe(1);
+      expect(await hoverRow(105, 20)).toBe(
+        `2024-01-01T01:45:00Z · local 2024-01-01 10:45:00 (Asia/Tokyo, UTC+09:00) · value ${rows[105][1]} · quality suspect`,
+      );
+      // Row 106: "estimated", from its left; row 110 (a missing value, and no flag either).
+      expect(await hoverRow(106, -20)).toContain(`· value ${rows[106][1]} · quality estimated`);
+      expect([missing(110), flagOf(110)]).toEqual([true, null]);
+      expect(await hoverRow(110, 5)).toBe(
+        "2024-01-01T01:50:00Z · local 2024-01-01 10:50:00 (Asia/Tokyo, UTC+09:00) · value missing · quality missing",
+      );
+      expect(await hoverRow(107, 0)).toMatch(/quality 9 \(no name\)$/);
+      // Reduced motion: nothing on the page has a transition or an animation.
+      const moving = await w.page.evaluate(
+        () =>
+          [...document.querySelectorAll("*")].filter((e) => {
+            const cs = getComputedStyle(e);
+            return cs.transitionDuration.split(",").some((d) => parseFloat(d) > 0) || cs.animationName !== "none";
+          }).length,
+      );
+      expect(moving).toBe(0);
+      expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("issue 43 the live summary holds the range's min, max and last value, as every row of it gives them", async () => {
+    const w = await explorer();
+    try {
+      const from = START + 3 * 3600 + 1;
+      const to = START + 15_000 * 60; // the range's last row has a missing value
+      await openLink(w.page, link(from, to, gappy));
+      const all = gappyRows().filter((r) => seconds(`${r[0]}Z`) >= from && seconds(`${r[0]}Z`) <= to);
+      const values = all.filter((r) => r[1] !== null);
+      const min = values.reduce((a, r) => (r[1]! < a[1]! ? r : a));
+      const max = values.reduce((a, r) => (r[1]! > a[1]! ? r : a));
+      const text = (await w.page.textContent("#summary"))!;
+      const drawnRows = Number(/: (\d+) rows drawn/.exec(text)![1]);
+      expect(drawnRows).toBeLessThan(all.length / 3); // the chart read's rows, not every row
+      expect(text).toContain(`value: min ${min[1]} at ${min[0]}Z, max ${max[1]} at ${max[0]}Z, last missing at ${iso(to)}Z.`);
+      expect(await w.page.getAttribute("#summary", "aria-live")).toBe("polite");
     } finally {
       await w.page.close();
     }
