@@ -8,7 +8,8 @@
 // user has moved past, and the last drawing stays until the new one comes.
 // The view is in the URL's hash, so a link opens it. Missing values are gaps;
 // hovering shows the nearest drawn row (UTC and local time, value, flag name);
-// a live text summary gives the range's min, max and last value. Signed in as the console is (the
+// a live text summary gives the range's min, max and last value; the visible
+// range downloads as CSV, Arrow or Parquet. Signed in as the console is (the
 // same sessionStorage entry and form). User data is set as text only.
 /* global uPlot */
 
@@ -165,7 +166,7 @@ let place = { project: "", dataset: "" }; // where the listed series are
 let current = null; // { series, field, from, to } the view asked for last (from/to null: the whole series)
 let whole = null; // { from, to } of the series, once a whole-range read told it
 let reading = null; // the AbortController of the read in flight
-let drawn = null; // { rows, field, from, to, series } the drawing shows: hover reads it
+let drawn = null; // { rows, field, from, to, series } the drawing shows: hover and downloads read it
 
 function notice(text) {
   const n = $("notice");
@@ -246,6 +247,7 @@ function open(seriesId, from = null, to = null) {
   current = { series: seriesId, field, from, to };
   drawn = null;
   showHover(null);
+  enableDownloads(false);
   void read();
 }
 
@@ -287,6 +289,7 @@ async function read() {
       chart.show([], view.field, 0, 1);
       drawn = null;
       showHover(null);
+      enableDownloads(false);
       $("summary").textContent = "This series has no rows.";
       return;
     }
@@ -298,6 +301,7 @@ async function read() {
   chart.show(rows, view.field, view.from, view.to);
   drawn = { rows, field: view.field, from: view.from, to: view.to, series: listed.find((s) => s.id === view.series) };
   writeHash(view);
+  enableDownloads(true);
   $("summary").textContent =
     `${isoSecond(view.from)} to ${isoSecond(view.to)}: ${rows.length} rows drawn at ${width} pixel columns. ` +
     summary(rows, view.field, fieldName(drawn.series, view.field));
@@ -387,6 +391,84 @@ function hoverAt(x) {
   // The plot's x scale is [from, to + 1): a CSS pixel's time, as the columns are laid out.
   const t = drawn.from + (x / over.clientWidth) * (drawn.to + 1 - drawn.from);
   showHover(rowText(drawn.rows[nearest(drawn.rows, t)], drawn.field, drawn.series));
+}
+
+// ---- Downloads of the visible range (issue 43 item 4) ----
+
+const FORMATS = {
+  csv: { accept: "application/json", ext: "csv", type: "text/csv" },
+  arrow: { accept: "application/vnd.apache.arrow.stream", ext: "arrows", type: "application/vnd.apache.arrow.stream" },
+  parquet: { accept: "application/vnd.apache.parquet", ext: "parquet", type: "application/vnd.apache.parquet" },
+};
+
+function enableDownloads(yes) {
+  for (const b of document.querySelectorAll("#downloads button")) b.disabled = !yes;
+}
+
+/** A CSV cell: quoted when it holds a comma, quote or line break. */
+const csvCell = (text) => (/[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
+
+/**
+ * CSV of a values read's rows, as `meridian import` takes it back: a header
+ * (timestamp, then the data fields' names), timestamps in UTC with a Z, cells
+ * as the JSON read prints them (D25), a missing value empty.
+ */
+export function csvOf(rows, series) {
+  const names = (series?.dataFields ?? []).map((f) => csvCell(f.name));
+  const lines = [["timestamp", ...names].join(",")];
+  for (const r of rows) lines.push([isoSecond(seconds(r[0])), ...r.slice(1).map((v) => (v === null ? "" : String(v)))].join(","));
+  return `${lines.join("\r\n")}\r\n`;
+}
+
+/**
+ * Downloads the visible range in `format`: the values read of [from, to]
+ * (every row, not the chart's), with the credential header, saved through a
+ * Blob URL. Arrow and Parquet are the server's bytes as they come; the server
+ * has no CSV, so CSV is made here from the JSON read.
+ */
+async function download(format) {
+  if (!drawn) return;
+  const f = FORMATS[format];
+  const view = drawn;
+  const status = $("download-status");
+  const q = new URLSearchParams({ from: isoSecond(view.from), to: isoSecond(view.to) });
+  const path = `/api/ts/dataset/${encodeURIComponent(place.dataset)}/timeseries/${encodeURIComponent(view.series.id)}/values?${q}`;
+  status.textContent = `Reading ${format.toUpperCase()}...`;
+  let blob;
+  try {
+    const res = await fetch(path, { headers: { ...tsHeaders(place.project, place.dataset), accept: f.accept } });
+    if (res.status !== 200) {
+      let json;
+      try {
+        json = await res.json();
+      } catch {
+        json = undefined;
+      }
+      status.textContent = `The download failed: ${refusal(res.status, json)}`;
+      return;
+    }
+    if (format === "csv") {
+      const rows = (await res.json()).data;
+      blob = new Blob([csvOf(rows, view.series)], { type: f.type });
+      status.textContent = `Saved ${rows.length} rows as CSV.`;
+    } else {
+      blob = new Blob([await res.arrayBuffer()], { type: f.type });
+      status.textContent = `Saved ${blob.size} bytes of ${format === "arrow" ? "Arrow" : "Parquet"}.`;
+    }
+  } catch (e) {
+    status.textContent = `The download failed: ${e.message}`;
+    return;
+  }
+  // A link to a Blob URL, clicked: the browser saves it under this name. Navigating to a blob: URL of the
+  // page's own origin needs nothing of the CSP (no fetch directive governs a download).
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = `${view.series.id}_${isoSecond(view.from)}_${isoSecond(view.to)}.${f.ext}`.replaceAll(":", "");
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
 // ---- Pan and zoom: each changes `current` and reads its range ----
@@ -565,6 +647,7 @@ function start() {
     void listSeries(f.project.value.trim(), f.dataset.value.trim());
   });
   $("series-filter").addEventListener("input", fillPicker);
+  for (const b of document.querySelectorAll("#downloads button")) b.addEventListener("click", () => void download(b.dataset.format));
   $("series").addEventListener("change", () => {
     if ($("series").value) open($("series").value);
   });

@@ -6,7 +6,9 @@
 // zoom step reads the narrower range; a hostile series name stays text.
 // Missing values are gaps, drawn exactly too; hovering shows the nearest row
 // and its flag's name; the live summary holds the range's min, max and last
-// value; reduced motion moves nothing.
+// value; the visible range downloads as CSV, Arrow and Parquet.
+import { readFile } from "node:fs/promises";
+import { tableFromIPC } from "apache-arrow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContextOptions, Page, Request } from "playwright-core";
 import { NO_CHROMIUM, launchChromium, watchedPage } from "../helpers/browser.js";
@@ -432,6 +434,41 @@ describe.skipIf(NO_CHROMIUM)(`issue 43 series explorer in Chromium${NO_CHROMIUM 
       expect(drawnRows).toBeLessThan(all.length / 3); // the chart read's rows, not every row
       expect(text).toContain(`value: min ${min[1]} at ${min[0]}Z, max ${max[1]} at ${max[0]}Z, last missing at ${iso(to)}Z.`);
       expect(await w.page.getAttribute("#summary", "aria-live")).toBe("polite");
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("issue 43 the visible range downloads as Arrow (its rows), CSV and Parquet, through a Blob URL under the CSP", async () => {
+    const w = await explorer();
+    try {
+      const from = START + 5 * 3600 + 30;
+      const to = START + 2 * 86_400 + 7;
+      await openLink(w.page, link(from, to, gappy));
+      const rows = gappyRows().filter((r) => seconds(`${r[0]}Z`) >= from && seconds(`${r[0]}Z`) <= to);
+      const save = async (format: string) => {
+        const [d] = await Promise.all([w.page.waitForEvent("download"), w.page.click(`#downloads button[data-format=${format}]`)]);
+        return { name: d.suggestedFilename(), url: d.url(), bytes: await readFile(await d.path()) };
+      };
+      const arrow = await save("arrow");
+      expect(arrow.url).toMatch(/^blob:/);
+      expect(arrow.name).toBe(`${gappy}_${iso(from)}Z_${iso(to)}Z.arrows`.replaceAll(":", ""));
+      const table = tableFromIPC(arrow.bytes);
+      expect(table.numRows).toBe(rows.length);
+      expect(table.schema.fields.map((f) => f.name)).toEqual(["timestamp", "value", "quality"]);
+      expect(table.getChild("value")!.nullCount).toBe(rows.filter((r) => r[1] === null).length);
+      expect(await w.page.textContent("#download-status")).toBe(`Saved ${arrow.bytes.length} bytes of Arrow.`);
+      const csv = (await save("csv")).bytes.toString("utf8").split("\r\n");
+      expect(csv.length).toBe(rows.length + 2); // the header, the rows, and the last line's end
+      expect(csv[0]).toBe("timestamp,value,quality");
+      const r = rows.findIndex((x) => x[1] === null);
+      expect(csv[r + 1]).toBe(`${rows[r][0]}Z,,${rows[r][2] ?? ""}`);
+      expect(csv[1]).toBe(`${rows[0][0]}Z,${rows[0][1]},${rows[0][2]}`);
+      const parquet = await save("parquet");
+      expect(parquet.bytes.subarray(0, 4).toString()).toBe("PAR1");
+      expect(parquet.name.endsWith(".parquet")).toBe(true);
+      expect(w.dialogs).toEqual([]);
+      expect(await w.violations()).toEqual([]);
     } finally {
       await w.page.close();
     }
