@@ -53,7 +53,7 @@ export function seedW1(dbPath, sizes) {
     const step = 64 * BLOCK_ROWS;
     for (let i = 0; i < n; i += step) {
       const e = Math.min(n, i + step);
-      blocks.upsert(
+      blocks.upsertNow(
         sid,
         [FieldKind.Single, FieldKind.Flag],
         w1Rows({ timestamps: timestamps.subarray(i, e), values: values.subarray(i, e), flags: flags.subarray(i, e) }),

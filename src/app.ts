@@ -121,6 +121,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     () => health.touch(),
   );
   const health = new HealthState(availability);
+  if (metrics) backend.onCommitGroup((writes) => metrics.commitGroups.observe(writes));
   const unlink = backend.onLink(() => void availability.check()); // lost: is it an outage? back: is it over?
   const shutdown = new AbortController();
   // D57: streams end as soon as the drain begins; the drain then waits for ordinary requests only.

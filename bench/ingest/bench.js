@@ -9,7 +9,8 @@
 //   100 rows a request: the same with 100 consecutive rows a request
 //   many series:        1,000 series x 1 row in one request (D68), 4 writers; InfluxDB: 1,000 lines a request
 // Every acknowledged row is read back from Meridian at the end (counted).
-// BENCH_INGEST_DB=postgres://... measures Meridian on PostgreSQL instead of a SQLite file.
+// BENCH_INGEST_DB=postgres://... measures Meridian on PostgreSQL instead of a SQLite file;
+// BENCH_INFLUX=0 leaves InfluxDB out (a profile of Meridian alone: BENCH_SERVER_ARGS=--cpu-prof).
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,7 +26,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 4000);
 const SERIES = 100;
 const WRITERS = 8;
-const MANY = 1000;
 const PROJECT = "bench";
 const emit = reporter("ingest");
 const dir = mkdtempSync(join(tmpdir(), "meridian-bench-ingest-"));
@@ -35,7 +35,12 @@ const backend = pgUrl ? "postgres" : "sqlite";
 // ---- Meridian ------------------------------------------------------------
 const dbPath = pgUrl ?? join(dir, "m.db");
 const backendOpen = await openBackend(loadSettings({ MERIDIAN_DB: dbPath }), "file-and-folder");
-const { key } = await backendOpen.apiKeys.create({ clientId: "bench", roles: [], scopes: ["platform_timeseries_readwrite"], projects: [PROJECT] });
+const { key } = await backendOpen.apiKeys.create({
+  clientId: "bench",
+  roles: [],
+  scopes: ["platform_timeseries_readwrite"],
+  projects: [PROJECT],
+});
 await backendOpen.close();
 const server = await startMeridian(dbPath);
 const base = server.address;
@@ -45,7 +50,13 @@ async function call(method, path, body, extra = {}) {
   const r = await request(base + path, {
     method,
     dispatcher: agent,
-    headers: { "content-type": "application/json", "svc-open-api-key": key, "svc-service-id": "timeseries", "svc-project-id": PROJECT, ...extra },
+    headers: {
+      "content-type": "application/json",
+      "svc-open-api-key": key,
+      "svc-service-id": "timeseries",
+      "svc-project-id": PROJECT,
+      ...extra,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await r.body.text();
@@ -135,7 +146,11 @@ async function load(writers, rowsPerRequest, send) {
   );
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { rate: (requests * rowsPerRequest) / seconds, p50: latencies[latencies.length >> 1], p99: latencies[Math.floor(latencies.length * 0.99)] };
+  return {
+    rate: (requests * rowsPerRequest) / seconds,
+    p50: latencies[latencies.length >> 1],
+    p99: latencies[Math.floor(latencies.length * 0.99)],
+  };
 }
 
 /** The appends of one case: each request the next `k` rows of one series, round robin. */
@@ -178,7 +193,7 @@ async function influxCase(url, k) {
   });
 }
 
-const influxOk = spawnSync("influxd", ["version"]).status === 0;
+const influxOk = process.env.BENCH_INFLUX !== "0" && spawnSync("influxd", ["version"]).status === 0;
 if (!influxOk) process.stderr.write("influxd not found (apt-get install influxdb): Meridian's figures only\n");
 
 for (const k of [1, 100]) {
@@ -198,9 +213,17 @@ for (const k of [1, 100]) {
   if (influxOk) emit(name, "InfluxDB 1.6 rows/s", spread(i.map((r) => r.rate)), "rows/s");
   emit(name, "Meridian p50", spread(m.map((r) => r.p50)), "ms", influxOk ? spread(i.map((r) => r.p50)).median : undefined);
   emit(name, "Meridian p99", spread(m.map((r) => r.p99)), "ms", influxOk ? spread(i.map((r) => r.p99)).median : undefined);
-  emit(name, "acknowledged rows missing", m.reduce((a, r) => a + r.missing, 0), "rows");
+  emit(
+    name,
+    "acknowledged rows missing",
+    m.reduce((a, r) => a + r.missing, 0),
+    "rows",
+  );
 }
 
 await agent.close();
-server.process.kill("SIGTERM");
+await new Promise((resolve) => {
+  server.process.once("exit", resolve);
+  server.process.kill("SIGTERM");
+});
 rmSync(dir, { recursive: true, force: true });

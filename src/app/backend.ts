@@ -31,6 +31,8 @@ import { ChangeFeed } from "../postgres/changes.js";
 import { connectPostgres, displayUrl, isPostgresUrl, type Sql } from "../postgres/database.js";
 import { isTransientPgError } from "../postgres/errors.js";
 import { oncePerInterval } from "../postgres/jobs.js";
+import { pgGroupCommit } from "../postgres/group-commit.js";
+import { groupCommit } from "../sqlite/group-commit.js";
 import { PG_MIGRATIONS, migratePostgres } from "../postgres/schema.js";
 import { pgServerSecret } from "../postgres/server-secrets.js";
 import { serverSecret } from "../sqlite/server-secrets.js";
@@ -69,6 +71,8 @@ export interface Backend {
   ping(): Promise<void>;
   /** Calls fn with false when the connection that hears other processes' writes is lost, true when it is back (PostgreSQL). */
   onLink(fn: (live: boolean) => void): () => void;
+  /** Calls fn with the number of writes in each transaction the group commit committed (D66). */
+  onCommitGroup(fn: (writes: number) => void): void;
   /** Once serving: the SQLite connection stops waiting for locks and checkpoints on a timer. */
   serving(logger: Logger): void;
   close(): Promise<void>;
@@ -103,6 +107,7 @@ function openSqlite(path: string, creation: Creation): Backend {
     isUnavailable: () => false, // sqlite/busy-retry.ts handles SQLITE_BUSY
     ping: async () => void db.prepare("SELECT 1").get(),
     onLink: () => () => {}, // every write is seen: the file is read
+    onCommitGroup: (fn) => void (groupCommit(db).onGroup = fn),
     serving(logger) {
       neverWaitForLocks(db); // start-up may wait for an import's lock; serving never does (D51, sqlite/busy-retry.ts)
       boundPageCache(db); // D28
@@ -149,6 +154,7 @@ async function openPostgres(settings: Settings): Promise<Backend> {
         await sql`SELECT 1`;
       },
       onLink: (fn) => feed.onLink(fn),
+      onCommitGroup: (fn) => void (pgGroupCommit(sql).onGroup = fn),
       serving() {
         // nothing to start: PostgreSQL checkpoints itself
       },

@@ -54,6 +54,12 @@ export class Metrics {
     help: "Bytes the block cache holds by its own count (payloads, their segments, indexes), at most MERIDIAN_BLOCK_CACHE_MB",
     registers: [this.registry],
   });
+  readonly commitGroups = new Histogram({
+    name: "meridian_commit_group_writes",
+    help: "Writes that shared one transaction and one commit (D66 group commit): _count is commits, _sum writes",
+    buckets: [1, 2, 4, 8, 16, 32, 64],
+    registers: [this.registry],
+  });
   readonly lockWaits = new Counter({
     name: "meridian_db_lock_waits_total",
     help: "Calls that found the SQLite database locked and were retried later",

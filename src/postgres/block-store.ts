@@ -8,8 +8,12 @@ import type { Sql, TransactionSql } from "postgres";
 import type { FieldKind } from "../timeseries/blocks/block-codec.js";
 import {
   mayAppend,
+  planAppend,
+  planAppendMerge,
   planDelete,
   planUpsert,
+  TAIL_BLOCKS,
+  type BlockHead,
   type BlockStore,
   type BlockWrite,
   blockIndexOf,
@@ -18,6 +22,7 @@ import {
 } from "../timeseries/blocks/block-store.js";
 import { normalizeRows, type RowSet } from "../timeseries/blocks/row-set.js";
 import { BLOCKS_CHANGED, type ChangeFeed } from "./changes.js";
+import { pgGroupCommit } from "./group-commit.js";
 
 /** Where blocks live: the table, and the column that keys a run of blocks (a series, or an import). */
 export interface PgBlockTable {
@@ -99,6 +104,13 @@ export class PostgresBlockStore implements BlockStore {
        ORDER BY first_ts LIMIT ${Number.isFinite(limit) ? limit : null}`;
   }
 
+  tail(sid: number, limit: number, q: Q = this.sql): Promise<BlockHead[]> {
+    const { table, key } = this.where;
+    return q<
+      BlockHead[]
+    >`SELECT id AS rowid, first_ts, last_ts, rows FROM ${q(table)} WHERE ${q(key)} = ${sid} ORDER BY first_ts DESC LIMIT ${limit}`;
+  }
+
   async startsWithin(sid: number, from: number, to: number): Promise<boolean> {
     const { table, key } = this.where;
     return (
@@ -110,7 +122,7 @@ export class PostgresBlockStore implements BlockStore {
   async upsert(sid: number, kinds: readonly FieldKind[], input: RowSet): Promise<number> {
     const rows = normalizeRows(input);
     if (rows.timestamps.length === 0) return 0;
-    await this.sql.begin(async (tx) => {
+    await pgGroupCommit(this.sql).run(sid, async (tx) => {
       await this.lockOwner(tx, sid);
       await this.upsertIn(tx, sid, kinds, rows);
     });
@@ -121,6 +133,16 @@ export class PostgresBlockStore implements BlockStore {
   /** Upserts normalised rows within the caller's transaction, which holds the owner's lock. */
   async upsertIn(tx: TransactionSql, sid: number, kinds: readonly FieldKind[], rows: RowSet): Promise<void> {
     const { table, key } = this.where;
+    const merge = planAppendMerge(await this.tail(sid, TAIL_BLOCKS, tx), rows);
+    if (merge !== undefined) {
+      const merged =
+        merge.length > 0
+          ? await tx<{ rowid: number; first_ts: number; payload: Buffer }[]>`
+              SELECT id AS rowid, first_ts, payload FROM ${tx(table)} WHERE id = ANY(${merge.map((b) => b.rowid)}::bigint[])`
+          : [];
+      await this.write(tx, sid, planAppend(merged, kinds, rows));
+      return;
+    }
     const first = rows.timestamps[0];
     const touched = await this.overlapping(sid, first, rows.timestamps[rows.timestamps.length - 1], Infinity, tx);
     const [before] = mayAppend(touched, rows)
@@ -132,7 +154,7 @@ export class PostgresBlockStore implements BlockStore {
   }
 
   async deleteRange(sid: number, kinds: readonly FieldKind[], from: number, to: number): Promise<number> {
-    const removed = await this.sql.begin(async (tx) => {
+    const removed = await pgGroupCommit(this.sql).run(sid, async (tx) => {
       await this.lockOwner(tx, sid);
       const touched = await this.overlapping(sid, from, to, Infinity, tx);
       if (touched.length === 0) return 0;

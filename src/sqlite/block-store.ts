@@ -8,8 +8,12 @@ import { param, type Db } from "./database.js";
 import type { FieldKind } from "../timeseries/blocks/block-codec.js";
 import {
   mayAppend,
+  planAppend,
+  planAppendMerge,
   planDelete,
   planUpsert,
+  TAIL_BLOCKS,
+  type BlockHead,
   type BlockStore,
   type BlockWrite,
   blockIndexOf,
@@ -18,6 +22,7 @@ import {
 } from "../timeseries/blocks/block-store.js";
 import { normalizeRows, type RowSet } from "../timeseries/blocks/row-set.js";
 import { otherCommits } from "./data-version.js";
+import { groupCommit } from "./group-commit.js";
 import { freeNow } from "../runtime/garbage.js";
 
 interface Range {
@@ -56,6 +61,7 @@ export class SqliteBlockStore implements BlockStore {
   private readonly starting: Statement<Range, number>;
   private readonly overlapsStmt: Statement<Range, number>;
   private readonly before: Statement<{ sid: number; t: number }, StoredBlock>;
+  private readonly tailStmt: Statement<{ sid: number; limit: number }, BlockHead>;
   private readonly insertStmt: Statement<{ sid: number; first: number; last: number; rows: number; payload: Buffer; summary: Buffer }>;
   private readonly summaryScan: Statement<Scan, Columns>;
   private readonly payloadsStmt: Statement<{ sid: number; rowids: string }, Columns>;
@@ -80,6 +86,9 @@ export class SqliteBlockStore implements BlockStore {
     // Blocks end before their successors start, so the one with the greatest first_ts below t is the one just before t.
     this.before = db.prepare(
       `SELECT rowid, first_ts, last_ts, rows, payload FROM ${table} WHERE ${key} = ${SID} AND first_ts < @t ORDER BY first_ts DESC LIMIT 1`,
+    );
+    this.tailStmt = db.prepare(
+      `SELECT rowid, first_ts, last_ts, rows FROM ${table} WHERE ${key} = ${SID} ORDER BY first_ts DESC LIMIT ${LIMIT}`,
     );
     this.insertStmt = db.prepare(
       `INSERT INTO ${table} (${key}, first_ts, last_ts, rows, payload, summary) VALUES (@sid, @first, @last, @rows, @payload, @summary)`,
@@ -171,10 +180,25 @@ export class SqliteBlockStore implements BlockStore {
   }
 
   /**
-   * IMMEDIATE: the write lock is taken first, so a busy database fails here
-   * before any work, with nothing written (busy-retry.ts).
+   * Through the connection's group commit (D66): planned and written inside
+   * the group's IMMEDIATE transaction, in a savepoint of its own, so that it
+   * reads the blocks as the writes before it in the group left them.
    */
-  upsert(sid: number, kinds: readonly FieldKind[], input: RowSet): number {
+  upsert(sid: number, kinds: readonly FieldKind[], input: RowSet): Promise<number> | number {
+    const rows = normalizeRows(input);
+    if (rows.timestamps.length === 0) return 0;
+    return groupCommit(this.db).run(() => {
+      this.write(sid, this.plan(sid, kinds, rows));
+      return input.timestamps.length;
+    });
+  }
+
+  /**
+   * As upsert(), at once, in the caller's transaction (an import's publish)
+   * or one of its own. IMMEDIATE: the write lock is taken first, so a busy
+   * database fails here before any work, with nothing written (busy-retry.ts).
+   */
+  upsertNow(sid: number, kinds: readonly FieldKind[], input: RowSet): number {
     const rows = normalizeRows(input);
     if (rows.timestamps.length === 0) return 0;
     this.db.transaction(() => this.write(sid, this.plan(sid, kinds, rows))).immediate();
@@ -195,7 +219,24 @@ export class SqliteBlockStore implements BlockStore {
     return input.timestamps.length;
   }
 
+  tail(sid: number, limit: number): BlockHead[] {
+    return this.tailStmt.all({ sid, limit });
+  }
+
   private plan(sid: number, kinds: readonly FieldKind[], rows: RowSet): BlockWrite {
+    const merge = planAppendMerge(this.tail(sid, TAIL_BLOCKS), rows);
+    if (merge !== undefined) {
+      return planAppend(
+        merge.length > 0
+          ? this.payloads(
+              sid,
+              merge.map((b) => b.rowid),
+            )
+          : [],
+        kinds,
+        rows,
+      );
+    }
     const touched = this.overlapping(sid, rows.timestamps[0], rows.timestamps[rows.timestamps.length - 1], Infinity);
     const before = mayAppend(touched, rows) ? this.before.get({ sid, t: rows.timestamps[0] }) : undefined;
     return planUpsert(touched, before, kinds, rows);
@@ -206,16 +247,15 @@ export class SqliteBlockStore implements BlockStore {
     for (const b of blocks) this.insertStmt.run({ sid, ...b });
   }
 
-  deleteRange(sid: number, kinds: readonly FieldKind[], from: number, to: number): number {
-    return this.db
-      .transaction(() => {
-        const touched = this.overlapping(sid, from, to, Infinity);
-        if (touched.length === 0) return 0;
-        const write = planDelete(touched, kinds, from, to);
-        this.write(sid, write);
-        return write.removed;
-      })
-      .immediate();
+  /** Through the group commit, as upsert(). */
+  deleteRange(sid: number, kinds: readonly FieldKind[], from: number, to: number): Promise<number> {
+    return groupCommit(this.db).run(() => {
+      const touched = this.overlapping(sid, from, to, Infinity);
+      if (touched.length === 0) return 0;
+      const write = planDelete(touched, kinds, from, to);
+      this.write(sid, write);
+      return write.removed;
+    });
   }
 
   bounds(sid: number): { first: number; last: number } | undefined {

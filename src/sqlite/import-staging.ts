@@ -108,7 +108,7 @@ export class StagedImport implements Staging {
           else this.stmts.move.run({ sid: this.sid, rowid: b.rowid });
         }
         // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- rowids read above, in this transaction
-        for (const rowid of overlapping) series.upsert(this.sid, kinds, decodeBlock(this.stmts.payload.get(rowid)!));
+        for (const rowid of overlapping) series.upsertNow(this.sid, kinds, decodeBlock(this.stmts.payload.get(rowid)!));
         this.stmts.published.run(this.id);
         return { stored, replaced: stored - (series.stats(this.sid).rows - before) };
       })

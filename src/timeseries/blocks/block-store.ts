@@ -2,8 +2,10 @@
 // block of up to 16,536 rows of one series, never overlapping. The rules are
 // written once here; sqlite/block-store.ts and postgres/block-store.ts only
 // fetch and store rows. A write decodes only the blocks it touches (those it
-// overlaps, and the last one before it while that has room, so appends fill
-// it), merges, re-encodes and replaces them in one transaction (D30).
+// overlaps, and the last one before it while that has room), merges,
+// re-encodes and replaces them in one transaction (D30). An append, rows all
+// after the series' last, touches only the small blocks at its end (D67,
+// planAppend): its cost follows its rows, not the size of the last block.
 import { BLOCK_ROWS, decodeBlock, encodeBlock, type FieldKind } from "./block-codec.js";
 import { summarizeBlock } from "./native.js";
 import { freeNow } from "../../runtime/garbage.js";
@@ -74,9 +76,17 @@ export function blockIndexOf(numbers: string | null, summaries: Buffer | null): 
   return index;
 }
 
+/** A stored block's place and size, without its payload: what an append plans with. */
+export interface BlockHead {
+  rowid: number;
+  first_ts: number;
+  last_ts: number;
+  rows: number;
+}
+
 /** A write worked out: the blocks it replaces, and the encoded blocks that take their place. */
 export interface BlockWrite {
-  old: StoredBlock[];
+  old: readonly { rowid: number }[];
   blocks: NewBlock[];
 }
 
@@ -95,6 +105,8 @@ export interface BlockStore {
   startsWithin(sid: number, from: number, to: number): Maybe<boolean>;
   /** Upserts rows (any order; of equal timestamps the last wins); returns how many rows were given. */
   upsert(sid: number, kinds: readonly FieldKind[], rows: RowSet): Maybe<number>;
+  /** The series' last `limit` blocks, newest first, without payloads (D67: what an append plans with). */
+  tail(sid: number, limit: number): Maybe<BlockHead[]>;
   /** Deletes the rows of [from, to]; returns how many there were. */
   deleteRange(sid: number, kinds: readonly FieldKind[], from: number, to: number): Maybe<number>;
   /** The first and last timestamps of a series' rows, or undefined when it has none (from the index: its first and last blocks). */
@@ -193,6 +205,54 @@ export function planUpsert(touched: StoredBlock[], before: StoredBlock | undefin
   return { old, blocks: encodeBlocks(merged) };
 }
 
+/**
+ * How many of a series' newest blocks an append looks at: its tail is merged
+ * as a binary counter (below), so it holds at most about log2(16,536) = 14
+ * partial blocks; the rest is margin.
+ */
+export const TAIL_BLOCKS = 24;
+
+/**
+ * D67: the blocks an append of normalised rows merges with, newest first, or
+ * undefined when the rows do not all come after the series' last row (then
+ * D30's upsert, planUpsert()). `tail` is the series' newest blocks, newest
+ * first (BlockStore.tail()).
+ *
+ * The rows become a block of their own, taking in the newest partial blocks
+ * while each is no larger than what has been gathered so far. The end of a
+ * series is therefore a run of partial blocks of falling sizes, like the
+ * digits of a binary counter: appending k rows re-encodes about k * log2(16,536 / k)
+ * rows over time, never a full block for one row, and a tail never holds more
+ * than about 14 partial blocks, which every read takes as it takes any block.
+ * Gathered past 16,536 rows, encodeBlocks() seals full blocks and leaves the
+ * rest as the new tail. Why not a separate row log with its own reads
+ * (Prometheus' head, InfluxDB's cache): every read, chart summary and cursor
+ * already reads blocks, exactly; a tail of blocks needs no second read path,
+ * and one transaction writes it, so a crash keeps every acknowledged append.
+ */
+export function planAppendMerge(tail: readonly BlockHead[], rows: RowSet): BlockHead[] | undefined {
+  if (tail.length > 0 && rows.timestamps[0] <= tail[0].last_ts) return undefined;
+  const merge: BlockHead[] = [];
+  let gathered = rows.timestamps.length;
+  for (const b of tail) {
+    if (b.rows >= BLOCK_ROWS || b.rows > gathered) break;
+    merge.push(b);
+    gathered += b.rows;
+  }
+  return merge;
+}
+
+/** The write of an append: `merged` are planAppendMerge()'s blocks (any order) with their payloads. */
+export function planAppend(
+  merged: { rowid: number; first_ts: number; payload: Buffer }[],
+  kinds: readonly FieldKind[],
+  rows: RowSet,
+): BlockWrite {
+  if (merged.length === 0) return { old: [], blocks: encodeBlocks(rows) };
+  const inOrder = [...merged].sort((a, b) => a.first_ts - b.first_ts);
+  return { old: merged, blocks: encodeBlocks(concatRows(decodeAll(inOrder, kinds), rows)) };
+}
+
 /** The write that removes [from, to] from the blocks overlapping it, and how many rows go. */
 export function planDelete(
   touched: StoredBlock[],
@@ -206,7 +266,7 @@ export function planDelete(
 }
 
 /** The rows of one or more blocks, which must hold the series' columns. */
-export function decodeAll(blocks: StoredBlock[], kinds: readonly FieldKind[]): RowSet {
+export function decodeAll(blocks: readonly { rowid: number; payload: Buffer }[], kinds: readonly FieldKind[]): RowSet {
   return concatRows(
     ...blocks.map((b) => {
       const decoded = decodeBlock(b.payload);

@@ -177,7 +177,7 @@ describe.each(backends)("D30 block store writes ($name)", (b) => {
     );
   }, 120_000); // native/check.sh runs it against the ASan build, where each write also summarises its blocks (D65): over 30 s on a loaded machine
 
-  it("D30 appends fill the last block before starting another", async () => {
+  it("D67 appends of 10,000 rows fill full blocks, the rest stays one partial tail block", async () => {
     const { sid, store, close } = await freshSeries(b);
     for (let k = 0; k < 5; k++)
       await store.upsert(sid, KINDS, rowsOf(Array.from({ length: 10_000 }, (_, i): Row => [k * 10_000 + i, i, 0])));
@@ -185,6 +185,71 @@ describe.each(backends)("D30 block store writes ($name)", (b) => {
     expect(sizes).toEqual([BLOCK_ROWS, BLOCK_ROWS, BLOCK_ROWS, 50_000 - 3 * BLOCK_ROWS]);
     await close();
   });
+
+  it("D67 an append leaves a larger last block as it is and writes its rows as a block of their own", async () => {
+    const { sid, store, close } = await freshSeries(b);
+    await store.upsert(sid, KINDS, rowsOf(Array.from({ length: 10_000 }, (_, i): Row => [i, i, 0])));
+    const [big] = await store.tail(sid, 5);
+    await store.upsert(sid, KINDS, rowsOf([[20_000, 1, 1]]));
+    const tail = await store.tail(sid, 5);
+    expect(tail.map((t) => t.rows)).toEqual([1, 10_000]);
+    expect(tail[1]).toEqual(big); // the same stored block: not decoded, not rewritten
+    await close();
+  });
+
+  it("D67 small appends keep the tail to a few partial blocks of falling sizes, sealed into full blocks", async () => {
+    const { sid, store, close } = await freshSeries(b);
+    // 16 rows an append: the tail grows as with one (16, 32, ... 16,384), in a sixteenth of the writes.
+    const total = 2 * 16_384 + 640;
+    for (let i = 0; i < total; i += 16) {
+      await store.upsert(sid, KINDS, rowsOf(Array.from({ length: 16 }, (_, j): Row => [(i + j) * 60, (i + j) % 13, (i + j) % 3])));
+      if (i % 1024 === 0) {
+        const partial = (await store.tail(sid, 40)).filter((t) => t.rows < BLOCK_ROWS);
+        expect(partial.length).toBeLessThanOrEqual(15);
+      }
+    }
+    const blocks = await allBlocks(store, sid);
+    expect(blocks[0].rows).toBe(BLOCK_ROWS); // sealed
+    const sizes = blocks.slice(1).map((x) => x.rows);
+    expect([...sizes].sort((x, y) => y - x)).toEqual(sizes); // the tail's sizes fall
+    const got = await stored(store, sid);
+    expect(got).toEqual(Array.from({ length: total }, (_, i): Row => [i * 60, i % 13, i % 3]));
+    await close();
+  }, 120_000);
+
+  it("D67 appends mixed with upserts into the middle and range deletes leave exactly the model's rows", async () => {
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant("append" as const), count: fc.integer({ min: 1, max: 3000 }) }),
+      fc.record({ kind: fc.constant("middle" as const), at: fc.nat(), count: fc.integer({ min: 1, max: 500 }) }),
+      fc.record({ kind: fc.constant("delete" as const), at: fc.nat(), span: fc.integer({ min: 0, max: 2000 }) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 40 }), async (steps) => {
+        const { sid, store, close } = await freshSeries(b);
+        const model = new Map<number, Row>();
+        let end = 0;
+        try {
+          for (const [n, op] of steps.entries()) {
+            if (op.kind === "delete") {
+              const from = end === 0 ? 0 : op.at % end;
+              for (const t of [...model.keys()]) if (t >= from && t <= from + op.span) model.delete(t);
+              await store.deleteRange(sid, KINDS, from, from + op.span);
+              continue;
+            }
+            const start = op.kind === "append" ? end : end === 0 ? 0 : op.at % end;
+            const rows = Array.from({ length: op.count }, (_, i): Row => [start + i, (i + n) % 5 === 0 ? null : n, i % 4]);
+            for (const r of rows) model.set(r[0], r);
+            end = Math.max(end, start + op.count);
+            await store.upsert(sid, KINDS, rowsOf(rows));
+          }
+          expect(await stored(store, sid)).toEqual([...model.values()].sort((x, y) => x[0] - y[0]));
+        } finally {
+          await close();
+        }
+      }),
+      { numRuns: b.name === "SQLite" ? 30 : 8 },
+    );
+  }, 120_000);
 
   it("D30 exactly 16,536 rows make one block, 16,537 make two", async () => {
     for (const [count, blocks] of [
