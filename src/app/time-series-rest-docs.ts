@@ -65,6 +65,14 @@ const FACTS: Record<string, Schema> = {
     ...VALUE_JSON_SCHEMAS.uploadRows,
     description: "Rows to store, replacing stored rows of the same timestamps.",
   },
+  "SeriesValues.data": {
+    ...VALUE_JSON_SCHEMAS.uploadRows,
+    description: "Rows of this series, in its own field layout, replacing stored rows of the same timestamps.",
+  },
+  "UploadManyValuesRequest.series": {
+    description:
+      "The series written and their rows: all of the request is stored or none of it (D68). A series may come more than once; of equal timestamps the later row wins.",
+  },
   "DataField.data_type": { enum: Object.keys(DATA_TYPES) },
   "DataField.flags": { description: "Present on Flag fields only (and there always, an empty list included)." },
   "Dataset.id": CREATED_ID,
@@ -114,6 +122,16 @@ const path = {
 const RANGE = { from: "2026-01-01T00:00:00", to: "2026-01-01T23:59:59" };
 const EXAMPLES: Record<string, OperationExamples> = {
   UploadValues: { parameters: path, request: { data: ROWS }, response: { count: ROWS.length } },
+  UploadManyValues: {
+    parameters: path,
+    request: {
+      series: [
+        { timeSeriesId: SERIES, data: ROWS },
+        { timeSeriesId: OTHER, data: [["2026-01-01T00:00:00", 3.25, 0]] },
+      ],
+    },
+    response: { count: ROWS.length + 1, series: 2 },
+  },
   ReadValuesJson: { parameters: { ...path, ...RANGE }, response: { data: ROWS } },
   ReadManyValuesJson: {
     parameters: { ...path, ...RANGE },

@@ -14,6 +14,7 @@ import {
   planUpsert,
   TAIL_BLOCKS,
   type BlockHead,
+  type SeriesWrite,
   type BlockStore,
   type BlockWrite,
   blockIndexOf,
@@ -119,15 +120,26 @@ export class PostgresBlockStore implements BlockStore {
     );
   }
 
-  async upsert(sid: number, kinds: readonly FieldKind[], input: RowSet): Promise<number> {
-    const rows = normalizeRows(input);
-    if (rows.timestamps.length === 0) return 0;
-    await pgGroupCommit(this.sql).run(sid, async (tx) => {
-      await this.lockOwner(tx, sid);
-      await this.upsertIn(tx, sid, kinds, rows);
+  upsert(sid: number, kinds: readonly FieldKind[], rows: RowSet): Promise<number> {
+    return this.upsertMany([{ sid, kinds, rows }]);
+  }
+
+  /** As upsert(), several series in one savepoint of the group: all or nothing (D68); their locks in sid order. */
+  async upsertMany(writes: readonly SeriesWrite[]): Promise<number> {
+    const normal = writes
+      .map((w) => ({ ...w, rows: normalizeRows(w.rows) }))
+      .filter((w) => w.rows.timestamps.length > 0)
+      .sort((a, b) => a.sid - b.sid);
+    const given = writes.reduce((n, w) => n + w.rows.timestamps.length, 0);
+    if (normal.length === 0) return given;
+    await pgGroupCommit(this.sql).run(normal[0].sid, async (tx) => {
+      for (const w of normal) {
+        await this.lockOwner(tx, w.sid);
+        await this.upsertIn(tx, w.sid, w.kinds, w.rows);
+      }
     });
-    this.tell(sid); // this replica's next read sees the write at once; others when the feed tells them
-    return input.timestamps.length;
+    for (const w of normal) this.tell(w.sid); // this replica's next read sees the write at once; others when the feed tells them
+    return given;
   }
 
   /** Upserts normalised rows within the caller's transaction, which holds the owner's lock. */

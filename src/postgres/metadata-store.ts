@@ -51,6 +51,12 @@ export class PostgresMetadataStore implements MetadataStore {
     return (await this.sql<SeriesRow[]>`SELECT * FROM time_series WHERE dataset_id = ${datasetId} ORDER BY id COLLATE "C"`).map(seriesOf);
   }
 
+  async getSeriesMany(datasetId: string, ids: readonly string[]): Promise<SeriesRecord[]> {
+    return (await this.sql<SeriesRow[]>`SELECT * FROM time_series WHERE dataset_id = ${datasetId} AND id = ANY(${ids as string[]}::text[])`).map(
+      seriesOf,
+    );
+  }
+
   async deleteSeries(datasetId: string, id: string): Promise<boolean> {
     return (await this.sql`DELETE FROM time_series WHERE dataset_id = ${datasetId} AND id = ${id}`).count > 0;
   }

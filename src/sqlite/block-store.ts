@@ -14,6 +14,7 @@ import {
   planUpsert,
   TAIL_BLOCKS,
   type BlockHead,
+  type SeriesWrite,
   type BlockStore,
   type BlockWrite,
   blockIndexOf,
@@ -184,12 +185,18 @@ export class SqliteBlockStore implements BlockStore {
    * the group's IMMEDIATE transaction, in a savepoint of its own, so that it
    * reads the blocks as the writes before it in the group left them.
    */
-  upsert(sid: number, kinds: readonly FieldKind[], input: RowSet): Promise<number> | number {
-    const rows = normalizeRows(input);
-    if (rows.timestamps.length === 0) return 0;
+  upsert(sid: number, kinds: readonly FieldKind[], rows: RowSet): Promise<number> | number {
+    return this.upsertMany([{ sid, kinds, rows }]);
+  }
+
+  /** As upsert(), several series in one savepoint of the group: all or nothing (D68). */
+  upsertMany(writes: readonly SeriesWrite[]): Promise<number> | number {
+    const normal = writes.map((w) => ({ ...w, rows: normalizeRows(w.rows) })).filter((w) => w.rows.timestamps.length > 0);
+    const given = writes.reduce((n, w) => n + w.rows.timestamps.length, 0);
+    if (normal.length === 0) return given;
     return groupCommit(this.db).run(() => {
-      this.write(sid, this.plan(sid, kinds, rows));
-      return input.timestamps.length;
+      for (const w of normal) this.write(w.sid, this.plan(w.sid, w.kinds, w.rows));
+      return given;
     });
   }
 

@@ -29,6 +29,9 @@ export class SqliteMetadataStore implements MetadataStore {
       listSeries: db.prepare<{ datasetId: string }, SeriesRow>(
         `SELECT * FROM time_series WHERE dataset_id = ${param("datasetId")} ORDER BY id`,
       ),
+      getSeriesMany: db.prepare<{ datasetId: string; ids: string }, SeriesRow>(
+        `SELECT * FROM time_series WHERE dataset_id = ${param("datasetId")} AND id IN (SELECT value FROM json_each(@ids))`,
+      ),
       deleteSeries: db.prepare<[string, string]>("DELETE FROM time_series WHERE dataset_id = ? AND id = ?"),
     };
   }
@@ -60,6 +63,10 @@ export class SqliteMetadataStore implements MetadataStore {
 
   listSeries(datasetId: string): SeriesRecord[] {
     return this.stmts.listSeries.all({ datasetId }).map(seriesOf);
+  }
+
+  getSeriesMany(datasetId: string, ids: readonly string[]): SeriesRecord[] {
+    return this.stmts.getSeriesMany.all({ datasetId, ids: JSON.stringify(ids) }).map(seriesOf);
   }
 
   deleteSeries(datasetId: string, id: string): boolean {

@@ -32,6 +32,8 @@ export interface MetadataStore {
   createSeries(s: Omit<SeriesRecord, "sid">): Maybe<SeriesRecord | undefined>;
   getSeries(datasetId: string, id: string): Maybe<SeriesRecord | undefined>;
   listSeries(datasetId: string): Maybe<SeriesRecord[]>;
+  /** Those of the named series that are the dataset's, in any order (D68: one query for a many-series write). */
+  getSeriesMany(datasetId: string, ids: readonly string[]): Maybe<SeriesRecord[]>;
   deleteSeries(datasetId: string, id: string): Maybe<boolean>;
 }
 

@@ -1,14 +1,13 @@
-// Part B: metadata, D29 queries, the D30 write path, and the value reads
-// (value-reads.ts), behind one D14 check of project and dataset.
+// Part B: metadata, D29 queries, and the value reads (value-reads.ts,
+// chart-reads.ts) and writes (value-uploads.ts), behind one D14 check of
+// project and dataset.
 import { randomUUID } from "node:crypto";
 import { create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import type { ListValue } from "@bufbuild/protobuf/wkt";
 import {
   DatasetSchema,
   TimeSeriesListSchema,
   TimeSeriesSchema,
-  UploadValuesResponseSchema,
   type Dataset,
   type TimeSeries,
   type TimeSeriesService,
@@ -20,13 +19,13 @@ import { guid } from "../core/ids.js";
 import { compileConditions } from "./query-conditions.js";
 import { checkFiniteProperties, checkFiniteStruct } from "./finite-numbers.js";
 import type { DatasetRecord, MetadataStore, SeriesRecord } from "./metadata-store.js";
-import { parseTimestamp } from "../core/timestamps.js";
 import type { CursorSeal } from "../core/cursor-seal.js";
 import { rangeOf } from "./value-range.js";
 import { valueReads } from "./value-reads.js";
 import { chartReads } from "./chart-reads.js";
 import { BlockCache } from "./blocks/block-cache.js";
-import { DATA_TYPES, RowBuilder, cellProblem, kindsOf } from "./value-rows.js";
+import { DATA_TYPES, kindsOf } from "./value-rows.js";
+import { valueUploads } from "./value-uploads.js";
 
 export interface TimeSeriesDeps {
   metadata: MetadataStore;
@@ -43,8 +42,6 @@ export interface TimeSeriesDeps {
 
 /** MERIDIAN_BLOCK_CACHE_MB's default, for callers without settings. */
 export const BLOCK_CACHE_BYTES = 256 * 1024 * 1024;
-
-const MAX_REPORTED = 20; // row violations named in one 400
 
 export function timeSeriesService({
   metadata,
@@ -76,6 +73,7 @@ export function timeSeriesService({
   return {
     ...valueReads({ blocks, cursors, datasetFor, seriesIn, onRows }),
     ...chartReads({ blocks, charts, cursors, datasetFor, seriesIn, onRows }),
+    ...valueUploads({ blocks, metadata, datasetFor, seriesIn }),
 
     getDataset: async (req, ctx) => toDataset(await datasetFor(ctx, "read", req.datasetId)),
 
@@ -162,35 +160,6 @@ export function timeSeriesService({
       const s = await seriesFor(ctx, "write", req.datasetId, req.timeSeriesId);
       await metadata.deleteSeries(s.datasetId, s.id);
       return {};
-    },
-
-    uploadValues: async (req, ctx) => {
-      const s = await seriesFor(ctx, "write", req.datasetId, req.timeSeriesId);
-      const kinds = kindsOf(s.dataFields);
-      const rows = new RowBuilder(kinds, Math.max(1, req.data.length));
-      const v = new ViolationList();
-      let reported = 0;
-      const problem = (field: string, message: string) => {
-        if (reported++ < MAX_REPORTED) v.add(field, message);
-      };
-      req.data.forEach((row: ListValue, r) => {
-        const cells = row.values;
-        if (cells.length !== kinds.length + 1)
-          return problem(`data[${r}]`, `must hold a timestamp and ${kinds.length} value(s), one per data field`);
-        const first = cells[0].kind;
-        const t = first.case === "stringValue" ? parseTimestamp(first.value) : undefined;
-        if (t === undefined) return problem(`data[${r}][0]`, "must be a timestamp yyyy-MM-ddTHH:mm:ss between 0001 and 9999 (D24)");
-        const at = rows.push(t);
-        for (let c = 0; c < kinds.length; c++) {
-          const cell = cells[c + 1].kind;
-          if (cell.case === "nullValue") continue;
-          const why = cell.case === "numberValue" ? cellProblem(kinds[c], cell.value) : "must be a number or null";
-          if (why) problem(`data[${r}][${c + 1}]`, why);
-          else rows.set(at, c, cell.value as number);
-        }
-      });
-      v.throwIfAny();
-      return create(UploadValuesResponseSchema, { count: await blocks.upsert(s.sid, kinds, rows.take()) });
     },
 
     deleteValues: async (req, ctx) => {

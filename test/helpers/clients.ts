@@ -83,6 +83,24 @@ export function grpcStream<I extends DescMessage, O extends DescMessage>(
   });
 }
 
+/** A client-streaming call through grpc-js: sends every request, then ends the stream; resolves with the answer or the error. */
+export function grpcClientStream<I extends DescMessage, O extends DescMessage>(
+  address: string,
+  method: DescMethod & { input: I; output: O },
+  requests: MessageInitShape<I>[],
+  metadata: Record<string, string> = {},
+): Promise<GrpcResult<MessageShape<O>>> {
+  const { client, path, serialize, deserialize, md } = grpcCall(address, method, metadata);
+  return new Promise((resolve) => {
+    const call = client.makeClientStreamRequest(path, serialize, deserialize, md, (error, response) => {
+      client.close();
+      resolve(error ? { error } : { response: response as MessageShape<O> });
+    });
+    for (const r of requests) call.write(create(method.input, r));
+    call.end();
+  });
+}
+
 export function hostPort(url: string): string {
   return new URL(url).host;
 }

@@ -228,6 +228,10 @@ async function callEveryOperation(): Promise<void> {
     i % 2,
   ]);
   await call("UploadValues", "POST", values, { body: { data: rows }, status: 200 });
+  await call("UploadManyValues", "POST", `/api/ts/dataset/${ds}/values`, {
+    body: { series: [{ timeSeriesId: ts, data: [["2027-01-01T00:00:00", 1.5, 0]] }] },
+    status: 200,
+  });
   await call("GetTimeSeries", "GET", `/api/ts/dataset/${ds}/timeseries/${ts}`, { status: 200 });
   await call("ListTimeSeries", "GET", `/api/ts/dataset/${ds}/timeseries/list`, { status: 200 });
   await call("QueryTimeSeries", "POST", `/api/ts/dataset/${ds}/timeseries/query`, {

@@ -90,6 +90,13 @@ export interface BlockWrite {
   blocks: NewBlock[];
 }
 
+/** The rows for one series of a write. */
+export interface SeriesWrite {
+  sid: number;
+  kinds: readonly FieldKind[];
+  rows: RowSet;
+}
+
 /** SQLite answers at once, PostgreSQL later: callers await either. */
 export type Maybe<T> = T | Promise<T>;
 
@@ -105,6 +112,8 @@ export interface BlockStore {
   startsWithin(sid: number, from: number, to: number): Maybe<boolean>;
   /** Upserts rows (any order; of equal timestamps the last wins); returns how many rows were given. */
   upsert(sid: number, kinds: readonly FieldKind[], rows: RowSet): Maybe<number>;
+  /** D68: upserts the rows of several series in one transaction, all or nothing; returns how many rows were given. */
+  upsertMany(writes: readonly SeriesWrite[]): Maybe<number>;
   /** The series' last `limit` blocks, newest first, without payloads (D67: what an append plans with). */
   tail(sid: number, limit: number): Maybe<BlockHead[]>;
   /** Deletes the rows of [from, to]; returns how many there were. */
