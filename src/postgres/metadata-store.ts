@@ -52,9 +52,9 @@ export class PostgresMetadataStore implements MetadataStore {
   }
 
   async getSeriesMany(datasetId: string, ids: readonly string[]): Promise<SeriesRecord[]> {
-    return (await this.sql<SeriesRow[]>`SELECT * FROM time_series WHERE dataset_id = ${datasetId} AND id = ANY(${ids as string[]}::text[])`).map(
-      seriesOf,
-    );
+    return (
+      await this.sql<SeriesRow[]>`SELECT * FROM time_series WHERE dataset_id = ${datasetId} AND id = ANY(${ids as string[]}::text[])`
+    ).map(seriesOf);
   }
 
   async deleteSeries(datasetId: string, id: string): Promise<boolean> {

@@ -29,8 +29,8 @@ const MAX_REPORTED = 20;
 export interface ValueUploadDeps {
   blocks: BlockStore;
   metadata: MetadataStore;
-  datasetFor(ctx: HandlerContext, access: "write", datasetId: string): Promise<DatasetRecord>;
-  seriesIn(d: DatasetRecord, seriesId: string, field: string): Promise<SeriesRecord>;
+  datasetFor: (ctx: HandlerContext, access: "write", datasetId: string) => Promise<DatasetRecord>;
+  seriesIn: (d: DatasetRecord, seriesId: string, field: string) => Promise<SeriesRecord>;
 }
 
 /** Reports at most MAX_REPORTED of a request's row violations (the first ones). */

@@ -178,5 +178,5 @@ describe("D68 a gRPC client stream for collectors", () => {
 function cell(x: unknown) {
   if (x === null) return { kind: { case: "nullValue" as const, value: 0 } };
   if (typeof x === "number") return { kind: { case: "numberValue" as const, value: x } };
-  return { kind: { case: "stringValue" as const, value: String(x) } };
+  return { kind: { case: "stringValue" as const, value: x as string } };
 }
