@@ -18,6 +18,7 @@ import type { Db } from "./sqlite/database.js";
 import { openBackend, type Backend } from "./app/backend.js";
 import { Availability } from "./app/availability.js";
 import { busyRetryInterceptor } from "./sqlite/busy-retry.js";
+import { durableAnswersInterceptor } from "./transport/durable-answers.js";
 import { CursorSeal } from "./core/cursor-seal.js";
 import { isBusy } from "./core/database-busy.js";
 import { startCleanup } from "./featurestatus/cleanup.js";
@@ -130,6 +131,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
 
   const interceptors = [
     errorInterceptor(logger),
+    durableAnswersInterceptor(backend.durable),
     busyRetryInterceptor({
       unavailable: backend.isUnavailable,
       onWait: () => metrics?.lockWaits.inc(),

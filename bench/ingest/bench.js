@@ -12,7 +12,7 @@
 // BENCH_INGEST_DB=postgres://... measures Meridian on PostgreSQL instead of a SQLite file;
 // BENCH_INFLUX=0 leaves InfluxDB out (a profile of Meridian alone: BENCH_SERVER_ARGS=--cpu-prof).
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
@@ -147,6 +147,7 @@ async function load(writers, rowsPerRequest, send) {
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   return {
+    rows: requests * rowsPerRequest,
     rate: (requests * rowsPerRequest) / seconds,
     p50: latencies[latencies.length >> 1],
     p99: latencies[Math.floor(latencies.length * 0.99)],
@@ -164,26 +165,54 @@ function appender(k) {
   };
 }
 
-async function meridianCase(k) {
+/** Server CPU seconds so far (user + system), from /proc: a figure that holds on a busy machine, unlike wall time. */
+function serverCpuS() {
+  const f = readFileSync(`/proc/${server.process.pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+/** Rows per request of one series, round robin over SERIES series. */
+async function meridianAppends(k) {
   const { dataset, ids, h } = await newDataset(SERIES);
   const acked = new Map();
   const pick = appender(k);
+  const cpu0 = serverCpuS();
   const result = await load(WRITERS, k, async (_w, i) => {
     const { s, t } = pick(i);
     const data = Array.from({ length: k }, (_, j) => [iso(t + j * 60), (i + j) % 97, j % 3]);
     await call("POST", `/api/ts/dataset/${dataset}/timeseries/${ids[s]}/values`, { data }, h);
     acked.set(ids[s], (acked.get(ids[s]) ?? 0) + k);
   });
-  // Every acknowledged row is there: each series holds at least the rows acknowledged to it.
+  const cpu = serverCpuS() - cpu0;
+  return { ...result, cpuUsPerRow: (cpu * 1e6) / result.rows, missing: await missingRows(dataset, h, acked) };
+}
+
+/** D68: one row for each of `series` series a request (the next row of each), `writers` writers. */
+async function meridianMany(series, writers) {
+  const { dataset, ids, h } = await newDataset(series);
+  let tick = 0;
+  const cpu0 = serverCpuS();
+  const result = await load(writers, series, async () => {
+    const t = 946684800 + 60 * tick++;
+    const body = { series: ids.map((id, j) => ({ timeSeriesId: id, data: [[iso(t), j % 97, 0]] })) };
+    await call("POST", `/api/ts/dataset/${dataset}/values`, body, h);
+  });
+  const cpu = serverCpuS() - cpu0;
+  const acked = new Map(ids.map((id) => [id, tick]));
+  return { ...result, cpuUsPerRow: (cpu * 1e6) / result.rows, missing: await missingRows(dataset, h, acked) };
+}
+
+/** Acknowledged rows not read back: each series must hold at least the rows acknowledged to it. */
+async function missingRows(dataset, h, acked) {
   let missing = 0;
   for (const [id, n] of acked) {
     const body = await call("GET", `/api/ts/dataset/${dataset}/timeseries/${id}/values`, undefined, h);
     missing += Math.max(0, n - body.data.length);
   }
-  return { ...result, missing };
+  return missing;
 }
 
-async function influxCase(url, k) {
+async function influxAppends(url, k) {
   const pick = appender(k);
   return load(WRITERS, k, async (_w, i) => {
     const { s, t } = pick(i);
@@ -193,26 +222,70 @@ async function influxCase(url, k) {
   });
 }
 
-const influxOk = process.env.BENCH_INFLUX !== "0" && spawnSync("influxd", ["version"]).status === 0;
-if (!influxOk) process.stderr.write("influxd not found (apt-get install influxdb): Meridian's figures only\n");
+async function influxMany(url, series, writers) {
+  let tick = 0;
+  return load(writers, series, async () => {
+    const t = 946684800 + 60 * tick++;
+    let body = "";
+    for (let j = 0; j < series; j++) body += `w1,series=s${j} value=${j % 97},flag=0i ${t}\n`;
+    await influxWrite(url, body);
+  });
+}
 
-for (const k of [1, 100]) {
-  const name = `${SERIES} series x ${k} row${k > 1 ? "s" : ""} a request x ${WRITERS} writers (${backend})`;
+const influxOk = process.env.BENCH_INFLUX !== "0" && spawnSync("influxd", ["version"]).status === 0;
+if (!influxOk) process.stderr.write("influxd not found (apt-get install influxdb), or BENCH_INFLUX=0: Meridian's figures only\n");
+
+const CASES = [
+  {
+    name: `${SERIES} series x 1 row a request x ${WRITERS} writers`,
+    meridian: () => meridianAppends(1),
+    influx: (u) => influxAppends(u, 1),
+  },
+  {
+    name: `${SERIES} series x 100 rows a request x ${WRITERS} writers`,
+    meridian: () => meridianAppends(100),
+    influx: (u) => influxAppends(u, 100),
+  },
+  { name: "1,000 series x 1 row in one request x 4 writers", meridian: () => meridianMany(1000, 4), influx: (u) => influxMany(u, 1000, 4) },
+];
+const only = process.env.BENCH_CASES?.split(",").map(Number);
+for (const [n, c] of CASES.entries()) {
+  if (only && !only.includes(n + 1)) continue;
+  const name = `${c.name} (${backend})`;
   const m = [];
   const i = [];
   for (let round = 0; round < ROUNDS; round++) {
-    m.push(await meridianCase(k));
+    m.push(await c.meridian());
     if (influxOk) {
       const influx = await startInflux();
-      i.push(await influxCase(influx.url, k));
+      i.push(await c.influx(influx.url));
       await influx.stop();
     }
   }
-  const im = influxOk ? spread(i.map((r) => r.rate)).median : undefined;
-  emit(name, "Meridian rows/s", spread(m.map((r) => r.rate)), "rows/s", im);
+  const im = (f) => (influxOk ? spread(i.map(f)).median : undefined);
+  emit(
+    name,
+    "Meridian rows/s",
+    spread(m.map((r) => r.rate)),
+    "rows/s",
+    im((r) => r.rate),
+  );
   if (influxOk) emit(name, "InfluxDB 1.6 rows/s", spread(i.map((r) => r.rate)), "rows/s");
-  emit(name, "Meridian p50", spread(m.map((r) => r.p50)), "ms", influxOk ? spread(i.map((r) => r.p50)).median : undefined);
-  emit(name, "Meridian p99", spread(m.map((r) => r.p99)), "ms", influxOk ? spread(i.map((r) => r.p99)).median : undefined);
+  emit(
+    name,
+    "Meridian p50",
+    spread(m.map((r) => r.p50)),
+    "ms",
+    im((r) => r.p50),
+  );
+  emit(
+    name,
+    "Meridian p99",
+    spread(m.map((r) => r.p99)),
+    "ms",
+    im((r) => r.p99),
+  );
+  emit(name, "Meridian server CPU a row", spread(m.map((r) => r.cpuUsPerRow)), "us");
   emit(
     name,
     "acknowledged rows missing",

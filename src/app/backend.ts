@@ -33,6 +33,7 @@ import { isTransientPgError } from "../postgres/errors.js";
 import { oncePerInterval } from "../postgres/jobs.js";
 import { pgGroupCommit } from "../postgres/group-commit.js";
 import { groupCommit } from "../sqlite/group-commit.js";
+import { WalSync } from "../sqlite/wal-sync.js";
 import { PG_MIGRATIONS, migratePostgres } from "../postgres/schema.js";
 import { pgServerSecret } from "../postgres/server-secrets.js";
 import { serverSecret } from "../sqlite/server-secrets.js";
@@ -71,6 +72,8 @@ export interface Backend {
   ping(): Promise<void>;
   /** Calls fn with false when the connection that hears other processes' writes is lost, true when it is back (PostgreSQL). */
   onLink(fn: (live: boolean) => void): () => void;
+  /** Resolves once every write committed so far is on disk (D66; SQLite: sqlite/wal-sync.ts). */
+  durable: () => Promise<void>;
   /** Calls fn with the number of writes in each transaction the group commit committed (D66). */
   onCommitGroup(fn: (writes: number) => void): void;
   /** Once serving: the SQLite connection stops waiting for locks and checkpoints on a timer. */
@@ -90,6 +93,7 @@ function openSqlite(path: string, creation: Creation): Backend {
   const created = prepareDatabaseFile(path, creation);
   const db = openDatabase(path);
   let stopCheckpoints = () => {};
+  let walSync: WalSync | undefined;
   return {
     kind: "sqlite",
     where: path,
@@ -108,13 +112,18 @@ function openSqlite(path: string, creation: Creation): Backend {
     ping: async () => void db.prepare("SELECT 1").get(),
     onLink: () => () => {}, // every write is seen: the file is read
     onCommitGroup: (fn) => void (groupCommit(db).onGroup = fn),
+    // FULL until serving; then NORMAL, and answers wait for walSync (wal-sync.ts says why).
+    durable: () => walSync?.durable() ?? Promise.resolve(),
     serving(logger) {
       neverWaitForLocks(db); // start-up may wait for an import's lock; serving never does (D51, sqlite/busy-retry.ts)
+      db.pragma("synchronous = NORMAL");
+      walSync = new WalSync(db, `${db.name}-wal`);
       boundPageCache(db); // D28
       stopCheckpoints = startCheckpoints(db, { intervalMs: CHECKPOINT_MS, logger }).stop;
     },
     async close() {
       stopCheckpoints();
+      walSync?.close();
       db.close();
     },
   };
@@ -155,6 +164,7 @@ async function openPostgres(settings: Settings): Promise<Backend> {
       },
       onLink: (fn) => feed.onLink(fn),
       onCommitGroup: (fn) => void (pgGroupCommit(sql).onGroup = fn),
+      durable: () => Promise.resolve(), // a COMMIT returns once the server has it (and its standbys, as configured)
       serving() {
         // nothing to start: PostgreSQL checkpoints itself
       },

@@ -3,12 +3,13 @@
 // group is rolled back alone while its companions commit. Through a real
 // server on the suite's backend, and each backend's group commit on a real
 // database.
-import { mkdtempSync, rmSync } from "node:fs";
+import { fsync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/sqlite/database.js";
 import { groupCommit } from "../../src/sqlite/group-commit.js";
+import { WalSync } from "../../src/sqlite/wal-sync.js";
 import { pgGroupCommit } from "../../src/postgres/group-commit.js";
 import { connectPostgres } from "../../src/postgres/database.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
@@ -147,4 +148,55 @@ describe.skipIf(!PG_URL)("D66 a write failing inside a group (PostgreSQL)", () =
       }
     },
   );
+});
+
+describe("D66 answers wait for the disk (SQLite's WAL synced off the event loop)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "meridian-walsync-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A connection as the server serves it (synchronous=NORMAL), its WalSync with an fsync the test releases by hand. */
+  function serving(name: string) {
+    const db = openDatabase(join(dir, name));
+    db.exec("CREATE TABLE t (n INTEGER NOT NULL)");
+    db.pragma("synchronous = NORMAL");
+    const syncs: { release: () => void; started: number }[] = [];
+    const count = () => db.prepare("SELECT count(*) FROM t").pluck().get() as number;
+    const wal = new WalSync(db, `${db.name}-wal`, (fd, done) => syncs.push({ started: count(), release: () => fsync(fd, done) }));
+    return { db, wal, syncs, insert: (n: number) => db.prepare("INSERT INTO t (n) VALUES (?)").run(n) };
+  }
+  const settled = (p: Promise<unknown>) => Promise.race([p.then(() => true), new Promise((r) => setTimeout(() => r(false), 50))]);
+
+  it("D66 a write is acknowledged only after an fsync that began after its commit", async () => {
+    const { db, wal, syncs, insert } = serving("a.db");
+    insert(1);
+    const first = wal.durable();
+    expect(syncs.map((s) => s.started)).toEqual([1]); // an fsync began, covering the first commit
+    insert(2); // committed while that fsync runs: it is not covered by it
+    const second = wal.durable();
+    syncs[0].release();
+    expect(await settled(first)).toBe(true);
+    expect(await settled(second)).toBe(false); // still waiting: its own fsync has only just begun
+    expect(syncs.map((s) => s.started)).toEqual([1, 2]);
+    syncs[1].release();
+    expect(await settled(second)).toBe(true);
+    wal.close();
+    db.close();
+  });
+
+  it("D66 commits made while an fsync runs share the next one; a call that wrote nothing waits for none", async () => {
+    const { db, wal, syncs, insert } = serving("b.db");
+    insert(1);
+    const first = wal.durable();
+    const more = [2, 3, 4].map((n) => (insert(n), wal.durable()));
+    syncs[0].release();
+    await first;
+    await new Promise((r) => setTimeout(r, 10));
+    expect(syncs).toHaveLength(2); // one more fsync for the three, not three
+    syncs[1].release();
+    await Promise.all(more);
+    expect(await settled(wal.durable())).toBe(true); // nothing new: no fsync
+    expect(syncs).toHaveLength(2);
+    wal.close();
+    db.close();
+  });
 });
