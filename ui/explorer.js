@@ -12,21 +12,10 @@
 // range downloads as CSV, Arrow or Parquet. Signed in as the console is (the
 // same sessionStorage entry and form). User data is set as text only.
 /* global uPlot */
+import { authHeaders, credential, refusal as refusalOf, showSignIn, signInForm } from "/ui/credential.js";
 
 const $ = (id) => document.getElementById(id);
-const STORE = "meridian-console-credential";
 const HEIGHT = 360;
-
-function credential() {
-  const saved = sessionStorage.getItem(STORE);
-  return saved ? JSON.parse(saved) : null;
-}
-
-function authHeaders() {
-  const c = credential();
-  if (!c) return {};
-  return c.kind === "token" ? { authorization: `Bearer ${c.value}` } : { "svc-open-api-key": c.value };
-}
 
 /** The D14 headers of a time series call in `project` and `dataset`. */
 const tsHeaders = (project, dataset) => ({
@@ -175,9 +164,8 @@ function notice(text) {
 }
 
 function refusal(status, json) {
+  if (status === 401 || status === 403) return refusalOf(status, json, "read these time series");
   const why = json?.detail ?? json?.message ?? json?.title;
-  if (status === 401) return `This credential was refused${why ? `: ${why}` : ""}.`;
-  if (status === 403) return `This credential may not read these time series${why ? `: ${why}` : ""}.`;
   return `${status}${why ? `: ${why}` : ""}`;
 }
 
@@ -622,20 +610,15 @@ function signedIn(yes) {
 }
 
 function signOut(reason = "") {
-  sessionStorage.removeItem(STORE);
   reading?.abort();
   reading = null;
   notice("");
-  $("sign-in").elements.value.value = "";
-  $("sign-in-error").textContent = reason;
+  showSignIn($("sign-in"), reason);
   signedIn(false);
 }
 
 function start() {
-  $("sign-in").addEventListener("submit", (event) => {
-    event.preventDefault();
-    const { kind, value } = Object.fromEntries(new FormData(event.target));
-    sessionStorage.setItem(STORE, JSON.stringify({ kind, value: value.trim() }));
+  signInForm($("sign-in"), "Kept in this tab only (sessionStorage), shared with the console.", () => {
     $("sign-in-error").textContent = "";
     signedIn(true);
     void openHash();

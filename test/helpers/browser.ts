@@ -3,6 +3,7 @@
 // absent the browser tests are skipped and say why.
 import { existsSync } from "node:fs";
 import { chromium, type Browser, type BrowserContextOptions, type Page } from "playwright-core";
+import { expect } from "vitest";
 
 const CANDIDATES = [process.env.MERIDIAN_TEST_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"].filter(Boolean) as string[];
 
@@ -61,4 +62,131 @@ export async function bannerPage(
   );
   await watched.page.goto(`${serverUrl}${path}`);
   return watched;
+}
+
+/** A signed-in explorer page (issue 43) with the chart reads it made, in order. */
+export interface ExplorerPage {
+  page: Page;
+  dialogs: string[];
+  violations: () => Promise<string[]>;
+  charts: URL[];
+}
+
+/**
+ * /ui/explorer.html in a new page, signed in with `key` through its form (not
+ * signed in when `key` is null); `options` set the viewport, device pixel
+ * ratio, time zone... (a 1100 x 800 viewport at ratio 1 unless given).
+ */
+export async function explorerPage(
+  browser: Browser,
+  serverUrl: string,
+  key: string | null,
+  options: BrowserContextOptions = {},
+): Promise<ExplorerPage> {
+  const w = await watchedPage(browser, { viewport: { width: 1100, height: 800 }, deviceScaleFactor: 1, ...options });
+  const charts: URL[] = [];
+  w.page.on("request", (r) => {
+    if (r.url().includes("/values/chart")) charts.push(new URL(r.url()));
+  });
+  await w.page.goto(`${serverUrl}/ui/explorer.html`);
+  if (key !== null) {
+    await w.page.fill("#sign-in input[name=value]", key);
+    await w.page.click("#sign-in button[type=submit]");
+    await w.page.locator("#app").waitFor();
+  }
+  return { ...w, charts };
+}
+
+/** Opens an explorer link and waits until its view is drawn. */
+export async function openExplorerLink(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await expect.poll(() => page.textContent("#summary")).toMatch(/rows drawn at \d+ pixel columns/);
+}
+
+/** How a reference drawing gets its rows: every row of the range, or resampled ones that must differ. */
+export type ExplorerDrawing = "every" | "thinned" | "coarse" | "joined";
+
+/**
+ * Draws, in the explorer's page and by its own module's plot(), the view
+ * [from, to] of `series` from rows the test chose: "every" row of the range
+ * (the values read), and, to show that a comparison can fail, the chart read
+ * with every other row left out ("thinned"), the chart read of half the width
+ * ("coarse"), or every row but those with missing values ("joined"). Answers
+ * the number of pixels where each drawing differs from the page's own canvas
+ * (and from "every"'s, as `vsEvery`), the canvases' sizes and the numbers of
+ * rows; leaves the canvases in window.explorerDrawings for a closer look.
+ */
+export async function compareDrawings(
+  page: Page,
+  view: { project: string; dataset: string; series: string; from: number; to: number },
+  drawings: ExplorerDrawing[],
+) {
+  // The explorer's own module, the one the page runs (a module is loaded once), draws the references.
+  // Given as text: the test's own transform would rewrite an import() written here.
+  await page.evaluate(`import("/ui/explorer.js").then((m) => { window.explorerModule = m; })`);
+  return page.evaluate(
+    async ({ view, drawings }) => {
+      interface Plot {
+        show: (...a: unknown[]) => void;
+      }
+      const w = window as unknown as {
+        explorerModule: { plot: (el: HTMLElement, width: number) => Plot };
+        explorerDrawings: Record<string, HTMLCanvasElement>;
+      };
+      const c = JSON.parse(sessionStorage.getItem("meridian-console-credential")!) as { value: string };
+      const headers = {
+        "svc-open-api-key": c.value,
+        "svc-service-id": "timeseries",
+        "svc-project-id": view.project,
+        "svc-dataset-id": view.dataset,
+      };
+      const q = (o: Record<string, string>) => new URLSearchParams(o).toString();
+      const stamp = (s: number) => new Date(s * 1000).toISOString().slice(0, 19);
+      const base = `/api/ts/dataset/${view.dataset}/timeseries/${view.series}/values`;
+      const range = { from: stamp(view.from), to: stamp(view.to) };
+      const read = (path: string) =>
+        fetch(path, { headers })
+          .then((r) => r.json())
+          .then((j: { data: unknown[][] }) => j.data);
+      const chartEl = document.getElementById("chart")!;
+      const live = chartEl.querySelector("canvas")!;
+      const width = Math.floor(document.querySelector("#chart .u-over")!.getBoundingClientRect().width);
+      const every = await read(`${base}?${q(range)}`);
+      const charted = await read(`${base}/chart?${q({ ...range, width: String(width) })}`);
+      const rowsOf: Record<string, () => Promise<unknown[][]>> = {
+        every: () => Promise.resolve(every),
+        thinned: () => Promise.resolve(charted.filter((_, i) => i % 2 === 0 || i === charted.length - 1)),
+        coarse: () => read(`${base}/chart?${q({ ...range, width: String(Math.floor(width / 2)) })}`),
+        joined: () => Promise.resolve(every.filter((r) => r[1] !== null)),
+      };
+      w.explorerDrawings = {};
+      for (const name of ["every", ...drawings]) {
+        const div = document.createElement("div");
+        document.body.append(div);
+        w.explorerModule.plot(div, chartEl.clientWidth).show(await rowsOf[name](), 1, view.from, view.to);
+        w.explorerDrawings[name] = div.querySelector("canvas")!;
+      }
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      const pixels = (cv: HTMLCanvasElement) => cv.getContext("2d")!.getImageData(0, 0, cv.width, cv.height).data;
+      const differing = (a: Uint8ClampedArray, b: Uint8ClampedArray) => {
+        let n = 0;
+        for (let i = 0; i < a.length; i += 4)
+          if (a[i] !== b[i] || a[i + 1] !== b[i + 1] || a[i + 2] !== b[i + 2] || a[i + 3] !== b[i + 3]) n++;
+        return n;
+      };
+      const mine = pixels(live);
+      const reference = pixels(w.explorerDrawings.every);
+      return {
+        sizes: [live.width, live.height, w.explorerDrawings.every.width, w.explorerDrawings.every.height],
+        every: every.length,
+        charted: charted.length,
+        missing: every.filter((r) => r[1] === null).length,
+        inked: mine.reduce((n, v, i) => (i % 4 === 3 && v > 0 ? n + 1 : n), 0),
+        differing: differing(mine, reference),
+        vsEvery: Object.fromEntries(drawings.map((d) => [d, differing(pixels(w.explorerDrawings[d]), reference)])),
+        summary: document.getElementById("summary")!.textContent,
+      };
+    },
+    { view, drawings },
+  );
 }

@@ -10,8 +10,8 @@
 import { readFile } from "node:fs/promises";
 import { tableFromIPC } from "apache-arrow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser, BrowserContextOptions, Page, Request } from "playwright-core";
-import { NO_CHROMIUM, launchChromium, watchedPage } from "../helpers/browser.js";
+import type { Browser, BrowserContextOptions, Page } from "playwright-core";
+import { NO_CHROMIUM, compareDrawings, explorerPage, launchChromium, openExplorerLink as openLink } from "../helpers/browser.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { PROJECT, TS_RW, iso, tsApi } from "../helpers/timeseries.js";
 
@@ -89,24 +89,8 @@ const link = (from: number, to: number, id = series) =>
   `${server.url}/ui/explorer.html#project=${PROJECT}&dataset=${dataset}&series=${id}&from=${iso(from)}Z&to=${iso(to)}Z`;
 
 /** A signed-in explorer page recording its chart reads; `dpr` is the device pixel ratio. */
-async function explorer(dpr = 1, options: BrowserContextOptions = {}) {
-  const w = await watchedPage(browser, { viewport: { width: 1100, height: 800 }, deviceScaleFactor: dpr, ...options });
-  const charts: URL[] = [];
-  w.page.on("request", (r: Request) => {
-    if (r.url().includes("/values/chart")) charts.push(new URL(r.url()));
-  });
-  await w.page.goto(`${server.url}/ui/explorer.html`);
-  await w.page.fill("#sign-in input[name=value]", key);
-  await w.page.click("#sign-in button[type=submit]");
-  await w.page.locator("#app").waitFor();
-  return { ...w, charts };
-}
-
-/** Opens a deep link and waits until its view is drawn. */
-async function openLink(page: Page, url: string) {
-  await page.goto(url);
-  await expect.poll(() => page.textContent("#summary")).toMatch(/rows drawn at \d+ pixel columns/);
-}
+const explorer = (dpr = 1, options: BrowserContextOptions = {}) =>
+  explorerPage(browser, server.url, key, { deviceScaleFactor: dpr, ...options });
 
 /** The plot area's width in device pixels, as the page lays it out. */
 const plotDevicePixels = (page: Page) =>
@@ -122,78 +106,17 @@ describe.skipIf(NO_CHROMIUM)(`issue 43 series explorer in Chromium${NO_CHROMIUM 
       const from = START + 3 * 3600 + 17 * 60 + 30;
       const to = START + 20 * 86_400 + 301;
       await openLink(w.page, link(from, to));
-      // The explorer's own module, the one the page runs (a module is loaded once), draws the reference.
-      // Given as text: the test's own transform would rewrite an import() written here.
-      await w.page.evaluate(`import("/ui/explorer.js").then((m) => { window.explorerModule = m; })`);
-      const result = await w.page.evaluate(
-        async ({ dataset, series, from, to }) => {
-          const m = (
-            window as unknown as { explorerModule: { plot: (el: HTMLElement, width: number) => { show: (...a: unknown[]) => void } } }
-          ).explorerModule;
-          const c = JSON.parse(sessionStorage.getItem("meridian-console-credential")!);
-          const headers = {
-            "svc-open-api-key": c.value,
-            "svc-service-id": "timeseries",
-            "svc-project-id": "proj-a",
-            "svc-dataset-id": dataset,
-          };
-          const q = (o: Record<string, string>) => new URLSearchParams(o).toString();
-          const stamp = (s: number) => new Date(s * 1000).toISOString().slice(0, 19);
-          const base = `/api/ts/dataset/${dataset}/timeseries/${series}/values`;
-          const all = (await (await fetch(`${base}?${q({ from: stamp(from), to: stamp(to) })}`, { headers })).json()).data as unknown[][];
-          const chart = document.getElementById("chart")!;
-          const live = chart.querySelector("canvas")!;
-          const width = Math.floor(document.querySelector("#chart .u-over")!.getBoundingClientRect().width);
-          const chartRows = (w: number) =>
-            fetch(`${base}/chart?${q({ from: stamp(from), to: stamp(to), width: String(w) })}`, { headers })
-              .then((r) => r.json())
-              .then((j) => j.data as unknown[][]);
-          const drawn = await chartRows(width);
-          const draw = (rows: unknown[][]) => {
-            const div = document.createElement("div");
-            document.body.append(div);
-            const p = m.plot(div, chart.clientWidth);
-            p.show(rows, 1, from, to);
-            return div.querySelector("canvas")!;
-          };
-          // A reference from every row; and, to show the comparison would see it, two resampled drawings:
-          // the chart read with every other row left out, and the chart read of half the width.
-          const reference = draw(all);
-          const thinned = draw(drawn.filter((_, i) => i % 2 === 0 || i === drawn.length - 1));
-          const coarse = draw(await chartRows(Math.floor(width / 2)));
-          await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-          const pixels = (c: HTMLCanvasElement) => c.getContext("2d")!.getImageData(0, 0, c.width, c.height).data;
-          const differing = (a: Uint8ClampedArray, b: Uint8ClampedArray) => {
-            let n = 0;
-            for (let i = 0; i < a.length; i += 4)
-              if (a[i] !== b[i] || a[i + 1] !== b[i + 1] || a[i + 2] !== b[i + 2] || a[i + 3] !== b[i + 3]) n++;
-            return n;
-          };
-          const mine = pixels(live);
-          const inked = mine.reduce((n, v, i) => (i % 4 === 3 && v > 0 ? n + 1 : n), 0);
-          return {
-            sizes: [live.width, live.height, reference.width, reference.height],
-            all: all.length,
-            drawnRows: drawn.length,
-            inked,
-            differing: differing(mine, pixels(reference)),
-            thinned: differing(pixels(thinned), pixels(reference)),
-            coarse: differing(pixels(coarse), pixels(reference)),
-            summary: document.getElementById("summary")!.textContent,
-          };
-        },
-        { dataset, series, from, to },
-      );
+      const result = await compareDrawings(w.page, { project: PROJECT, dataset, series, from, to }, ["thinned", "coarse"]);
       expect(result.sizes[0]).toBeGreaterThan(900);
       expect(result.sizes.slice(2)).toEqual(result.sizes.slice(0, 2));
       // The explorer drew the chart read of the plot's width: far fewer rows than the range holds.
-      expect(result.summary).toContain(`${result.drawnRows} rows drawn`);
-      expect(result.all).toBeGreaterThan(5 * result.drawnRows);
+      expect(result.summary).toContain(`${result.charted} rows drawn`);
+      expect(result.every).toBeGreaterThan(5 * result.charted);
       expect(result.inked).toBeGreaterThan(10_000); // axes, ticks and the line
       expect(result.differing).toBe(0);
       // Resampled drawings differ from every row's: the comparison above can fail.
-      expect(result.thinned).toBeGreaterThan(100);
-      expect(result.coarse).toBeGreaterThan(100);
+      expect(result.vsEvery.thinned).toBeGreaterThan(100);
+      expect(result.vsEvery.coarse).toBeGreaterThan(100);
       expect(w.dialogs).toEqual([]);
       expect(await w.violations()).toEqual([]);
     } finally {
@@ -295,82 +218,40 @@ describe.skipIf(NO_CHROMIUM)(`issue 43 series explorer in Chromium${NO_CHROMIUM 
       const from = START + 2 * 3600 + 7 * 60 + 20;
       const to = START + (GAPPY - 17) * 60 + 11;
       await openLink(w.page, link(from, to, gappy));
-      await w.page.evaluate(`import("/ui/explorer.js").then((m) => { window.explorerModule = m; })`);
-      const result = await w.page.evaluate(
-        async ({ dataset, series, from, to, start }) => {
-          const m = (
-            window as unknown as { explorerModule: { plot: (el: HTMLElement, width: number) => { show: (...a: unknown[]) => void } } }
-          ).explorerModule;
-          const c = JSON.parse(sessionStorage.getItem("meridian-console-credential")!);
-          const headers = {
-            "svc-open-api-key": c.value,
-            "svc-service-id": "timeseries",
-            "svc-project-id": "proj-a",
-            "svc-dataset-id": dataset,
-          };
-          const stamp = (s: number) => new Date(s * 1000).toISOString().slice(0, 19);
-          const q = new URLSearchParams({ from: stamp(from), to: stamp(to) });
-          const base = `/api/ts/dataset/${dataset}/timeseries/${series}/values`;
-          const all = (await (await fetch(`${base}?${q}`, { headers })).json()).data as unknown[][];
-          const chart = document.getElementById("chart")!;
-          const live = chart.querySelector("canvas")!;
-          const draw = (rows: unknown[][]) => {
-            const div = document.createElement("div");
-            document.body.append(div);
-            const p = m.plot(div, chart.clientWidth);
-            p.show(rows, 1, from, to);
-            return div.querySelector("canvas")!;
-          };
-          // A reference from every row, and a drawing that steps over missing values (joining across
-          // them, as the first slice did): the gaps must show, and show where every row puts them.
-          const reference = draw(all);
-          const joined = draw(all.filter((r) => r[1] !== null));
-          await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-          const pixels = (cv: HTMLCanvasElement) => cv.getContext("2d")!.getImageData(0, 0, cv.width, cv.height).data;
-          const differing = (a: Uint8ClampedArray, b: Uint8ClampedArray) => {
-            let n = 0;
-            for (let i = 0; i < a.length; i += 4)
-              if (a[i] !== b[i] || a[i + 1] !== b[i + 1] || a[i + 2] !== b[i + 2] || a[i + 3] !== b[i + 3]) n++;
-            return n;
-          };
-          // The line's pixels (#1f4e9c) in the canvas column of the row `i` minutes after the series' start.
-          const over = document.querySelector("#chart .u-over")!.getBoundingClientRect();
-          const left = over.left - live.getBoundingClientRect().left;
-          const width = Math.floor(over.width);
-          const ink = (cv: HTMLCanvasElement, i: number) => {
-            const x = left + Math.floor(((start + i * 60 - from) * width) / (to - from + 1));
-            const px = pixels(cv);
-            let n = 0;
-            for (let y = 0; y < cv.height; y++) {
-              const o = (y * cv.width + x) * 4;
-              // Its colour, give or take the rounding of a pixel the line covers in part (kept premultiplied).
-              const near = (k: number, v: number) => Math.abs(px[o + k] - v) <= 12;
-              if (px[o + 3] > 0 && near(0, 0x1f) && near(1, 0x4e) && near(2, 0x9c)) n++;
-            }
-            return n;
-          };
-          const mine = pixels(live);
-          return {
-            all: all.length,
-            missing: all.filter((r) => r[1] === null).length,
-            differing: differing(mine, pixels(reference)),
-            joined: differing(pixels(joined), pixels(reference)),
-            // Mid-run of missing values: no line, in the page's drawing and in every row's; the joined one has it.
-            inkInRun: [ink(live, 3200), ink(reference, 3200), ink(joined, 3200)],
-            // The lone value between two runs is a dot.
-            inkOfLone: ink(live, 8100),
-            summary: document.getElementById("summary")!.textContent,
-          };
-        },
-        { dataset, series: gappy, from, to, start: START },
-      );
+      const result = await compareDrawings(w.page, { project: PROJECT, dataset, series: gappy, from, to }, ["joined"]);
+      // The line's pixels (#1f4e9c) in the canvas column of the row `i` minutes after the series' start, in the
+      // page's drawing, every row's and the joined one's (which steps over missing values, as the first slice did).
+      const ink = (i: number) =>
+        w.page.evaluate(
+          ({ i, from, to, start }) => {
+            const d = (window as unknown as { explorerDrawings: Record<string, HTMLCanvasElement> }).explorerDrawings;
+            const live = document.querySelector<HTMLCanvasElement>("#chart canvas")!;
+            const over = document.querySelector("#chart .u-over")!.getBoundingClientRect();
+            const left = over.left - live.getBoundingClientRect().left;
+            const x = left + Math.floor(((start + i * 60 - from) * Math.floor(over.width)) / (to - from + 1));
+            return [live, d.every, d.joined].map((cv) => {
+              const px = cv.getContext("2d")!.getImageData(0, 0, cv.width, cv.height).data;
+              let n = 0;
+              for (let y = 0; y < cv.height; y++) {
+                const o = (y * cv.width + x) * 4;
+                // Its colour, give or take the rounding of a pixel the line covers in part (kept premultiplied).
+                const near = (k: number, v: number) => Math.abs(px[o + k] - v) <= 12;
+                if (px[o + 3] > 0 && near(0, 0x1f) && near(1, 0x4e) && near(2, 0x9c)) n++;
+              }
+              return n;
+            });
+          },
+          { i, from, to, start: START },
+        );
+      const inkInRun = await ink(3200); // mid-run of missing values
+      const inkOfLone = (await ink(8100))[0]; // the lone value between two runs is a dot
       expect(result.missing).toBeGreaterThan(600);
       expect(result.summary).toMatch(/rows drawn/);
       expect(result.differing).toBe(0);
-      expect(result.joined).toBeGreaterThan(20);
-      expect(result.inkInRun.slice(0, 2)).toEqual([0, 0]);
-      expect(result.inkInRun[2]).toBeGreaterThan(0);
-      expect(result.inkOfLone).toBeGreaterThan(0);
+      expect(result.vsEvery.joined).toBeGreaterThan(20);
+      expect(inkInRun.slice(0, 2)).toEqual([0, 0]);
+      expect(inkInRun[2]).toBeGreaterThan(0);
+      expect(inkOfLone).toBeGreaterThan(0);
       expect(w.dialogs).toEqual([]);
       expect(await w.violations()).toEqual([]);
     } finally {
