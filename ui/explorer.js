@@ -634,7 +634,10 @@ function start() {
   $("series").addEventListener("change", () => {
     if ($("series").value) open($("series").value);
   });
-  window.addEventListener("hashchange", () => void openHash());
+  // Signed out, a new link waits for the sign-in (which opens it): nothing is asked without a credential.
+  window.addEventListener("hashchange", () => {
+    if (credential()) void openHash();
+  });
   window.addEventListener("resize", () => {
     if (!chart) return;
     chart.u.setSize({ width: $("chart").clientWidth, height: HEIGHT });

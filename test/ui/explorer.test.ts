@@ -354,4 +354,84 @@ describe.skipIf(NO_CHROMIUM)(`issue 43 series explorer in Chromium${NO_CHROMIUM 
       await w.page.close();
     }
   });
+
+  it("issue 43 no credential: the sign-in is offered, nothing is read, and signing in opens the linked view", async () => {
+    const w = await explorerPage(browser, server.url, null);
+    try {
+      const api: string[] = [];
+      w.page.on("request", (r) => {
+        if (r.url().includes("/api/")) api.push(r.url());
+      });
+      await w.page.goto(link(START, START + 86_400 - 1));
+      await w.page.locator("#sign-in input[name=value]").waitFor();
+      expect(await w.page.isVisible("#app")).toBe(false);
+      expect(await w.page.isVisible("#sign-out")).toBe(false);
+      expect(await w.page.locator("#sign-in select[name=kind] option").allTextContents()).toEqual(["API key", "Bearer token"]);
+      expect(api).toEqual([]);
+      await w.page.fill("#sign-in input[name=value]", key);
+      await w.page.click("#sign-in button[type=submit]");
+      await expect.poll(() => w.page.textContent("#summary")).toMatch(/rows drawn/);
+      expect(w.charts.at(-1)!.pathname).toContain(series);
+      // Stored for the tab under the console's name: the console opens signed in too.
+      expect(await w.page.evaluate(() => JSON.parse(sessionStorage.getItem("meridian-console-credential")!))).toEqual({
+        kind: "key",
+        value: key,
+      });
+      expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("issue 43 a refused credential: the sign-in again, with the server's 401 beside it, and no view", async () => {
+    const w = await explorerPage(browser, server.url, null);
+    try {
+      const refused: number[] = [];
+      w.page.on("response", (r) => {
+        if (r.url().includes("/api/")) refused.push(r.status());
+      });
+      // With a linked view: the listing is refused at once.
+      await w.page.goto(link(START, START + 86_400 - 1));
+      await w.page.fill("#sign-in input[name=value]", "mrd_nosuchkey_0000");
+      await w.page.click("#sign-in button[type=submit]");
+      await expect.poll(() => w.page.textContent("#sign-in-error")).toMatch(/^This credential was refused: .+/);
+      expect(refused).toEqual([401]);
+      expect(await w.page.getAttribute("#sign-in-error", "role")).toBe("alert");
+      expect(await w.page.isVisible("#sign-in-error")).toBe(true);
+      expect(await w.page.isVisible("#app")).toBe(false);
+      expect(await w.page.evaluate(() => sessionStorage.getItem("meridian-console-credential"))).toBeNull();
+      expect(w.charts).toEqual([]);
+      // Without one: the first listing is refused, and back to the sign-in with the reason.
+      await w.page.goto(`${server.url}/ui/explorer.html`);
+      await w.page.fill("#sign-in input[name=value]", "mrd_nosuchkey_0000");
+      await w.page.click("#sign-in button[type=submit]");
+      await w.page.fill("#pick input[name=project]", PROJECT);
+      await w.page.fill("#pick input[name=dataset]", dataset);
+      await w.page.click("#pick button[type=submit]");
+      await expect.poll(() => w.page.textContent("#sign-in-error")).toMatch(/^This credential was refused/);
+      expect(await w.page.isVisible("#app")).toBe(false);
+      expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("issue 43 a read-only key reads: the series listed, drawn and downloaded", async () => {
+    const readOnly = await server.key({ scopes: ["platform_timeseries_read"], projects: [PROJECT], clientId: "explorer-reader" });
+    const w = await explorerPage(browser, server.url, readOnly);
+    try {
+      await w.page.fill("#pick input[name=project]", PROJECT);
+      await w.page.fill("#pick input[name=dataset]", dataset);
+      await w.page.click("#pick button[type=submit]");
+      await expect.poll(() => w.page.locator("#series option").count()).toBeGreaterThan(3);
+      await w.page.selectOption("#series", series);
+      await expect.poll(() => w.page.textContent("#summary")).toMatch(/rows drawn/);
+      const [d] = await Promise.all([w.page.waitForEvent("download"), w.page.click("#downloads button[data-format=csv]")]);
+      expect((await readFile(await d.path())).toString("utf8").split("\r\n").length).toBe(ROWS + 2);
+      expect(await w.page.isVisible("#notice")).toBe(false);
+      expect(await w.page.textContent("#sign-in-error")).toBe("");
+    } finally {
+      await w.page.close();
+    }
+  });
 });
