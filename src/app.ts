@@ -27,6 +27,8 @@ import { Sanitizer } from "./featurestatus/sanitize.js";
 import { ACTIVE_SET_EVENTS } from "./featurestatus/watch-stream.js";
 import { messageDeliveryService } from "./featurestatus/message-delivery-service.js";
 import { MessageListings } from "./featurestatus/message-listings.js";
+import { ChangeBus } from "./featurestatus/change-bus.js";
+import { MessageWrites } from "./featurestatus/message-writes.js";
 import { nowSeconds } from "./featurestatus/message-fields.js";
 import { startWebhookDelivery } from "./featurestatus/webhook-delivery.js";
 import { WebhookHosts } from "./featurestatus/webhook-addresses.js";
@@ -63,6 +65,10 @@ export interface Meridian {
   readonly metricsUrl?: string;
   /** Where the data lives (D40). */
   readonly backend: Backend;
+  /** Every write of a message, with its audit record, event and notification (for tests and tools). */
+  readonly messageWrites: MessageWrites;
+  /** Told after each change of the messages has committed (D46). */
+  readonly messageChanges: ChangeBus;
   /** The SQLite connection; throws on PostgreSQL. */
   readonly db: Db;
   readonly address: AddressInfo;
@@ -152,6 +158,9 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     ),
   );
   const messages = backend.messages;
+  // D46: told of every change of the messages after it commits, this process's and (PostgreSQL) other replicas'.
+  const messageChanges = new ChangeBus((e) => logger.error({ err: e }, "a watcher of message changes failed"), messages);
+  const messageWrites = new MessageWrites(messages, messageChanges);
   // One key seals message cursors (D21) and value cursors (D27); their bindings keep them apart.
   const cursors = new CursorSeal(backend.cursorKey);
   // One listing cache (D51) for the listings, the streams (D46) and the feeds (D63): each reads what the others computed.
@@ -166,6 +175,8 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     FeatureStatusService,
     featureStatusService({
       store: messages,
+      writes: messageWrites,
+      changes: messageChanges,
       listings,
       dismissals: backend.dismissals,
       sanitizer: new Sanitizer({ allowHttpLinks: settings.allowHttpLinks }),
@@ -230,23 +241,26 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
     await backend.close();
     throw e;
   }
-  const cleanup = startCleanup(messages, {
-    intervalS: settings.cleanupIntervalS,
-    retentionDays: settings.messageRetentionDays,
-    auditRetentionDays: settings.auditRetentionDays,
-    webhooks: backend.webhooks,
-    logger,
-    // With replicas on one PostgreSQL database, one of them runs it per interval (D22, D40).
-    gate: (run) => backend.oncePerInterval("message-cleanup", settings.cleanupIntervalS, run),
-    unavailable: backend.isUnavailable,
-  });
+  const cleanup = startCleanup(
+    { writes: messageWrites, store: messages },
+    {
+      intervalS: settings.cleanupIntervalS,
+      retentionDays: settings.messageRetentionDays,
+      auditRetentionDays: settings.auditRetentionDays,
+      webhooks: backend.webhooks,
+      logger,
+      // With replicas on one PostgreSQL database, one of them runs it per interval (D22, D40).
+      gate: (run) => backend.oncePerInterval("message-cleanup", settings.cleanupIntervalS, run),
+      unavailable: backend.isUnavailable,
+    },
+  );
   // The run at start is over before start-up is (on PostgreSQL it is a round trip or two):
   // what it removes is never seen by a first request, whichever the backend.
   await cleanup.first;
   // D63: the clock's events and the outbox's deliveries; on PostgreSQL one replica delivers at a time.
   const delivery = startWebhookDelivery({
     store: backend.webhooks,
-    messages,
+    changes: messageChanges,
     json: registry.json,
     hosts: webhookHosts,
     logger,
@@ -267,6 +281,8 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   let closing: Promise<void> | undefined;
   return {
     backend,
+    messageWrites,
+    messageChanges,
     metricsUrl: metricsListener?.url ?? (settings.metrics.kind === "public" ? `${url}/metrics` : undefined),
     get db() {
       if (!backend.sqlite) throw new Error("no SQLite database: MERIDIAN_DB is a PostgreSQL URL");

@@ -6,6 +6,7 @@ import { SqliteApiKeyStore } from "../sqlite/api-key-store.js";
 import { PostgresApiKeyStore } from "../postgres/api-key-store.js";
 import type { Settings } from "../config/settings.js";
 import type { MessageStore } from "../featurestatus/message-store.js";
+import type { MessageTransactions } from "../featurestatus/message-transactions.js";
 import { SqliteMessageStore } from "../sqlite/message-store.js";
 import { PostgresMessageStore } from "../postgres/message-store.js";
 import type { DismissalStore } from "../featurestatus/dismissals.js";
@@ -41,7 +42,8 @@ export interface Backend {
   where: string;
   /** This open made a new, empty database (a SQLite file, or the tables in an empty PostgreSQL database). */
   created: boolean;
-  messages: MessageStore;
+  /** The messages as read, and the transaction port their writes go through (message-writes.ts). */
+  messages: MessageStore & MessageTransactions;
   /** D63: who dismissed which message, for readers signed in as a person. */
   dismissals: DismissalStore;
   /** D63 webhooks, the outbox of message events and the delivery log. */

@@ -1,7 +1,8 @@
 // D48 the audit trail of messages: every create, update and delete, and every
 // deletion by the retention cleanup, with when, who and the message before and
-// after. Written by the message stores in the same transaction as the change
-// itself, so a change is never without its record (nor a record without it).
+// after. Decided once, by the unit of work of each write (message-writes.ts),
+// and written in the same transaction as the change itself, so a change is
+// never without its record (nor a record without it).
 
 export type AuditAction = "create" | "update" | "delete" | "cleanup";
 
@@ -13,20 +14,25 @@ export interface Actor {
   subject?: string;
 }
 
-export interface AuditRow {
-  id: number;
+/** A record as a write appends it. */
+export interface AuditRecord {
   /** Epoch milliseconds. */
   at: number;
   action: AuditAction;
-  message_id: number;
-  feature_id: string | null;
-  client_id: string | null;
-  key_id: string | null;
+  messageId: number;
+  featureId: string | null;
+  clientId: string | null;
+  keyId: string | null;
   issuer: string | null;
   subject: string | null;
-  /** The stored message as JSON, before and after (null: it did not exist). */
+  /** The stored message before and after, as message images (message-image.ts; null: it did not exist). */
   before: string | null;
   after: string | null;
+}
+
+/** A record as the trail is read: numbered, newest highest. */
+export interface AuditEntryRecord extends AuditRecord {
+  id: number;
 }
 
 export interface AuditQuery {

@@ -4,6 +4,7 @@
 // whose deliveries are over, with their delivery log.
 import type { Logger } from "../log/logger.js";
 import type { MessageStore } from "./message-store.js";
+import type { MessageWrites } from "./message-writes.js";
 import type { WebhookStore } from "./webhooks.js";
 import { nowSeconds } from "./message-fields.js";
 import { isBusy } from "../core/database-busy.js";
@@ -32,7 +33,13 @@ export interface Cleanup {
   stop(): void;
 }
 
-export function startCleanup(store: MessageStore, opts: CleanupOptions): Cleanup {
+/** What a cleanup deletes through: the writes (expired messages, D22, recorded in the audit trail) and the store (old audit entries). */
+export interface CleanupTargets {
+  writes: Pick<MessageWrites, "purgeExpiredBefore">;
+  store: Pick<MessageStore, "purgeAuditBefore">;
+}
+
+export function startCleanup({ writes, store }: CleanupTargets, opts: CleanupOptions): Cleanup {
   const now = opts.now ?? nowSeconds;
   const gate = opts.gate ?? ((run) => run());
   const runOnce = async (): Promise<number | undefined> => {
@@ -40,7 +47,7 @@ export function startCleanup(store: MessageStore, opts: CleanupOptions): Cleanup
     const deleted = await gate(async () => {
       // The outbox first: the messages' deletion is what a reader sees, and the run's log line follows it closely.
       await opts.webhooks?.purgeEventsBefore((now() - auditDays * 86_400) * 1000);
-      const n = await store.purgeExpiredBefore(now() - opts.retentionDays * 86_400);
+      const n = await writes.purgeExpiredBefore(now() - opts.retentionDays * 86_400);
       await store.purgeAuditBefore((now() - auditDays * 86_400) * 1000);
       return n;
     });

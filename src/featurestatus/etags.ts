@@ -5,9 +5,9 @@
 import { createHash } from "node:crypto";
 import type { ConnectError } from "@connectrpc/connect";
 import { failure } from "../core/errors.js";
-import type { MessageRow } from "./message-store.js";
+import type { MessageRecord } from "./message-store.js";
 
-export function messageEtag(row: MessageRow): string {
+export function messageEtag(row: MessageRecord): string {
   return `"${row.id}.${row.version}"`;
 }
 
@@ -30,7 +30,7 @@ export function listingEtag(page: Uint8Array): string {
 }
 
 /** The condition an If-Match value (or a request's etag field) sets; undefined when none was sent. */
-export function ifMatch(value: string | null | undefined): ((row: MessageRow) => boolean) | undefined {
+export function ifMatch(value: string | null | undefined): ((row: MessageRecord) => boolean) | undefined {
   if (value === undefined || value === null) return undefined;
   const tags = value.split(",").map((t) => t.trim());
   if (tags.includes("*")) return () => true;
@@ -38,7 +38,7 @@ export function ifMatch(value: string | null | undefined): ((row: MessageRow) =>
 }
 
 /** 412 (gRPC FAILED_PRECONDITION): the message changed since the caller's ETag; its current one goes along. */
-export function stale(current: MessageRow): ConnectError {
+export function stale(current: MessageRecord): ConnectError {
   const etag = messageEtag(current);
   return failure("ETAG_MISMATCH", `message ${current.id} has changed: its ETag is now ${etag}; read it again and retry`, {
     headers: { etag },

@@ -5,7 +5,7 @@
 import type { CursorSeal } from "../core/cursor-seal.js";
 import { invalidField } from "../core/errors.js";
 import type { Scope } from "./access.js";
-import { sortKeyOf, type MessageRow } from "./message-store.js";
+import { sortKeyOf, type MessageRecord } from "./message-store.js";
 import type { Listing } from "./listing-params.js";
 
 /** A keyset position: rows strictly after this sort key and id. */
@@ -20,7 +20,7 @@ export function listingBinding(scope: Scope, l: Listing): string {
 }
 
 /** The cursor to the page after `last`, the last row of this one. */
-export function issueListingCursor(seal: CursorSeal, binding: string, l: Listing, last: MessageRow): string {
+export function issueListingCursor(seal: CursorSeal, binding: string, l: Listing, last: MessageRecord): string {
   return seal.seal(binding, [sortKeyOf(last, l.sortBy), last.id]);
 }
 

@@ -1,6 +1,8 @@
-// The SQL of a message listing (D19 windows, D21 keyset order), one text for
-// both backends: only how a parameter is written differs (SQLite @now,
-// PostgreSQL $1::bigint), so the rule itself is written once.
+// The SQL of a message listing (D19 windows, D21 keyset order) and of the
+// audit trail's (D48), one text for both backends: only how a parameter is
+// written differs (SQLite @now, PostgreSQL $1::bigint), so the rule itself is
+// written once.
+import type { AuditQuery } from "./audit.js";
 import type { ListQuery } from "./message-store.js";
 
 export type ListParam = "now" | "limit" | "feature" | "afterKey" | "afterId";
@@ -37,4 +39,16 @@ export function listingParams(q: ListQuery): Partial<Record<ListParam, string | 
     out.afterId = q.after.id;
   }
   return out;
+}
+
+/** D48: the filters of an audit listing as SQL, newest first; `param` spells a placeholder. */
+export function auditListingSql(q: AuditQuery, param: (name: keyof AuditQuery) => string): string {
+  const where = ["1 = 1"];
+  if (q.messageId !== undefined) where.push(`message_id = ${param("messageId")}`);
+  if (q.featureId !== undefined) where.push(`feature_id = ${param("featureId")}`);
+  if (q.clientId !== undefined) where.push(`client_id = ${param("clientId")}`);
+  if (q.from !== undefined) where.push(`at >= ${param("from")}`);
+  if (q.to !== undefined) where.push(`at <= ${param("to")}`);
+  if (q.beforeId !== undefined) where.push(`id < ${param("beforeId")}`);
+  return `SELECT * FROM message_audit WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ${param("limit")}`;
 }

@@ -8,7 +8,8 @@ import { authorizeRead, authorizeWrite, checkScope, type Scope } from "./access.
 import { ifMatch, messageEtag, stale } from "./etags.js";
 import { merged, newMessage } from "./message-input.js";
 import { toMessage } from "./message-protos.js";
-import type { MessageRow, MessageStore } from "./message-store.js";
+import type { MessageRecord, MessageStore } from "./message-store.js";
+import type { MessageWrites } from "./message-writes.js";
 import type { Sanitizer } from "./sanitize.js";
 import { EDITING, sees, type View } from "./reader-view.js";
 
@@ -16,7 +17,8 @@ const MERGE_ATTEMPTS = 5; // an unconditional update merged again when others ke
 
 export class MessageEdits {
   constructor(
-    private readonly store: MessageStore,
+    private readonly store: Pick<MessageStore, "get">,
+    private readonly writes: MessageWrites,
     private readonly sanitizer: Sanitizer,
   ) {}
 
@@ -37,7 +39,7 @@ export class MessageEdits {
   async create(ctx: HandlerContext, scope: Scope, fields: MessageFields | undefined): Promise<Message> {
     const actor = authorizeWrite(ctx);
     checkScope(scope);
-    return answer(ctx, await this.store.insert(newMessage(scope, fields, this.sanitizer), actor));
+    return answer(ctx, await this.writes.create(newMessage(scope, fields, this.sanitizer), actor));
   }
 
   async update(
@@ -54,7 +56,7 @@ export class MessageEdits {
     for (let attempt = 0; attempt < MERGE_ATTEMPTS; attempt++) {
       const existing = await this.find(scope, messageId);
       if (condition && !condition(existing)) throw stale(existing);
-      const written = await this.store.update(existing, merged(existing, fields, this.sanitizer), actor);
+      const written = await this.writes.update(existing, merged(existing, fields, this.sanitizer), actor);
       if (written) return answer(ctx, written);
     }
     throw failure("WRITE_CONFLICT", `message ${messageId} kept changing while it was being updated; retry`);
@@ -65,27 +67,27 @@ export class MessageEdits {
     const condition = ifMatch(etag ?? ctx.requestHeader.get("if-match"));
     const existing = await this.find(scope, messageId);
     if (!condition) {
-      await this.store.delete(messageId, undefined, actor);
+      await this.writes.delete(messageId, undefined, actor);
       return {};
     }
     if (!condition(existing)) throw stale(existing);
     // Deleted only at the version just checked; if it moved on meanwhile, say how it is now.
-    if (!(await this.store.delete(messageId, existing.version, actor))) throw stale(await this.find(scope, messageId));
+    if (!(await this.writes.delete(messageId, existing.version, actor))) throw stale(await this.find(scope, messageId));
     return {};
   }
 
   /** The message, if it belongs to this scope and the view reads it (D61: as its listing would; on any page). */
-  async visible(scope: Scope, messageId: number, view: View): Promise<MessageRow> {
+  async visible(scope: Scope, messageId: number, view: View): Promise<MessageRecord> {
     const row = await this.find(scope, messageId);
     if (!sees({ ...view, path: undefined }, row)) throw missing(scope, messageId);
     return row;
   }
 
   /** The message, if it belongs to this scope. */
-  async find(scope: Scope, messageId: number): Promise<MessageRow> {
+  async find(scope: Scope, messageId: number): Promise<MessageRecord> {
     checkScope(scope);
     const row = messageId > 0 ? await this.store.get(messageId) : undefined;
-    if (row?.feature_id !== scope) throw missing(scope, messageId);
+    if (row?.featureId !== scope) throw missing(scope, messageId);
     return row;
   }
 }
@@ -95,7 +97,7 @@ function missing(scope: Scope, messageId: number) {
 }
 
 /** A message as answered, with its ETag (D47): as stored, to an editor (D62: the default text and every translation). */
-function answer(ctx: HandlerContext, row: MessageRow): Message {
+function answer(ctx: HandlerContext, row: MessageRecord): Message {
   ctx.responseHeader.set("etag", messageEtag(row));
   return toMessage(row, EDITING);
 }

@@ -21,7 +21,7 @@ export function newMessage(scope: Scope, fields: MessageFields | undefined, sani
   const v = new ViolationList();
   for (const name of ["type", "title", "startDate", "expiringDate"] as const) if (f[name] === undefined) v.add(name, "is required");
   return validated(
-    { feature_id: scope, type: "", title: "", body: "", start_date: 0, expiring_date: 0, dismissible: 1, ...UNTARGETED },
+    { featureId: scope, type: "", title: "", body: "", startDate: 0, expiringDate: 0, dismissible: true, ...UNTARGETED },
     f,
     sanitizer,
     v,
@@ -40,14 +40,14 @@ export function merged(existing: MessageData, fields: MessageFields | undefined,
  */
 export function previewed(fields: MessageFields, sanitizer: Sanitizer): MessageFields {
   const neutral = {
-    feature_id: null,
+    featureId: null,
     // Critical when the preview marks the message not dismissible, so that it meets no rule it was not sent with.
     type: fields.dismissible === false ? "Critical" : "Informational",
     title: "-",
     body: "",
-    start_date: -Infinity,
-    expiring_date: Infinity,
-    dismissible: 1,
+    startDate: -Infinity,
+    expiringDate: Infinity,
+    dismissible: true,
     ...UNTARGETED,
   };
   const out = validated(neutral, fields, sanitizer);
@@ -56,12 +56,12 @@ export function previewed(fields: MessageFields, sanitizer: Sanitizer): MessageF
     type: fields.type === undefined ? undefined : out.type,
     title: fields.title === undefined ? undefined : out.title,
     body: fields.body === undefined ? undefined : out.body,
-    startDate: fields.startDate === undefined ? undefined : formatDate(out.start_date),
-    expiringDate: fields.expiringDate === undefined ? undefined : formatDate(out.expiring_date),
+    startDate: fields.startDate === undefined ? undefined : formatDate(out.startDate),
+    expiringDate: fields.expiringDate === undefined ? undefined : formatDate(out.expiringDate),
     audiences: fields.audiences === undefined ? undefined : list(out.audiences),
     paths: fields.paths === undefined ? undefined : list(out.paths),
     translations: fields.translations === undefined ? undefined : ({ ...out.translations } as unknown as JsonObject),
-    dismissible: fields.dismissible === undefined ? undefined : out.dismissible !== 0,
+    dismissible: fields.dismissible === undefined ? undefined : out.dismissible,
   });
 }
 
@@ -80,12 +80,12 @@ function validated(base: MessageData, f: MessageFields, sanitizer: Sanitizer, v 
   if (f.audiences !== undefined) out.audiences = targetList("audiences", toJson(ListValueSchema, f.audiences), v) ?? out.audiences;
   if (f.paths !== undefined) out.paths = targetList("paths", toJson(ListValueSchema, f.paths), v) ?? out.paths;
   if (f.translations !== undefined) out.translations = translationsOf(f.translations, text, v) ?? out.translations;
-  if (f.startDate !== undefined) out.start_date = parseZonedDate(f.startDate, "startDate", v) ?? out.start_date;
-  if (f.expiringDate !== undefined) out.expiring_date = parseZonedDate(f.expiringDate, "expiringDate", v) ?? out.expiring_date;
-  if (v.empty && out.expiring_date <= out.start_date) v.add("expiringDate", "must be after startDate");
-  if (f.dismissible !== undefined) out.dismissible = f.dismissible ? 1 : 0;
+  if (f.startDate !== undefined) out.startDate = parseZonedDate(f.startDate, "startDate", v) ?? out.startDate;
+  if (f.expiringDate !== undefined) out.expiringDate = parseZonedDate(f.expiringDate, "expiringDate", v) ?? out.expiringDate;
+  if (v.empty && out.expiringDate <= out.startDate) v.add("expiringDate", "must be after startDate");
+  if (f.dismissible !== undefined) out.dismissible = f.dismissible;
   // D63: only what must be read may refuse dismissal; a message no longer Critical must be made dismissible with it.
-  if (v.empty && out.dismissible === 0 && out.type !== "Critical") v.add("dismissible", "may be false only for a Critical message");
+  if (v.empty && !out.dismissible && out.type !== "Critical") v.add("dismissible", "may be false only for a Critical message");
   v.throwIfAny();
   return out;
 }

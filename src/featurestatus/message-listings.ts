@@ -11,7 +11,7 @@ import { listingOf, type ListParams } from "./listing-params.js";
 import type { MessageStore } from "./message-store.js";
 import { toMessage } from "./message-protos.js";
 import { filters, sees, viewKey, type View } from "./reader-view.js";
-import { sortKeyOf, type MessageRow } from "./message-store.js";
+import { sortKeyOf, type MessageRecord } from "./message-store.js";
 import { DEFAULT_LIMIT } from "./listing-params.js";
 
 export class MessageListings {
@@ -46,7 +46,7 @@ export class MessageListings {
       // are skipped: the store is read on from the last row until the page is full or the rows end.
       const { expiry, sortBy, sortOrder, limit } = listing;
       const batch = filters(view) ? Math.max(limit + 1, DEFAULT_LIMIT) : limit + 1;
-      const seen: MessageRow[] = [];
+      const seen: MessageRecord[] = [];
       for (;;) {
         const rows = await this.store.list({ featureId: scope, expiry, sortBy, sortOrder, after, limit: batch, now: at });
         for (const r of rows) if (sees(view, r)) seen.push(r);

@@ -1,8 +1,10 @@
-// What the feature status service needs of a message store (D19, D21, D22),
-// whichever database holds the messages. Listings are keyset-paged on
-// (sort key, id), so rows inserted or deleted between pages neither repeat
-// nor vanish (D21).
-import type { Actor, AuditQuery, AuditRow } from "./audit.js";
+// What the feature status service reads of a message store (D19, D21, D22),
+// whichever database holds the messages, and the messages as the domain
+// holds them. Listings are keyset-paged on (sort key, id), so rows inserted
+// or deleted between pages neither repeat nor vanish (D21). Writes are not
+// here: they are units of work over message-transactions.ts, whose effects
+// message-writes.ts decides.
+import type { AuditEntryRecord, AuditQuery } from "./audit.js";
 import type { ChangeSource } from "./listing-cache.js";
 import type { ConnectError } from "@connectrpc/connect";
 import { failure } from "../core/errors.js";
@@ -13,16 +15,19 @@ export interface Translation {
   body: string;
 }
 
-export interface MessageRow {
+/** A stored message, as the domain reads it (the stores map their rows to it). */
+export interface MessageRecord {
   id: number;
-  feature_id: string | null;
+  /** Null: a global message. */
+  featureId: string | null;
   type: string;
   title: string;
   body: string;
-  start_date: number;
-  expiring_date: number;
-  /** D63: 0 for a message the reader may not dismiss. */
-  dismissible: number;
+  /** Epoch seconds, UTC. */
+  startDate: number;
+  expiringDate: number;
+  /** D63: false for a message the reader may not dismiss. */
+  dismissible: boolean;
   /** 1 when created, one more at each update (D47: the ETag). */
   version: number;
   /** D61: whom and which pages it is for; empty: everyone, every page. */
@@ -32,39 +37,10 @@ export interface MessageRow {
   translations: Record<string, Translation>;
 }
 
-export type MessageData = Omit<MessageRow, "id" | "version">;
+export type MessageData = Omit<MessageRecord, "id" | "version">;
 type Targeted = "audiences" | "paths" | "translations";
 /** What an insert takes: without targeting and translations, a message for everyone in one language. */
 export type NewMessage = Omit<MessageData, Targeted> & Partial<Pick<MessageData, Targeted>>;
-
-/** A row as both databases hold it: targeting and translations as JSON text. */
-export type StoredRow = Omit<MessageRow, "audiences" | "paths" | "translations"> & {
-  audiences: string;
-  paths: string;
-  translations: string;
-};
-export type StoredData = Omit<StoredRow, "id" | "version">;
-
-/** A row read from a database, as the service sees it. */
-export function fromStored(r: StoredRow): MessageRow {
-  // The JSON that toStored wrote from these same fields.
-  return {
-    ...r,
-    audiences: JSON.parse(r.audiences) as MessageRow["audiences"],
-    paths: JSON.parse(r.paths) as MessageRow["paths"],
-    translations: JSON.parse(r.translations) as MessageRow["translations"],
-  };
-}
-
-/** A message's fields as a database stores them. */
-export function toStored(d: NewMessage): StoredData {
-  return {
-    ...d,
-    audiences: JSON.stringify(d.audiences ?? []),
-    paths: JSON.stringify(d.paths ?? []),
-    translations: JSON.stringify(d.translations ?? {}),
-  };
-}
 
 /** D19: the listing windows and orders, as callers spell them (they may use any case). */
 export const EXPIRIES = ["All", "NonExpired", "Expired", "Pending"] as const;
@@ -94,32 +70,20 @@ export function messageIdsExhausted(): ConnectError {
 }
 
 export interface MessageStore extends ChangeSource {
-  // Every write is recorded in the audit trail with it (D48), `by` whom (absent: unknown).
-  /** Inserts and returns the row; refuses (and stores nothing) once ids pass the API's int32. */
-  insert(data: NewMessage, by?: Actor): Promise<MessageRow>;
-  get(id: number): Promise<MessageRow | undefined>;
-  /**
-   * Writes `after`'s fields over `before` if the stored message is still at `before.version` (and
-   * counts one more); undefined when it is not, or the row is gone. Every write moves the version,
-   * so when it writes, `before` is what it replaced: the audit's before-image, not read again.
-   */
-  update(before: MessageRow, after: MessageData, by?: Actor): Promise<MessageRow | undefined>;
-  /** Deletes the row (only at `version`, when given); false when there was no such row. */
-  delete(id: number, version?: number, by?: Actor): Promise<boolean>;
-  /** Deletes messages that expired before the cutoff (epoch seconds), recorded as the cleanup's; returns how many. */
-  purgeExpiredBefore(cutoff: number): Promise<number>;
+  get(id: number): Promise<MessageRecord | undefined>;
+  list(q: ListQuery): Promise<MessageRecord[]>;
   /** Audit entries, newest first. */
-  listAudit(q: AuditQuery): Promise<AuditRow[]>;
+  listAudit(q: AuditQuery): Promise<AuditEntryRecord[]>;
   /** Deletes audit entries older than the cutoff (epoch milliseconds); returns how many. */
   purgeAuditBefore(cutoffMs: number): Promise<number>;
-  list(q: ListQuery): Promise<MessageRow[]>;
   /**
-   * Calls fn after each write that may have changed the messages: this
-   * process's, and on PostgreSQL every replica's (D46). Returns the unsubscribe.
+   * Calls fn when another process may have changed the messages (on PostgreSQL every replica's
+   * writes, D46; it may hear this process's own too). Returns the unsubscribe. This process's
+   * writes are told by the change bus (change-bus.ts), after they commit.
    */
   watch(fn: () => void): () => void;
 }
 
-export function sortKeyOf(row: MessageRow, sortBy: SortBy): number {
-  return sortBy === "StartDate" ? row.start_date : row.expiring_date;
+export function sortKeyOf(row: MessageRecord, sortBy: SortBy): number {
+  return sortBy === "StartDate" ? row.startDate : row.expiringDate;
 }

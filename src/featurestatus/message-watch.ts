@@ -1,6 +1,6 @@
 // D46 live push: when the messages a watcher may see can have changed. A
-// change is a write (this process's, and on PostgreSQL every replica's:
-// MessageStore.watch) or the clock reaching the next start or expiry of a
+// change is a write (this process's, and on PostgreSQL every replica's: the
+// change bus, change-bus.ts) or the clock reaching the next start or expiry of a
 // message, for which one timer serves every watcher (not polling). Watchers
 // are bounded per process (beyond: 503, gRPC UNAVAILABLE) and per client, a
 // credential from one address (D54, beyond: 429, gRPC RESOURCE_EXHAUSTED), so
@@ -8,6 +8,7 @@
 // it is sent is dropped once too much of it waits here (D54); and when the
 // server stops, every watcher ends at once (D57).
 import type { Outlet } from "../core/outlet.js";
+import type { ChangeWatch } from "./change-bus.js";
 import type { MessageStore } from "./message-store.js";
 import { failure } from "../core/errors.js";
 
@@ -56,7 +57,8 @@ export class MessageWatch {
   private ended = false;
 
   constructor(
-    private readonly store: MessageStore,
+    private readonly store: Pick<MessageStore, "nextChangeAfter">,
+    private readonly changes: ChangeWatch,
     private readonly limits: WatchLimits,
     private readonly now: () => number,
     /** Other changes that may alter what a watcher is sent (D63: a person's dismissals); each subscribes and returns its unsubscribe. */
@@ -108,7 +110,7 @@ export class MessageWatch {
     };
     this.watchers.add(watcher);
     if (this.watchers.size === 1) {
-      const offs = [this.store.watch(() => this.changed()), ...this.alsoChanges.map((watch) => watch(() => this.changed()))];
+      const offs = [this.changes.watch(() => this.changed()), ...this.alsoChanges.map((watch) => watch(() => this.changed()))];
       this.unwatch = () => offs.forEach((off) => off());
       this.arm();
       this.sweeper = setInterval(() => this.sweep(), this.limits.sweepMs).unref();

@@ -5,7 +5,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { ROLES, hasRole, principalOf, type Principal } from "../auth/principal.js";
 import { permissionDenied, ViolationList } from "../core/errors.js";
 import { canonicalTag, languageWish, type LanguageWish } from "./languages.js";
-import type { MessageRow } from "./message-store.js";
+import type { MessageRecord } from "./message-store.js";
 import { audienceProblem } from "../core/audiences.js";
 import { audienceMatches, pathMatches, pathProblem } from "./targeting.js";
 
@@ -76,7 +76,7 @@ export function viewKey(view: View): string {
 }
 
 /** Whether the view reads the message at all (D61): one of its audiences, and a page of its globs. */
-export function sees(view: View, row: MessageRow): boolean {
+export function sees(view: View, row: MessageRecord): boolean {
   return (view.audiences === "all" || audienceMatches(row.audiences, view.audiences)) && pathMatches(row.paths, view.path);
 }
 

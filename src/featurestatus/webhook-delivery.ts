@@ -15,7 +15,8 @@ import { MessageSchema } from "../gen/meridian/featurestatus/v1/feature_status_p
 import { fetch, type Dispatcher, type Response } from "undici";
 import type { JsonShaper } from "../core/json-shape.js";
 import type { Logger } from "../log/logger.js";
-import type { MessageRow, MessageStore } from "./message-store.js";
+import type { ChangeWatch } from "./change-bus.js";
+import { fromMessageImage } from "./message-image.js";
 import { toMessage } from "./message-protos.js";
 import { EDITING } from "./reader-view.js"; // the whole message, every translation: endpoints are BackOffice's
 import { WebhookHosts } from "./webhook-addresses.js";
@@ -32,7 +33,7 @@ export const PER_ENDPOINT = 8;
 export interface DeliveryOptions {
   store: WebhookStore;
   /** Told of every message write (this process's, and on PostgreSQL every replica's): a delivery turn starts at once. */
-  messages: Pick<MessageStore, "watch">;
+  changes: ChangeWatch;
   /** The REST JSON writer (the service registry's): a delivery's message is written as the API writes it. */
   json: JsonShaper;
   /** Hosts that may be reached although internal (MERIDIAN_WEBHOOK_HOSTS, MERIDIAN_WEBHOOK_HTTP_HOSTS); none by default. */
@@ -53,7 +54,7 @@ export interface Delivery {
 
 /** The body of a delivery: the event, and the message as it was (its last state, for a delete). */
 export function deliveryBody(d: Pick<DueDelivery, "event_id" | "type" | "at" | "message">, json: JsonShaper): string {
-  const message = json.json(MessageSchema, toMessage(JSON.parse(d.message) as MessageRow, EDITING));
+  const message = json.json(MessageSchema, toMessage(fromMessageImage(d.message), EDITING));
   return JSON.stringify({ id: String(d.event_id), type: d.type, createdAt: new Date(d.at).toISOString(), data: { message } });
 }
 
@@ -157,7 +158,7 @@ export function startWebhookDelivery(opts: DeliveryOptions): Delivery {
     kick();
   }, opts.tickMs ?? 1000);
   timer.unref();
-  const unwatch = opts.messages.watch(kick);
+  const unwatch = opts.changes.watch(kick);
   kick();
   return {
     async stop() {
