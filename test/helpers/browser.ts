@@ -108,17 +108,19 @@ export type ExplorerDrawing = "every" | "thinned" | "coarse" | "joined";
 
 /**
  * Draws, in the explorer's page and by its own module's plot(), the view
- * [from, to] of `series` from rows the test chose: "every" row of the range
- * (the values read), and, to show that a comparison can fail, the chart read
- * with every other row left out ("thinned"), the chart read of half the width
- * ("coarse"), or every row but those with missing values ("joined"). Answers
- * the number of pixels where each drawing differs from the page's own canvas
- * (and from "every"'s, as `vsEvery`), the canvases' sizes and the numbers of
- * rows; leaves the canvases in window.explorerDrawings for a closer look.
+ * [from, to] of `series` (one id or several, overlaid in that order, with
+ * their names and units and the page's time zone) from rows the test chose:
+ * "every" row of the range (the values read), and, to show that a comparison
+ * can fail, the chart read with every other row left out ("thinned"), the
+ * chart read of half the width ("coarse"), or every row but those with
+ * missing values ("joined"), of each series. Answers the number of pixels
+ * where "every"'s drawing differs from the page's own canvas (`differing`)
+ * and each other drawing from "every"'s (`vsEvery`), the canvases' sizes and
+ * the numbers of rows; leaves the canvases in window.explorerDrawings.
  */
 export async function compareDrawings(
   page: Page,
-  view: { project: string; dataset: string; series: string; from: number; to: number },
+  view: { project: string; dataset: string; series: string | string[]; from: number; to: number },
   drawings: ExplorerDrawing[],
 ) {
   // The explorer's own module, the one the page runs (a module is loaded once), draws the references.
@@ -126,11 +128,12 @@ export async function compareDrawings(
   await page.evaluate(`import("/ui/explorer.js").then((m) => { window.explorerModule = m; })`);
   return page.evaluate(
     async ({ view, drawings }) => {
+      type Rows = unknown[][];
       interface Plot {
-        show: (...a: unknown[]) => void;
+        show: (list: { rows: Rows; field: number }[], from: number, to: number) => void;
       }
       const w = window as unknown as {
-        explorerModule: { plot: (el: HTMLElement, width: number) => Plot };
+        explorerModule: { plot: (el: HTMLElement, width: number, spec: object) => Plot };
         explorerDrawings: Record<string, HTMLCanvasElement>;
       };
       const c = JSON.parse(sessionStorage.getItem("meridian-console-credential")!) as { value: string };
@@ -142,28 +145,40 @@ export async function compareDrawings(
       };
       const q = (o: Record<string, string>) => new URLSearchParams(o).toString();
       const stamp = (s: number) => new Date(s * 1000).toISOString().slice(0, 19);
-      const base = `/api/ts/dataset/${view.dataset}/timeseries/${view.series}/values`;
       const range = { from: stamp(view.from), to: stamp(view.to) };
       const read = (path: string) =>
         fetch(path, { headers })
           .then((r) => r.json())
-          .then((j: { data: unknown[][] }) => j.data);
+          .then((j: { data: Rows }) => j.data);
       const chartEl = document.getElementById("chart")!;
       const live = chartEl.querySelector("canvas")!;
       const width = Math.floor(document.querySelector("#chart .u-over")!.getBoundingClientRect().width);
-      const every = await read(`${base}?${q(range)}`);
-      const charted = await read(`${base}/chart?${q({ ...range, width: String(width) })}`);
-      const rowsOf: Record<string, () => Promise<unknown[][]>> = {
-        every: () => Promise.resolve(every),
-        thinned: () => Promise.resolve(charted.filter((_, i) => i % 2 === 0 || i === charted.length - 1)),
-        coarse: () => read(`${base}/chart?${q({ ...range, width: String(Math.floor(width / 2)) })}`),
-        joined: () => Promise.resolve(every.filter((r) => r[1] !== null)),
+      const ids = Array.isArray(view.series) ? view.series : [view.series];
+      const each = await Promise.all(
+        ids.map(async (id) => {
+          const base = `/api/ts/dataset/${view.dataset}/timeseries/${id}`;
+          const meta = (await (await fetch(base, { headers })).json()) as { item?: { name?: string; unit?: string } };
+          const every = await read(`${base}/values?${q(range)}`);
+          const charted = await read(`${base}/values/chart?${q({ ...range, width: String(width) })}`);
+          const rowsOf: Record<string, () => Promise<Rows>> = {
+            every: () => Promise.resolve(every),
+            thinned: () => Promise.resolve(charted.filter((_, i) => i % 2 === 0 || i === charted.length - 1)),
+            coarse: () => read(`${base}/values/chart?${q({ ...range, width: String(Math.floor(width / 2)) })}`),
+            joined: () => Promise.resolve(every.filter((r) => r[1] !== null)),
+          };
+          return { label: meta.item?.name ?? id, unit: meta.item?.unit ?? "", every, charted, rowsOf };
+        }),
+      );
+      const spec = {
+        series: each.map((e) => ({ label: e.label, unit: e.unit })),
+        utc: document.querySelector<HTMLSelectElement>("#tz")!.value === "utc",
       };
       w.explorerDrawings = {};
       for (const name of ["every", ...drawings]) {
         const div = document.createElement("div");
         document.body.append(div);
-        w.explorerModule.plot(div, chartEl.clientWidth).show(await rowsOf[name](), 1, view.from, view.to);
+        const list = await Promise.all(each.map(async (e) => ({ rows: await e.rowsOf[name](), field: 1 })));
+        w.explorerModule.plot(div, chartEl.clientWidth, spec).show(list, view.from, view.to);
         w.explorerDrawings[name] = div.querySelector("canvas")!;
       }
       await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
@@ -176,11 +191,12 @@ export async function compareDrawings(
       };
       const mine = pixels(live);
       const reference = pixels(w.explorerDrawings.every);
+      const sum = (f: (e: (typeof each)[number]) => number) => each.reduce((n, e) => n + f(e), 0);
       return {
         sizes: [live.width, live.height, w.explorerDrawings.every.width, w.explorerDrawings.every.height],
-        every: every.length,
-        charted: charted.length,
-        missing: every.filter((r) => r[1] === null).length,
+        every: sum((e) => e.every.length),
+        charted: sum((e) => e.charted.length),
+        missing: sum((e) => e.every.filter((r) => r[1] === null).length),
         inked: mine.reduce((n, v, i) => (i % 4 === 3 && v > 0 ? n + 1 : n), 0),
         differing: differing(mine, reference),
         vsEvery: Object.fromEntries(drawings.map((d) => [d, differing(pixels(w.explorerDrawings[d]), reference)])),

@@ -18,6 +18,9 @@ import { PROJECT, TS_RW, iso, tsApi } from "../helpers/timeseries.js";
 const START = Date.UTC(2024, 0, 1) / 1000;
 const ROWS = 40_000; // a minute apart: about 28 days, some 40 rows a pixel column
 const HOSTILE = "<img src=x onerror=alert(1)>";
+const HOSTILE_UNIT = "<b onmouseover=alert(2)>kPa</b>";
+const HOSTILE_FIELD = "<svg onload=alert(3)>";
+const HOSTILE_FLAG = "<script>alert(4)</script>";
 
 /**
  * Rows whose every pixel column holds a spread of values (a slow wave, noise
@@ -53,6 +56,9 @@ let dataset: string;
 let series: string;
 let hostile: string;
 let gappy: string;
+let inlet: string; // degC, as the noisy rows
+let outlet: string; // degC too: the same axis as the inlet
+let pressure: string; // kPa, its own axis: rows 90 s apart, from a day later, on another scale
 beforeAll(async () => {
   if (NO_CHROMIUM) return;
   server = await startTestServer();
@@ -61,8 +67,20 @@ beforeAll(async () => {
   dataset = await api.dataset();
   series = await api.series(dataset, { item: { name: "Level" } });
   await api.upload(dataset, series, noisyRows());
-  hostile = await api.series(dataset, { item: { name: HOSTILE } });
-  await api.upload(dataset, hostile, noisyRows().slice(0, 500));
+  hostile = await api.series(dataset, {
+    item: { name: HOSTILE, unit: HOSTILE_UNIT },
+    dataFields: [
+      { name: "value", dataType: "Single" },
+      { name: HOSTILE_FIELD, dataType: "Flag", flags: [{ id: 1, name: HOSTILE_FLAG, level: 2 }] },
+    ],
+  });
+  await api.upload(
+    dataset,
+    hostile,
+    noisyRows()
+      .slice(0, 500)
+      .map(([t, v], i) => [t, v, i % 50 === 5 ? 1 : 0]),
+  );
   gappy = await api.series(dataset, {
     item: { name: "Gappy" },
     dataFields: [
@@ -78,6 +96,28 @@ beforeAll(async () => {
     ],
   });
   await api.upload(dataset, gappy, gappyRows());
+  const overlaid = (name: string, unit: string, depth: number) =>
+    api.series(dataset, { item: { name, unit }, properties: { depth }, dataFields: [{ name: "value", dataType: "Single" }] });
+  inlet = await overlaid("Inlet", "degC", 1);
+  await api.upload(
+    dataset,
+    inlet,
+    noisyRows().map(([t, v]) => [t, v]),
+  );
+  outlet = await overlaid("Outlet", "degC", 7);
+  await api.upload(
+    dataset,
+    outlet,
+    noisyRows().map(([t, v]) => [t, Math.round((v - 4) * 1000) / 1000]),
+  );
+  pressure = await overlaid("Pressure", "kPa", 12);
+  await api.upload(
+    dataset,
+    pressure,
+    noisyRows()
+      .slice(0, 25_000)
+      .map(([, v], i) => [iso(START + 86_400 + i * 90), Math.round((v * 40 + 900) * 100) / 100]),
+  );
   browser = await launchChromium();
 });
 afterAll(async () => {
@@ -85,8 +125,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-const link = (from: number, to: number, id = series) =>
-  `${server.url}/ui/explorer.html#project=${PROJECT}&dataset=${dataset}&series=${id}&from=${iso(from)}Z&to=${iso(to)}Z`;
+const link = (from: number, to: number, id = series, extra = "") =>
+  `${server.url}/ui/explorer.html#project=${PROJECT}&dataset=${dataset}&series=${id}&from=${iso(from)}Z&to=${iso(to)}Z${extra}`;
 
 /** A signed-in explorer page recording its chart reads; `dpr` is the device pixel ratio. */
 const explorer = (dpr = 1, options: BrowserContextOptions = {}) =>
@@ -192,17 +232,29 @@ describe.skipIf(NO_CHROMIUM)(`issue 43 series explorer in Chromium${NO_CHROMIUM 
     }
   });
 
-  it("issue 43 a series name holding HTML is shown as text: no element, no dialog", async () => {
+  it("issue 43 a series name, unit, field and flag names holding HTML are shown as text: no element, no dialog", async () => {
     const w = await explorer();
     try {
-      await openLink(w.page, link(START, START + 499 * 60, hostile));
-      const shown = await w.page.evaluate(() => ({
-        option: document.querySelector<HTMLSelectElement>("#series")!.selectedOptions[0].textContent,
-        images: document.querySelectorAll("img").length,
-      }));
-      expect(shown).toEqual({ option: `${HOSTILE} (${hostile})`, images: 0 });
-      await w.page.fill("#series-filter", "onerror");
-      expect(await w.page.locator("#series option").allTextContents()).toEqual(["(choose a series)", `${HOSTILE} (${hostile})`]);
+      const elements = () => w.page.evaluate(() => document.querySelectorAll("img, svg, script:not([src]), b").length);
+      // Overlaid with another series, so the unit labels an axis (drawn on the canvas).
+      await openLink(w.page, link(START, START + 499 * 60, `${hostile},${series}`));
+      const option = `${HOSTILE} [${HOSTILE_UNIT}] (${hostile}) depth=2.5`;
+      expect(await w.page.locator("#series option:checked").allTextContents()).toContain(option);
+      expect(await w.page.locator("#summary li").first().textContent()).toMatch(
+        new RegExp(`^${HOSTILE.replace(/[()]/g, "\\$&")} value: min`),
+      );
+      expect(await w.page.textContent("#flags")).toContain(`${HOSTILE} ${HOSTILE_FIELD}: ${HOSTILE_FLAG} ×`);
+      const box = (await w.page.locator("#chart .u-over").boundingBox())!;
+      await w.page.mouse.move(box.x + (5.2 / 500) * box.width, box.y + box.height / 2);
+      expect(await w.page.textContent("#hover")).toContain(`${HOSTILE}: 2024-01-01T00:05:00Z`);
+      expect(await w.page.textContent("#hover")).toContain(`${HOSTILE_FIELD} ${HOSTILE_FLAG}`);
+      await w.page.fill("#series-search", "onerror");
+      // The chosen stay listed; of the others, only what the search finds (none here).
+      const left = await w.page.locator("#series option").allTextContents();
+      expect(left).toHaveLength(2);
+      expect(left).toContain(option);
+      expect(left.some((t) => t.startsWith(`Level (${series})`))).toBe(true);
+      expect(await elements()).toBe(0);
       expect(w.dialogs).toEqual([]);
       expect(await w.violations()).toEqual([]);
     } finally {
@@ -423,13 +475,118 @@ describe.skipIf(NO_CHROMIUM)(`issue 43 series explorer in Chromium${NO_CHROMIUM 
       await w.page.fill("#pick input[name=project]", PROJECT);
       await w.page.fill("#pick input[name=dataset]", dataset);
       await w.page.click("#pick button[type=submit]");
-      await expect.poll(() => w.page.locator("#series option").count()).toBeGreaterThan(3);
+      await expect.poll(() => w.page.locator("#series option").count()).toBe(6);
       await w.page.selectOption("#series", series);
       await expect.poll(() => w.page.textContent("#summary")).toMatch(/rows drawn/);
       const [d] = await Promise.all([w.page.waitForEvent("download"), w.page.click("#downloads button[data-format=csv]")]);
       expect((await readFile(await d.path())).toString("utf8").split("\r\n").length).toBe(ROWS + 2);
       expect(await w.page.isVisible("#notice")).toBe(false);
       expect(await w.page.textContent("#sign-in-error")).toBe("");
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("issue 43 several series overlaid through the many-series chart read, a y axis per unit, every pixel exact", async () => {
+    const w = await explorer();
+    try {
+      const bodies: string[] = [];
+      w.page.on("request", (r) => {
+        if (r.url().includes("/values/chart")) bodies.push(`${r.method()} ${r.postData() ?? ""}`);
+      });
+      const from = START + 5 * 3600 + 17;
+      const to = START + 19 * 86_400 + 4001;
+      const ids = [inlet, pressure, outlet];
+      await openLink(w.page, link(from, to, ids.join(",")));
+      const read = w.charts.at(-1)!;
+      expect(read.pathname).toBe(`/api/ts/dataset/${dataset}/timeseries/values/chart`);
+      expect(bodies.at(-1)).toBe(`POST ${JSON.stringify(ids)}`);
+      expect(Number(read.searchParams.get("width"))).toBe(await plotDevicePixels(w.page));
+      expect([seconds(read.searchParams.get("from")), seconds(read.searchParams.get("to"))]).toEqual([from, to]);
+      expect(new URLSearchParams(new URL(w.page.url()).hash.slice(1)).get("series")).toBe(ids.join(","));
+      const selected = await w.page.locator("#series").evaluate((e: HTMLSelectElement) => [...e.selectedOptions].map((o) => o.value));
+      expect(selected.sort()).toEqual([...ids].sort());
+      const result = await compareDrawings(w.page, { project: PROJECT, dataset, series: ids, from, to }, ["thinned"]);
+      expect(result.differing).toBe(0);
+      expect(result.vsEvery.thinned).toBeGreaterThan(100);
+      expect(result.every).toBeGreaterThan(5 * result.charted);
+      // Two units, two y axes (degC left, kPa right, each labelled), and the time axis.
+      const axes = await w.page.evaluate(() => {
+        const u = document.querySelectorAll("#chart .u-axis");
+        return u.length;
+      });
+      expect(axes).toBe(3);
+      // The summary: a line per series, in the order drawn.
+      const lines = await w.page.locator("#summary li").allTextContents();
+      expect(lines.map((l) => l.split(":")[0])).toEqual(["Inlet value", "Pressure value", "Outlet value"]);
+      // Hovering: each series' nearest row, named.
+      const box = (await w.page.locator("#chart .u-over").boundingBox())!;
+      await w.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      const hover = (await w.page.textContent("#hover"))!.split("\n");
+      expect(hover.map((l) => l.split(":")[0])).toEqual(["Inlet", "Pressure", "Outlet"]);
+      expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("issue 43 several series' whole range is the range they span together, each drawn over it exactly", async () => {
+    const w = await explorer();
+    try {
+      await w.page.goto(`${server.url}/ui/explorer.html#project=${PROJECT}&dataset=${dataset}&series=${pressure},${inlet}`);
+      await expect.poll(() => w.page.textContent("#summary")).toMatch(/rows drawn/);
+      const read = w.charts.at(-1)!;
+      // The inlet starts first and ends last: the pressure lies within.
+      const from = START;
+      const to = START + (ROWS - 1) * 60;
+      expect([seconds(read.searchParams.get("from")), seconds(read.searchParams.get("to"))]).toEqual([from, to]);
+      const result = await compareDrawings(w.page, { project: PROJECT, dataset, series: [pressure, inlet], from, to }, []);
+      expect(result.differing).toBe(0);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("issue 43 flags are drawn as bands and markers in a lane of their own, with their names", async () => {
+    const w = await explorer();
+    try {
+      // Twelve rows a hundred pixels apart: 105 suspect, 106 estimated, 107 a flag without a name.
+      const from = START + 100 * 60;
+      const to = START + 111 * 60;
+      await openLink(w.page, link(from, to, gappy));
+      expect(await w.page.textContent("#flags")).toBe("Flags drawn: Gappy quality: suspect ×1, estimated ×1, 9 (no name) ×1.");
+      const lane = await w.page.evaluate(
+        ({ from, to, start }) => {
+          const cv = document.querySelector<HTMLCanvasElement>("#chart .flag-lane")!;
+          const px = cv.getContext("2d")!.getImageData(0, 0, cv.width, cv.height).data;
+          const column = (i: number) => Math.floor(((start + i * 60 - from) * cv.width) / (to + 1 - from));
+          const inked = (x: number) => {
+            let n = 0;
+            for (let y = 0; y < cv.height; y++) if (px[(y * cv.width + x) * 4 + 3] > 0) n++;
+            return n;
+          };
+          return { rows: [104, 105, 106, 107, 108].map((i) => inked(column(i))), height: cv.height, line: inked(column(105) + 30) };
+        },
+        { from, to, start: START },
+      );
+      // A marker at each flagged row's column, none at the unflagged ones; the name written beside it.
+      expect(lane.rows[0]).toBe(0);
+      expect(lane.rows.slice(1, 4).every((n) => n === lane.height)).toBe(true);
+      expect(lane.rows[4]).toBe(0);
+      expect(lane.line).toBeGreaterThan(0);
+      // Zoomed out, runs of one flag over many rows are bands: the whole series.
+      await openLink(w.page, link(START, START + (GAPPY - 1) * 60, gappy));
+      expect(await w.page.textContent("#flags")).toMatch(
+        /^Flags drawn: Gappy quality: suspect ×\d+, estimated ×\d+, 9 \(no name\) ×\d+\.$/,
+      );
+      // The line's own canvas holds no flag: the exact drawing is untouched by them.
+      const result = await compareDrawings(
+        w.page,
+        { project: PROJECT, dataset, series: gappy, from: START, to: START + (GAPPY - 1) * 60 },
+        [],
+      );
+      expect(result.differing).toBe(0);
+      expect(await w.violations()).toEqual([]);
     } finally {
       await w.page.close();
     }
