@@ -123,6 +123,7 @@ async function openPostgres(settings: Settings): Promise<Backend> {
     poolSize: settings.pgPool,
     statementTimeoutMs: settings.pgStatementTimeoutMs,
     connectTimeoutS: settings.pgConnectTimeoutS,
+    listenUrl: settings.dbListen, // D71: LISTEN needs a session, which a transaction pooler does not keep
   };
   const sql = connectPostgres(options);
   let changes: ChangeFeed | undefined;
