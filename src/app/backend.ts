@@ -5,14 +5,14 @@ import type { ApiKeyStore } from "../auth/api-keys.js";
 import { SqliteApiKeyStore } from "../sqlite/api-key-store.js";
 import { PostgresApiKeyStore } from "../postgres/api-key-store.js";
 import type { Settings } from "../config/settings.js";
-import type { MessageStore } from "../featurestatus/message-store.js";
-import type { MessageTransactions } from "../featurestatus/message-transactions.js";
+import type { MessageStore } from "../featurestatus/messages/message-store.js";
+import type { MessageTransactions } from "../featurestatus/messages/message-transactions.js";
 import { SqliteMessageStore } from "../sqlite/message-store.js";
 import { PostgresMessageStore } from "../postgres/message-store.js";
-import type { DismissalStore } from "../featurestatus/dismissals.js";
+import type { DismissalStore } from "../featurestatus/messages/dismissals.js";
 import { SqliteDismissalStore } from "../sqlite/dismissal-store.js";
 import { PostgresDismissalStore } from "../postgres/dismissal-store.js";
-import type { WebhookStore } from "../featurestatus/webhooks.js";
+import type { WebhookStore } from "../featurestatus/webhooks/webhooks.js";
 import { SqliteWebhookStore } from "../sqlite/webhook-store.js";
 import { PostgresWebhookStore } from "../postgres/webhook-store.js";
 import type { Logger } from "../log/logger.js";
@@ -102,11 +102,11 @@ function openSqlite(path: string, creation: Creation): Backend {
     cursorKey: serverSecret(db, "cursor-key"),
     sqlite: db,
     oncePerInterval: (_name, _intervalS, fn) => fn(),
-    isUnavailable: () => false, // sqlite/busy-retry.ts handles SQLITE_BUSY
+    isUnavailable: () => false, // transport/database-retry-interceptor.ts retries SQLITE_BUSY
     ping: async () => void db.prepare("SELECT 1").get(),
     onLink: () => () => {}, // every write is seen: the file is read
     serving(logger) {
-      neverWaitForLocks(db); // start-up may wait for an import's lock; serving never does (D51, sqlite/busy-retry.ts)
+      neverWaitForLocks(db); // start-up may wait for an import's lock; serving never does (D51, transport/database-retry-interceptor.ts)
       boundPageCache(db); // D28
       stopCheckpoints = startCheckpoints(db, { intervalMs: CHECKPOINT_MS, logger }).stop;
     },
@@ -123,7 +123,6 @@ async function openPostgres(settings: Settings): Promise<Backend> {
     poolSize: settings.pgPool,
     statementTimeoutMs: settings.pgStatementTimeoutMs,
     connectTimeoutS: settings.pgConnectTimeoutS,
-    listenUrl: settings.dbListen, // D71: LISTEN needs a session, which a transaction pooler does not keep
   };
   const sql = connectPostgres(options);
   let changes: ChangeFeed | undefined;

@@ -23,7 +23,6 @@ export interface Settings {
   port: number;
   host: string;
   db: string;
-  dbListen: string;
   tlsCert: string;
   tlsKey: string;
   jwtSecret: string;
@@ -98,13 +97,6 @@ const database = (text: string, name: string) => {
   }
   return text;
 };
-/** An optional PostgreSQL URL (D70, D71): empty, or postgres://. */
-const postgresUrl = (text: string, name: string) => {
-  if (text.trim() !== "" && !/^postgres(ql)?:\/\//i.test(text)) {
-    throw new OperatorError(name, text, "is not a postgres:// URL", `set ${name} to a postgres:// URL, or leave it empty`);
-  }
-  return text.trim();
-};
 const list = (text: string) =>
   text
     .split(",")
@@ -135,13 +127,6 @@ export const SETTINGS: readonly AnySpec[] = [
   { key: "port", env: "MERIDIAN_PORT", default: "8080", help: "TCP port (0 picks a free one)", parse: int(0, 65535) },
   { key: "host", env: "MERIDIAN_HOST", default: "127.0.0.1", help: "interface to listen on (0.0.0.0 to expose)", parse: str },
   { key: "db", env: "MERIDIAN_DB", default: "./data/meridian.db", help: "SQLite database file, or a postgres:// URL", parse: database },
-  {
-    key: "dbListen",
-    env: "MERIDIAN_DB_LISTEN",
-    default: "",
-    help: "PostgreSQL URL for LISTEN (the change feed) when MERIDIAN_DB goes through a transaction pooler; empty: MERIDIAN_DB",
-    parse: postgresUrl,
-  },
   { key: "tlsCert", env: "MERIDIAN_TLS_CERT", default: "", help: "PEM certificate file; with the key, serves TLS", parse: str },
   { key: "tlsKey", env: "MERIDIAN_TLS_KEY", default: "", help: "PEM private key file", parse: str },
   { key: "jwtSecret", env: "MERIDIAN_JWT_SECRET", default: "", help: "HS256 secret for bearer tokens (UTF-8 bytes)", parse: str },

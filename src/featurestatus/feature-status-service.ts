@@ -17,22 +17,22 @@ import {
 } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { failure } from "../core/errors.js";
 import type { CursorSeal } from "../core/cursor-seal.js";
-import { authorizeActiveRead, authorizeRead, authorizeWrite, type Scope } from "./access.js";
-import { readerViewOf, sayLanguages, type ReaderParams } from "./reader-view.js";
-import { auditPage } from "./audit-listing.js";
-import { dismissalsOf, dismissingSubject, markDismissed, type DismissalStore } from "./dismissals.js";
-import { MessageEdits } from "./message-edits.js";
-import { readerEtag } from "./etags.js";
-import { nowSeconds } from "./message-fields.js";
-import { previewed } from "./message-input.js";
-import type { ListParams } from "./listing-params.js";
-import type { MessageListings } from "./message-listings.js";
-import type { MessageStore } from "./message-store.js";
-import { MessageWatch } from "./message-watch.js";
-import type { MessageWrites } from "./message-writes.js";
-import type { ChangeWatch } from "./change-bus.js";
-import type { Sanitizer } from "./sanitize.js";
-import { WatchStreams, type SseDelivery } from "./watch-stream.js";
+import { authorizeActiveRead, authorizeRead, authorizeWrite, type Scope } from "./messages/access.js";
+import { readerViewOf, sayLanguages, type ReaderParams } from "./listings/reader-view.js";
+import { auditPage } from "./audit/audit-listing.js";
+import { dismissalsOf, dismissingSubject, markDismissed, type DismissalStore } from "./messages/dismissals.js";
+import { MessageEdits } from "./messages/message-edits.js";
+import { readerEtag } from "./messages/etags.js";
+import { nowSeconds } from "./messages/message-fields.js";
+import { previewed } from "./messages/message-input.js";
+import type { ListParams } from "./listings/listing-params.js";
+import type { MessageListings } from "./listings/message-listings.js";
+import type { MessageStore } from "./messages/message-store.js";
+import { MessageWatch } from "./live/message-watch.js";
+import type { MessageWrites } from "./messages/message-writes.js";
+import type { ChangeWatch } from "./live/change-bus.js";
+import type { Sanitizer } from "./messages/sanitize.js";
+import { WatchStreams, type SseDelivery } from "./live/watch-stream.js";
 
 export interface FeatureStatusDeps {
   /** The messages as read (writes go through `writes`). */

@@ -3,8 +3,8 @@
 // row for each webhook that takes its type. Time events carry a once_key:
 // written once, whichever replica's scheduler gets there first.
 import type postgres from "postgres";
-import { messageImage } from "../featurestatus/message-image.js";
-import type { OutboxEvent } from "../featurestatus/message-transactions.js";
+import { messageImage } from "../featurestatus/messages/message-image.js";
+import type { OutboxEvent } from "../featurestatus/messages/message-transactions.js";
 
 /** Call inside the change's transaction; false when an event with this once_key was already written. */
 export async function appendMessageEvent(tx: postgres.TransactionSql, e: OutboxEvent): Promise<boolean> {

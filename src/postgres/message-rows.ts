@@ -1,8 +1,8 @@
 // The messages' rows in PostgreSQL as the domain's records, and back: targeting
 // and translations as JSON text, the dismissible mark as 0 or 1, and the
 // audit trail's columns (D48).
-import type { AuditEntryRecord, AuditRecord } from "../featurestatus/audit.js";
-import type { MessageRecord, NewMessage } from "../featurestatus/message-store.js";
+import type { AuditEntryRecord, AuditRecord } from "../featurestatus/audit/audit.js";
+import type { MessageRecord, NewMessage } from "../featurestatus/messages/message-store.js";
 
 /** A row of messages as SELECT * and RETURNING * answer it. */
 export interface MessageRow {

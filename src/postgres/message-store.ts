@@ -8,10 +8,10 @@
 import type postgres from "postgres";
 import type { Sql } from "./database.js";
 import type { ChangeFeed } from "./changes.js";
-import { messageIdsExhausted, type ListQuery, type MessageRecord, type MessageStore } from "../featurestatus/message-store.js";
-import type { MessageTransactions, MessageTx } from "../featurestatus/message-transactions.js";
-import { auditListingSql, listingParams, listingShape, listingSql, type ListParam } from "../featurestatus/listing-sql.js";
-import type { AuditEntryRecord, AuditQuery } from "../featurestatus/audit.js";
+import { messageIdsExhausted, type ListQuery, type MessageRecord, type MessageStore } from "../featurestatus/messages/message-store.js";
+import type { MessageTransactions, MessageTx } from "../featurestatus/messages/message-transactions.js";
+import { auditListingSql, listingParams, listingShape, listingSql, type ListParam } from "../featurestatus/listings/listing-sql.js";
+import type { AuditEntryRecord, AuditQuery } from "../featurestatus/audit/audit.js";
 import { awaited, runAwaiting, type Unit } from "../core/unit-of-work.js";
 import { appendMessageEvent } from "./message-events.js";
 import { AUDIT_COLUMNS, auditColumnsOf, auditEntryOf, columnsOf, messageOf, type AuditRow, type MessageRow } from "./message-rows.js";

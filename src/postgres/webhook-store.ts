@@ -7,7 +7,7 @@
 // while any endpoint's lane has a delivery in flight (webhook-delivery.ts):
 // every attempt is made under the lock.
 import type { Sql } from "./database.js";
-import type { DeliveryOutcome, DeliveryRow, DueDelivery, WebhookRow, WebhookStore } from "../featurestatus/webhooks.js";
+import type { DeliveryOutcome, DeliveryRow, DueDelivery, WebhookRow, WebhookStore } from "../featurestatus/webhooks/webhooks.js";
 import { appendMessageEvent } from "./message-events.js";
 import { messageOf, type MessageRow } from "./message-rows.js";
 

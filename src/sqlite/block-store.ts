@@ -172,7 +172,7 @@ export class SqliteBlockStore implements BlockStore {
 
   /**
    * IMMEDIATE: the write lock is taken first, so a busy database fails here
-   * before any work, with nothing written (busy-retry.ts).
+   * before any work, with nothing written (transport/database-retry-interceptor.ts).
    */
   upsert(sid: number, kinds: readonly FieldKind[], input: RowSet): number {
     const rows = normalizeRows(input);

@@ -3,8 +3,8 @@
 // for each webhook that takes its type. Time events carry a once_key, so each
 // is written once.
 import type { Db } from "./database.js";
-import { messageImage } from "../featurestatus/message-image.js";
-import type { OutboxEvent } from "../featurestatus/message-transactions.js";
+import { messageImage } from "../featurestatus/messages/message-image.js";
+import type { OutboxEvent } from "../featurestatus/messages/message-transactions.js";
 
 export class SqliteMessageEvents {
   private readonly eventStmt;

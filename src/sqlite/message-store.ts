@@ -1,15 +1,15 @@
 // Messages in SQLite: reads, one statement each, and the transaction port of
 // writes (message-transactions.ts), whose units run synchronously inside one
 // better-sqlite3 transaction: a busy database fails a unit whole
-// (busy-retry.ts), and nothing else on the connection comes between its
+// (transport/database-retry-interceptor.ts), and nothing else on the connection comes between its
 // statements. What a write records and tells is the domain's
 // (message-writes.ts); here statements run and rows become records.
 import type { Statement } from "better-sqlite3";
 import { param, type Db } from "./database.js";
-import type { ListQuery, MessageRecord, MessageStore } from "../featurestatus/message-store.js";
-import type { MessageTransactions, MessageTx } from "../featurestatus/message-transactions.js";
-import { auditListingSql, listingParams, listingShape, listingSql } from "../featurestatus/listing-sql.js";
-import type { AuditEntryRecord, AuditQuery } from "../featurestatus/audit.js";
+import type { ListQuery, MessageRecord, MessageStore } from "../featurestatus/messages/message-store.js";
+import type { MessageTransactions, MessageTx } from "../featurestatus/messages/message-transactions.js";
+import { auditListingSql, listingParams, listingShape, listingSql } from "../featurestatus/listings/listing-sql.js";
+import type { AuditEntryRecord, AuditQuery } from "../featurestatus/audit/audit.js";
 import { immediate, runNow, type Unit } from "../core/unit-of-work.js";
 import { SqliteMessageEvents } from "./message-events.js";
 import {

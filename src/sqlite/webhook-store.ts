@@ -1,7 +1,7 @@
 // D63 webhooks and their delivery log in SQLite. One process serves a SQLite
 // file, so a delivery turn needs no lock beyond the deliverer's own.
 import type { Db } from "./database.js";
-import type { DeliveryOutcome, DeliveryRow, DueDelivery, WebhookRow, WebhookStore } from "../featurestatus/webhooks.js";
+import type { DeliveryOutcome, DeliveryRow, DueDelivery, WebhookRow, WebhookStore } from "../featurestatus/webhooks/webhooks.js";
 import { SqliteMessageEvents } from "./message-events.js";
 import { messageOf, type MessageRow } from "./message-rows.js";
 

@@ -13,8 +13,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/sqlite/database.js";
 import { SqliteMessageStore } from "../../src/sqlite/message-store.js";
-import { MessageWrites } from "../../src/featurestatus/message-writes.js";
-import { ChangeBus } from "../../src/featurestatus/change-bus.js";
+import { MessageWrites } from "../../src/featurestatus/messages/message-writes.js";
+import { ChangeBus } from "../../src/featurestatus/live/change-bus.js";
 import { exited, meridian, serve } from "../helpers/cli.js";
 
 const MB = 1024 * 1024;

@@ -7,9 +7,9 @@ import { pino } from "pino";
 import Database from "better-sqlite3";
 import { neverWaitForLocks, openDatabase } from "../../src/sqlite/database.js";
 import { SqliteMessageStore } from "../../src/sqlite/message-store.js";
-import { startCleanup } from "../../src/featurestatus/cleanup.js";
-import { MessageWrites } from "../../src/featurestatus/message-writes.js";
-import { ChangeBus } from "../../src/featurestatus/change-bus.js";
+import { startCleanup } from "../../src/featurestatus/messages/cleanup.js";
+import { MessageWrites } from "../../src/featurestatus/messages/message-writes.js";
+import { ChangeBus } from "../../src/featurestatus/live/change-bus.js";
 import { startTestServer } from "../helpers/server.js";
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-ret-"));

@@ -2,8 +2,8 @@
 // language an answer takes, and what targeting and language input is refused.
 // Through a real server: targeting.test.ts.
 import { describe, expect, it } from "vitest";
-import { audienceMatches, globProblem, pathMatches, targetList } from "../../src/featurestatus/targeting.js";
-import { canonicalTag, chooseLanguage, languageWish } from "../../src/featurestatus/languages.js";
+import { audienceMatches, globProblem, pathMatches, targetList } from "../../src/featurestatus/messages/targeting.js";
+import { canonicalTag, chooseLanguage, languageWish } from "../../src/featurestatus/messages/languages.js";
 import { ViolationList } from "../../src/core/errors.js";
 
 describe("D61 targeting rules", () => {

@@ -1,17 +1,17 @@
 // Listing pages (D19, D21), from the listing cache while nothing may have
 // changed them (D43, D51), each with its ETag (D47).
 import { create, toBinary } from "@bufbuild/protobuf";
-import { ListMessagesResponseSchema, type ListMessagesResponse } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
-import type { CursorSeal } from "../core/cursor-seal.js";
-import type { Scope } from "./access.js";
-import { listingEtag } from "./etags.js";
+import { ListMessagesResponseSchema, type ListMessagesResponse } from "../../gen/meridian/featurestatus/v1/feature_status_pb.js";
+import type { CursorSeal } from "../../core/cursor-seal.js";
+import type { Scope } from "../messages/access.js";
+import { listingEtag } from "../messages/etags.js";
 import { ListingCache } from "./listing-cache.js";
 import { issueListingCursor, listingBinding, openListingCursor } from "./listing-cursor.js";
 import { listingOf, type ListParams } from "./listing-params.js";
-import type { MessageStore } from "./message-store.js";
-import { toMessage } from "./message-protos.js";
+import type { MessageStore } from "../messages/message-store.js";
+import { toMessage } from "../messages/message-protos.js";
 import { filters, sees, viewKey, type View } from "./reader-view.js";
-import { sortKeyOf, type MessageRecord } from "./message-store.js";
+import { sortKeyOf, type MessageRecord } from "../messages/message-store.js";
 import { DEFAULT_LIMIT } from "./listing-params.js";
 
 export class MessageListings {

@@ -2,12 +2,12 @@
 // audiences whose messages it sees, the page it is on, the language it
 // prefers, and whether it sees targeting and translations (BackOffice).
 import type { HandlerContext } from "@connectrpc/connect";
-import { ROLES, hasRole, principalOf, type Principal } from "../auth/principal.js";
-import { permissionDenied, ViolationList } from "../core/errors.js";
-import { canonicalTag, languageWish, type LanguageWish } from "./languages.js";
-import type { MessageRecord } from "./message-store.js";
-import { audienceProblem } from "../core/audiences.js";
-import { audienceMatches, pathMatches, pathProblem } from "./targeting.js";
+import { ROLES, hasRole, principalOf, type Principal } from "../../auth/principal.js";
+import { permissionDenied, ViolationList } from "../../core/errors.js";
+import { canonicalTag, languageWish, type LanguageWish } from "../messages/languages.js";
+import type { MessageRecord } from "../messages/message-store.js";
+import { audienceProblem } from "../../core/audiences.js";
+import { audienceMatches, pathMatches, pathProblem } from "../messages/targeting.js";
 
 /** What a listing or stream request says of its reader. */
 export interface ReaderParams {

@@ -3,10 +3,10 @@
 // the outbox (D63), each store's for its dialect. The statements only store
 // and map rows; what a write records, and when it is told, is decided once,
 // in message-writes.ts.
-import type { Step, UnitOfWork } from "../core/unit-of-work.js";
-import type { AuditRecord } from "./audit.js";
+import type { Step, UnitOfWork } from "../../core/unit-of-work.js";
+import type { AuditRecord } from "../audit/audit.js";
 import type { MessageData, MessageRecord, NewMessage } from "./message-store.js";
-import type { WebhookEvent } from "./webhooks.js";
+import type { WebhookEvent } from "../webhooks/webhooks.js";
 
 /** D63: an event in the outbox, with a delivery for each endpoint that takes its type. */
 export interface OutboxEvent {

@@ -1,13 +1,13 @@
 // Stored messages as the API's messages: dates as written (D15), an unset
 // feature as no field (REST writes it as null).
 import { create } from "@bufbuild/protobuf";
-import { AuditEntrySchema, MessageSchema, type AuditEntry, type Message } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
-import type { AuditEntryRecord } from "./audit.js";
+import { AuditEntrySchema, MessageSchema, type AuditEntry, type Message } from "../../gen/meridian/featurestatus/v1/feature_status_pb.js";
+import type { AuditEntryRecord } from "../audit/audit.js";
 import { fromMessageImage } from "./message-image.js";
 import { formatDate } from "./message-fields.js";
 import type { MessageRecord } from "./message-store.js";
 import { chooseLanguage } from "./languages.js";
-import { EDITING, type View } from "./reader-view.js";
+import { EDITING, type View } from "../listings/reader-view.js";
 
 /** A message as `view` reads it (D62: in the language it prefers), with its targeting and translations for BackOffice (D61). */
 export function toMessage(row: MessageRecord, view: View): Message {

@@ -1,3 +1,4 @@
+// The transport's retry of a call the database turned away, for both backends.
 // The server never waits for SQLite's write lock on its event loop (D51): its
 // connection fails at once with SQLITE_BUSY (neverWaitForLocks), and this
 // interceptor runs a unary call that failed so again a little later, with
@@ -17,7 +18,7 @@ import { WaitLimitError, within } from "../core/wait-limit.js";
 import { isBusy } from "../core/database-busy.js";
 import { mapStreamErrors } from "../core/stream-errors.js";
 
-export interface BusyRetryOptions {
+export interface DatabaseRetryOptions {
   /** Errors that mean the database is away (PostgreSQL restarting, D40): a 503 at once, not retried. */
   unavailable: (e: unknown) => boolean;
   /** How long a call may keep retrying before it is a 503. */
@@ -36,7 +37,7 @@ export interface BusyRetryOptions {
 // An import holds the lock a few ms per batch and its publish about a hundred
 // (bench/import): short first pauses, capped low, keep the added latency near
 // what the lock holder needs.
-const DEFAULTS: BusyRetryOptions = {
+const DEFAULTS: DatabaseRetryOptions = {
   unavailable: () => false,
   budgetMs: 10_000,
   firstDelayMs: 2,
@@ -50,7 +51,7 @@ function unavailable(cause?: unknown): ConnectError {
   return failure("DATABASE_UNAVAILABLE", `the database is ${why}; try again shortly`, { headers: { "retry-after": "1" }, cause });
 }
 
-export function busyRetryInterceptor(options: Partial<BusyRetryOptions> = {}): Interceptor {
+export function databaseRetryInterceptor(options: Partial<DatabaseRetryOptions> = {}): Interceptor {
   const { unavailable: away, budgetMs, firstDelayMs, maxDelayMs, onWait, onUnavailable, waitLimitMs } = { ...DEFAULTS, ...options };
   /** The error a caller gets for `e`: a 503 when the database is busy or away, else `e`. */
   const answer = (e: unknown) => {

@@ -3,13 +3,13 @@
 // credential was issued for; writing needs the readwrite scope and the
 // BackOffice role; the audit trail is BackOffice's.
 import type { HandlerContext } from "@connectrpc/connect";
-import { ROLES, SCOPES, hasRole, hasScope, principalOf, type Principal } from "../auth/principal.js";
-import { isPublicKey, onlyActive, requireActiveReader } from "../auth/public-keys.js";
-import { FeatureStatusService } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
-import { MessageDeliveryService } from "../gen/meridian/featurestatus/v1/message_delivery_pb.js";
-import { invalidField, permissionDenied } from "../core/errors.js";
-import { OPAQUE_ID_RULE, isOpaqueId } from "../core/ids.js";
-import type { Actor } from "./audit.js";
+import { ROLES, SCOPES, hasRole, hasScope, principalOf, type Principal } from "../../auth/principal.js";
+import { isPublicKey, onlyActive, requireActiveReader } from "../../auth/public-keys.js";
+import { FeatureStatusService } from "../../gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { MessageDeliveryService } from "../../gen/meridian/featurestatus/v1/message_delivery_pb.js";
+import { invalidField, permissionDenied } from "../../core/errors.js";
+import { OPAQUE_ID_RULE, isOpaqueId } from "../../core/ids.js";
+import type { Actor } from "../audit/audit.js";
 
 /** Where a message lives: one feature, or global (null). */
 export type Scope = string | null;

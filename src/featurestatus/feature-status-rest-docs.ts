@@ -8,12 +8,12 @@ import { FeatureStatusService } from "../gen/meridian/featurestatus/v1/feature_s
 import type { OperationExamples, Parameter, RestDocs, Schema } from "../transport/rest/openapi.js";
 import { OPAQUE_ID, OPAQUE_ID_RULE } from "../core/ids.js";
 import type { ServiceRegistry } from "../transport/service-registry.js";
-import { DEFAULT_LIMIT, MAX_LIMIT } from "../featurestatus/listing-params.js";
-import { BODY_MAX, MESSAGE_TYPES, TITLE_MAX } from "../featurestatus/message-fields.js";
-import { EXPIRIES, SORT_BYS, SORT_ORDERS } from "../featurestatus/message-store.js";
+import { DEFAULT_LIMIT, MAX_LIMIT } from "./listings/listing-params.js";
+import { BODY_MAX, MESSAGE_TYPES, TITLE_MAX } from "./messages/message-fields.js";
+import { EXPIRIES, SORT_BYS, SORT_ORDERS } from "./messages/message-store.js";
 import { AUDIENCE_MAX, MAX_AUDIENCES } from "../core/audiences.js";
-import { GLOB_MAX, MAX_PATHS, PATH_MAX } from "../featurestatus/targeting.js";
-import { MAX_TRANSLATIONS, TAG_MAX } from "../featurestatus/languages.js";
+import { GLOB_MAX, MAX_PATHS, PATH_MAX } from "./messages/targeting.js";
+import { MAX_TRANSLATIONS, TAG_MAX } from "./messages/languages.js";
 
 const SSE =
   'Server-Sent Events: `event: messages` with `data: {"data": [message...]}`, the active messages the caller may see, at once and again whenever that set changes (by a write on any replica, or by the clock); each event\'s id names its set; a `: heartbeat` comment when quiet. Beyond MERIDIAN_MAX_WATCHERS streams, 503; beyond MERIDIAN_MAX_WATCHERS_PER_CLIENT of one credential and address, 429.';

@@ -5,7 +5,7 @@
 // bytes, not entries, since one page may hold a thousand 4,000-character
 // bodies; the least recently used pages go first, and what it drops is
 // collected once it adds up to the bound (runtime/garbage.ts).
-import { ReleasedBytes } from "../runtime/garbage.js";
+import { ReleasedBytes } from "../../runtime/garbage.js";
 
 export interface ChangeSource {
   /**

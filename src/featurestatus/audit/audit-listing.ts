@@ -6,14 +6,14 @@ import {
   ListMessageAuditResponseSchema,
   type ListMessageAuditRequest,
   type ListMessageAuditResponse,
-} from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
-import type { CursorSeal } from "../core/cursor-seal.js";
-import { authorizeAudit } from "./access.js";
+} from "../../gen/meridian/featurestatus/v1/feature_status_pb.js";
+import type { CursorSeal } from "../../core/cursor-seal.js";
+import { authorizeAudit } from "../messages/access.js";
 import type { AuditQuery } from "./audit.js";
-import { auditBinding, issueAuditCursor, openAuditCursor } from "./listing-cursor.js";
-import { auditParamsOf } from "./listing-params.js";
-import type { MessageStore } from "./message-store.js";
-import { toAuditEntry } from "./message-protos.js";
+import { auditBinding, issueAuditCursor, openAuditCursor } from "../listings/listing-cursor.js";
+import { auditParamsOf } from "../listings/listing-params.js";
+import type { MessageStore } from "../messages/message-store.js";
+import { toAuditEntry } from "../messages/message-protos.js";
 
 export async function auditPage(
   ctx: HandlerContext,

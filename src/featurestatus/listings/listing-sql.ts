@@ -2,8 +2,8 @@
 // audit trail's (D48), one text for both backends: only how a parameter is
 // written differs (SQLite @now, PostgreSQL $1::bigint), so the rule itself is
 // written once.
-import type { AuditQuery } from "./audit.js";
-import type { ListQuery } from "./message-store.js";
+import type { AuditQuery } from "../audit/audit.js";
+import type { ListQuery } from "../messages/message-store.js";
 
 export type ListParam = "now" | "limit" | "feature" | "afterKey" | "afterId";
 

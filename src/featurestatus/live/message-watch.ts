@@ -7,10 +7,10 @@
 // that one client cannot take every slot; a watcher that does not read what
 // it is sent is dropped once too much of it waits here (D54); and when the
 // server stops, every watcher ends at once (D57).
-import type { Outlet } from "../core/outlet.js";
+import type { Outlet } from "../../core/outlet.js";
 import type { ChangeWatch } from "./change-bus.js";
-import type { MessageStore } from "./message-store.js";
-import { failure } from "../core/errors.js";
+import type { MessageStore } from "../messages/message-store.js";
+import { failure } from "../../core/errors.js";
 
 export interface WatchLimits {
   /** Watchers this process serves at once (MERIDIAN_MAX_WATCHERS). */

@@ -3,23 +3,23 @@
 // stream of active sets, with the signals an SSE delivery needs besides them.
 import { create, toBinary } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import type { HttpBody } from "../gen/google/api/httpbody_pb.js";
+import type { HttpBody } from "../../gen/google/api/httpbody_pb.js";
 import {
   ActiveMessagesSchema,
   type ActiveMessages,
   type ListMessagesResponse,
-} from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
-import { credentialOf, principalOf } from "../auth/principal.js";
-import { recheckCaller } from "../auth/authenticate.js";
-import { outletKey } from "../core/outlet.js";
-import { requestInfoKey } from "../core/request-info.js";
-import { authorizeActiveRead, type Scope } from "./access.js";
-import { digest } from "./etags.js";
-import { MAX_LIMIT } from "./listing-params.js";
-import type { MessageListings } from "./message-listings.js";
+} from "../../gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { credentialOf, principalOf } from "../../auth/principal.js";
+import { recheckCaller } from "../../auth/authenticate.js";
+import { outletKey } from "../../core/outlet.js";
+import { requestInfoKey } from "../../core/request-info.js";
+import { authorizeActiveRead, type Scope } from "../messages/access.js";
+import { digest } from "../messages/etags.js";
+import { MAX_LIMIT } from "../listings/listing-params.js";
+import type { MessageListings } from "../listings/message-listings.js";
 import type { MessageWatch } from "./message-watch.js";
-import type { View } from "./reader-view.js";
-import { dismissalsOf, markDismissed, type DismissalStore } from "./dismissals.js";
+import type { View } from "../listings/reader-view.js";
+import { dismissalsOf, markDismissed, type DismissalStore } from "../messages/dismissals.js";
 
 /**
  * Besides the sets: "open" once the watcher is admitted, before anything else

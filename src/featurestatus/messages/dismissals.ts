@@ -4,8 +4,8 @@
 // changes (a new version is a new message to read). API keys name no person:
 // their dismissals stay in the browser.
 import type { HandlerContext } from "@connectrpc/connect";
-import { principalOf, type Principal } from "../auth/principal.js";
-import { failure } from "../core/errors.js";
+import { principalOf, type Principal } from "../../auth/principal.js";
+import { failure } from "../../core/errors.js";
 
 export interface DismissalStore {
   /** Records that `subject` dismissed message `messageId` at `version` (again: no change). */

@@ -4,10 +4,10 @@
 // or deleted between pages neither repeat nor vanish (D21). Writes are not
 // here: they are units of work over message-transactions.ts, whose effects
 // message-writes.ts decides.
-import type { AuditEntryRecord, AuditQuery } from "./audit.js";
-import type { ChangeSource } from "./listing-cache.js";
+import type { AuditEntryRecord, AuditQuery } from "../audit/audit.js";
+import type { ChangeSource } from "../listings/listing-cache.js";
 import type { ConnectError } from "@connectrpc/connect";
-import { failure } from "../core/errors.js";
+import { failure } from "../../core/errors.js";
 
 /** D62: a message's title and body in one language. */
 export interface Translation {

@@ -3,13 +3,13 @@
 // behind, decided here once for every write and both dialects: its audit
 // record (D48) and its outbox event (D63) in the same transaction, and, once
 // committed, a word on the change bus (D46) for the watchers.
-import type { Step } from "../core/unit-of-work.js";
-import type { Actor, AuditAction, AuditRecord } from "./audit.js";
-import type { ChangeBus } from "./change-bus.js";
+import type { Step } from "../../core/unit-of-work.js";
+import type { Actor, AuditAction, AuditRecord } from "../audit/audit.js";
+import type { ChangeBus } from "../live/change-bus.js";
 import { messageImage } from "./message-image.js";
 import { MAX_MESSAGE_ID, messageIdsExhausted, type MessageData, type MessageRecord, type NewMessage } from "./message-store.js";
 import type { MessageTransactions, MessageTx } from "./message-transactions.js";
-import type { WebhookEvent } from "./webhooks.js";
+import type { WebhookEvent } from "../webhooks/webhooks.js";
 
 /** A change of one message: `before` into `after` (one of them present). */
 interface Change {

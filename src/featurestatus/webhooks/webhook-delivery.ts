@@ -11,14 +11,14 @@
 // flight, fetching more as deliveries end, writes arrive and ticks pass: every
 // send happens while the turn holds the store's deliveryTurn (on PostgreSQL
 // the advisory lock), so one replica delivers at a time, as before.
-import { MessageSchema } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { MessageSchema } from "../../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { fetch, type Dispatcher, type Response } from "undici";
-import type { JsonShaper } from "../core/json-shape.js";
-import type { Logger } from "../log/logger.js";
-import type { ChangeWatch } from "./change-bus.js";
-import { fromMessageImage } from "./message-image.js";
-import { toMessage } from "./message-protos.js";
-import { EDITING } from "./reader-view.js"; // the whole message, every translation: endpoints are BackOffice's
+import type { JsonShaper } from "../../core/json-shape.js";
+import type { Logger } from "../../log/logger.js";
+import type { ChangeWatch } from "../live/change-bus.js";
+import { fromMessageImage } from "../messages/message-image.js";
+import { toMessage } from "../messages/message-protos.js";
+import { EDITING } from "../listings/reader-view.js"; // the whole message, every translation: endpoints are BackOffice's
 import { WebhookHosts } from "./webhook-addresses.js";
 import { guardedAgent, RefusedAddress } from "./webhook-dispatcher.js";
 import { RETRY_FOR_MS, retryDelayMs, signature, type DeliveryOutcome, type DueDelivery, type WebhookStore } from "./webhooks.js";

@@ -7,13 +7,13 @@ import type { DescField } from "@bufbuild/protobuf";
 import { TimeSeriesService } from "../gen/meridian/timeseries/v1/time_series_pb.js";
 import type { OperationExamples, Schema } from "../transport/rest/openapi.js";
 import type { ServiceRegistry } from "../transport/service-registry.js";
-import { CHART_WIDTH } from "../timeseries/chart-reads.js";
+import { CHART_WIDTH } from "./chart-reads.js";
 import { QUERY_FORM } from "../core/timestamps.js";
-import { VALUE_JSON_SCHEMAS } from "../timeseries/value-json.js";
-import { COLUMNAR_MEDIA_TYPES } from "../timeseries/columnar/formats.js";
-import { PAGE } from "../timeseries/value-reads.js";
-import { DATA_TYPES } from "../timeseries/value-rows.js";
-import { CONDITION_TYPE, OPERATORS } from "../timeseries/query-conditions.js";
+import { VALUE_JSON_SCHEMAS } from "./value-json.js";
+import { COLUMNAR_MEDIA_TYPES } from "./columnar/formats.js";
+import { PAGE } from "./value-reads.js";
+import { DATA_TYPES } from "./value-rows.js";
+import { CONDITION_TYPE, OPERATORS } from "./query-conditions.js";
 
 const n = (x: number) => x.toLocaleString("en");
 

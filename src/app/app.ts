@@ -4,53 +4,53 @@ import { createConnectRouter } from "@connectrpc/connect";
 import { readFileSync } from "node:fs";
 import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { createSecureContext } from "node:tls";
-import { createJwtVerifier } from "./auth/jwt.js";
-import { authInterceptor, createAuthenticator } from "./auth/authenticate.js";
-import { PublicKeyGate } from "./auth/public-keys.js";
-import { underSetting, type Named } from "./config/operator-error.js";
-import { unknownVariables, unknownVariableWarning, type Settings } from "./config/settings.js";
-import { Health } from "./gen/grpc/health/v1/health_pb.js";
-import { FeatureStatusService } from "./gen/meridian/featurestatus/v1/feature_status_pb.js";
-import { MessageDeliveryService } from "./gen/meridian/featurestatus/v1/message_delivery_pb.js";
-import { TimeSeriesService } from "./gen/meridian/timeseries/v1/time_series_pb.js";
-import { createLogger, type Logger } from "./log/logger.js";
-import type { Db } from "./sqlite/database.js";
-import { openBackend, type Backend } from "./app/backend.js";
-import { Availability } from "./app/availability.js";
-import { busyRetryInterceptor } from "./sqlite/busy-retry.js";
-import { CursorSeal } from "./core/cursor-seal.js";
-import { isBusy } from "./core/database-busy.js";
-import { startCleanup } from "./featurestatus/cleanup.js";
-import { featureStatusService } from "./featurestatus/feature-status-service.js";
-import { ACTIVE_MESSAGE_READS } from "./featurestatus/access.js";
-import { Sanitizer } from "./featurestatus/sanitize.js";
-import { ACTIVE_SET_EVENTS } from "./featurestatus/watch-stream.js";
-import { messageDeliveryService } from "./featurestatus/message-delivery-service.js";
-import { MessageListings } from "./featurestatus/message-listings.js";
-import { ChangeBus } from "./featurestatus/change-bus.js";
-import { MessageWrites } from "./featurestatus/message-writes.js";
-import { nowSeconds } from "./featurestatus/message-fields.js";
-import { startWebhookDelivery } from "./featurestatus/webhook-delivery.js";
-import { WebhookHosts } from "./featurestatus/webhook-addresses.js";
-import { Cors } from "./transport/cors.js";
-import { CONNECT_COMPRESSIONS } from "./transport/compression.js";
-import { apiVersionInterceptor } from "./core/api-version.js";
-import { errorInterceptor } from "./transport/error-interceptor.js";
-import { HealthState, healthService } from "./transport/health.js";
-import { listen, type Listener } from "./transport/listener.js";
-import { createNodeHandler } from "./transport/node-handler.js";
-import { ServiceRegistry } from "./transport/service-registry.js";
-import { sseDelivery } from "./transport/sse-delivery.js";
-import { ClientAddress } from "./core/client-address.js";
-import { addReflection } from "./transport/reflection.js";
-import { Metrics } from "./metrics/metrics.js";
-import { VERSION } from "./version.js";
-import { listenForMetrics } from "./metrics/metrics-listener.js";
-import { timeSeriesService } from "./timeseries/time-series-service.js";
-import { documentTimeSeriesRest } from "./app/time-series-rest-docs.js";
-import { documentFeatureStatusRest } from "./app/feature-status-rest-docs.js";
-import { documentMessageDeliveryRest } from "./app/message-delivery-rest-docs.js";
-import { addTimeSeriesJsonShapes } from "./app/time-series-json-shapes.js";
+import { createJwtVerifier } from "../auth/jwt.js";
+import { authInterceptor, createAuthenticator } from "../auth/authenticate.js";
+import { PublicKeyGate } from "../auth/public-keys.js";
+import { underSetting, type Named } from "../config/operator-error.js";
+import { unknownVariables, unknownVariableWarning, type Settings } from "../config/settings.js";
+import { Health } from "../gen/grpc/health/v1/health_pb.js";
+import { FeatureStatusService } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { MessageDeliveryService } from "../gen/meridian/featurestatus/v1/message_delivery_pb.js";
+import { TimeSeriesService } from "../gen/meridian/timeseries/v1/time_series_pb.js";
+import { createLogger, type Logger } from "../log/logger.js";
+import type { Db } from "../sqlite/database.js";
+import { openBackend, type Backend } from "./backend.js";
+import { Availability } from "./availability.js";
+import { databaseRetryInterceptor } from "../transport/database-retry-interceptor.js";
+import { CursorSeal } from "../core/cursor-seal.js";
+import { isBusy } from "../core/database-busy.js";
+import { startCleanup } from "../featurestatus/messages/cleanup.js";
+import { featureStatusService } from "../featurestatus/feature-status-service.js";
+import { ACTIVE_MESSAGE_READS } from "../featurestatus/messages/access.js";
+import { Sanitizer } from "../featurestatus/messages/sanitize.js";
+import { ACTIVE_SET_EVENTS } from "../featurestatus/live/watch-stream.js";
+import { messageDeliveryService } from "../featurestatus/message-delivery-service.js";
+import { MessageListings } from "../featurestatus/listings/message-listings.js";
+import { ChangeBus } from "../featurestatus/live/change-bus.js";
+import { MessageWrites } from "../featurestatus/messages/message-writes.js";
+import { nowSeconds } from "../featurestatus/messages/message-fields.js";
+import { startWebhookDelivery } from "../featurestatus/webhooks/webhook-delivery.js";
+import { WebhookHosts } from "../featurestatus/webhooks/webhook-addresses.js";
+import { Cors } from "../transport/cors.js";
+import { CONNECT_COMPRESSIONS } from "../transport/compression.js";
+import { apiVersionInterceptor } from "../core/api-version.js";
+import { errorInterceptor } from "../transport/error-interceptor.js";
+import { HealthState, healthService } from "../transport/health.js";
+import { listen, type Listener } from "../transport/listener.js";
+import { createNodeHandler } from "../transport/node-handler.js";
+import { ServiceRegistry } from "../transport/service-registry.js";
+import { sseDelivery } from "../transport/sse-delivery.js";
+import { ClientAddress } from "../core/client-address.js";
+import { addReflection } from "../transport/reflection.js";
+import { Metrics } from "../metrics/metrics.js";
+import { VERSION } from "../version.js";
+import { listenForMetrics } from "../metrics/metrics-listener.js";
+import { timeSeriesService } from "../timeseries/time-series-service.js";
+import { documentTimeSeriesRest } from "../timeseries/time-series-rest-docs.js";
+import { documentFeatureStatusRest } from "../featurestatus/feature-status-rest-docs.js";
+import { documentMessageDeliveryRest } from "../featurestatus/message-delivery-rest-docs.js";
+import { addTimeSeriesJsonShapes } from "../timeseries/time-series-json-shapes.js";
 
 export { VERSION };
 /** The API's services (health and reflection aside): every one answers on every protocol. */
@@ -135,7 +135,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
 
   const interceptors = [
     errorInterceptor(logger),
-    busyRetryInterceptor({
+    databaseRetryInterceptor({
       unavailable: backend.isUnavailable,
       onWait: () => metrics?.lockWaits.inc(),
       onUnavailable: () => availability.suspect(),

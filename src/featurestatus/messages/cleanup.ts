@@ -2,12 +2,12 @@
 // global ones too, at start and then every interval; logs how many. The same
 // run removes audit entries older than theirs (D48), and D63's events as old
 // whose deliveries are over, with their delivery log.
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../../log/logger.js";
 import type { MessageStore } from "./message-store.js";
 import type { MessageWrites } from "./message-writes.js";
-import type { WebhookStore } from "./webhooks.js";
+import type { WebhookStore } from "../webhooks/webhooks.js";
 import { nowSeconds } from "./message-fields.js";
-import { isBusy } from "../core/database-busy.js";
+import { isBusy } from "../../core/database-busy.js";
 
 export interface CleanupOptions {
   intervalS: number;

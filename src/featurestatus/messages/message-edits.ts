@@ -2,8 +2,8 @@
 // of the other kind, is a 404), created, updated by merging (D16) and deleted,
 // conditionally on the caller's ETag when one is sent (D47).
 import type { HandlerContext } from "@connectrpc/connect";
-import type { Message, MessageFields } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
-import { failure, notFound } from "../core/errors.js";
+import type { Message, MessageFields } from "../../gen/meridian/featurestatus/v1/feature_status_pb.js";
+import { failure, notFound } from "../../core/errors.js";
 import { authorizeRead, authorizeWrite, checkScope, type Scope } from "./access.js";
 import { ifMatch, messageEtag, stale } from "./etags.js";
 import { merged, newMessage } from "./message-input.js";
@@ -11,7 +11,7 @@ import { toMessage } from "./message-protos.js";
 import type { MessageRecord, MessageStore } from "./message-store.js";
 import type { MessageWrites } from "./message-writes.js";
 import type { Sanitizer } from "./sanitize.js";
-import { EDITING, sees, type View } from "./reader-view.js";
+import { EDITING, sees, type View } from "../listings/reader-view.js";
 
 const MERGE_ATTEMPTS = 5; // an unconditional update merged again when others keep writing the message
 
