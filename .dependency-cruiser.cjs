@@ -1,6 +1,6 @@
 // The import rule of src/ (issue 27; README "Layout"): five floors, lowest first, and an
 // import may point to its own floor or one below, never up, and never round in a cycle.
-//   1 base       core/ config/ log/ metrics/ runtime/ gen/ version.ts
+//   1 base       core/ config/ log/ metrics/ runtime/ native/ gen/ version.ts
 //   2 domains    auth/ featurestatus/ timeseries/   (rules, store interfaces, services)
 //   3 backends   sqlite/ postgres/                  (the stores of each SQL dialect)
 //   4 transport  transport/                         (HTTP, Connect, REST, OpenAPI, SSE delivery)
@@ -8,7 +8,7 @@
 //                and each service's REST face beside it (*-rest-docs.ts, *-json-shapes.ts in a domain's folder):
 //                OpenAPI text and JSON shape rules that the composition hands the transport
 // Type-only imports count (tsPreCompilationDeps): a type pointing up ties the floors as much as a value.
-const BASE = "^src/(core|config|log|metrics|runtime|gen)/|^src/version\\.ts$";
+const BASE = "^src/(core|config|log|metrics|runtime|native|gen)/|^src/version\\.ts$";
 const DOMAINS = "^src/(auth|featurestatus|timeseries)/";
 const BACKENDS = "^src/(sqlite|postgres)/";
 const TRANSPORT = "^src/transport/";

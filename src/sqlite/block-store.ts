@@ -18,7 +18,7 @@ import {
 } from "../timeseries/blocks/block-store.js";
 import { normalizeRows, type RowSet } from "../timeseries/blocks/row-set.js";
 import { otherCommits } from "./data-version.js";
-import { freeNow } from "../runtime/garbage.js";
+import { freeNow } from "../native/detach.js";
 
 interface Range {
   sid: number;

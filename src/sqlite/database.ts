@@ -6,7 +6,7 @@
 import Database from "better-sqlite3";
 import { discardAbandonedImports } from "./import-registry.js";
 import { MIGRATIONS, type SqliteMigration } from "./schema.js";
-import { inSingleExecutable, loadAddon } from "../runtime/addons.js";
+import { inSingleExecutable, loadAddon } from "../native/load.js";
 
 export type Db = Database.Database;
 

@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import * as zlib from "node:zlib";
 import type { NodeRequest } from "../core/node-types.js";
 import { failure } from "../core/errors.js";
-import { freeNow } from "../runtime/garbage.js";
+import { freeNow } from "../native/detach.js";
 
 export type Coding = "zstd" | "br" | "gzip";
 

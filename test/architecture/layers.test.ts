@@ -51,6 +51,13 @@ describe.concurrent("issue 27 layers: an import points to its own floor or one b
     expect(output).toMatch(/error base-imports-nothing-above: src\/core\/ids\.ts → src\/transport\/listener\.ts/);
   });
 
+  it("issue 40 the addon's door (src/native/) is on the base floor: importing the domain that uses it fails the layer rule", async () => {
+    const dir = plantedCopy("src/native/binding.ts", 'import "../timeseries/value-walk.js";');
+    const { code, output } = await cruise(dir);
+    expect(code).not.toBe(0);
+    expect(output).toMatch(/error base-imports-nothing-above: src\/native\/binding\.ts → src\/timeseries\/value-walk\.ts/);
+  });
+
   it("issue 27 one dialect importing the other fails the layer rule, naming the file", async () => {
     const dir = plantedCopy("src/sqlite/schema.ts", 'import "../postgres/schema.js";');
     const { code, output } = await cruise(dir);

@@ -5,8 +5,8 @@
 // overlaps, and the last one before it while that has room, so appends fill
 // it), merges, re-encodes and replaces them in one transaction (D30).
 import { BLOCK_ROWS, decodeBlock, encodeBlock, type FieldKind } from "./block-codec.js";
-import { summarizeBlock } from "./native.js";
-import { freeNow } from "../../runtime/garbage.js";
+import { summarizeBlock } from "../../native/block-summary.js";
+import { freeNow } from "../../native/detach.js";
 import { concatRows, mergeRows, sliceRows, withoutRange, type RowSet } from "./row-set.js";
 
 export interface StoredBlock {

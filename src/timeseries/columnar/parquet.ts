@@ -20,7 +20,7 @@ import type { BlockEncoder, WalkSeries, WalkStep } from "../value-walk.js";
 import type { AnswerFormat, AnswerShape } from "./answer-format.js";
 import { DATA_TYPES } from "../value-rows.js";
 import { PARQUET_MAGIC, ParquetFile, type ParquetField } from "./parquet-file.js";
-import { ParquetPages, type BlockPages, type ChunkEnd } from "./parquet-pages.js";
+import { ParquetPages, type BlockPages, type ChunkEnd } from "../../native/parquet-pages.js";
 
 /** At most this many rows a row group (the bound readers split work by). */
 export const ROW_GROUP_ROWS = 1_000_000;

@@ -1,11 +1,11 @@
-// D38 the single executable's addon cache (src/runtime/addon-cache.ts): files
+// D38 the single executable's addon cache (src/native/addon-cache.ts): files
 // named by content hash in a directory of ours closed to others, checked on
 // every use, a changed one replaced before anything loads it.
 import { afterAll, describe, expect, it } from "vitest";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cachedFile, defaultCacheDir, privateDir } from "../../src/runtime/addon-cache.js";
+import { cachedFile, defaultCacheDir, privateDir } from "../../src/native/addon-cache.js";
 
 const root = mkdtempSync(join(tmpdir(), "meridian-addon-cache-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

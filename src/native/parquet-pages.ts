@@ -1,9 +1,11 @@
-// The addon's Parquet page writer (native/src/parquet-pages.*): a block's
-// rows as data pages (header and zstd body each), and a row group's
-// dictionary pages and statistics. Arguments are checked here, as blocks/native.ts does.
-import { addon, type Taken } from "../blocks/native.js";
-import type { FieldKind } from "../blocks/block-codec.js";
-import { acquire, release } from "../../runtime/buffer-pool.js";
+// native/src/parquet-pages.cc: a block's rows as Parquet data pages (header
+// and zstd body each), and a row group's dictionary pages and statistics.
+// Arguments are checked here; the pages are written into pooled segments
+// (buffer-pool.ts) whose leases this class holds and ends.
+import { binding, type ChunkEnd, type RawParquetPages, type Taken } from "./binding.js";
+import { lease, type Lease } from "./buffer-pool.js";
+
+export type { ChunkEnd };
 
 /** The pages of one block's rows: the timestamps', then one per block column. */
 export interface BlockPages extends Taken {
@@ -14,25 +16,6 @@ export interface BlockPages extends Taken {
   /** The block's columns by kind. */
   kinds: Uint8Array;
 }
-
-/** A column's dictionary page, and statistics (PLAIN min and max of its values but NaN), for a row group. */
-export interface ChunkEnd {
-  dictionary: Buffer | null;
-  dictionaryUncompressed: number;
-  min: Buffer | null;
-  max: Buffer | null;
-  nulls: number;
-}
-
-type Written = Omit<BlockPages, "data"> & { written: number };
-
-interface NativePages {
-  add(bytes: Uint8Array, from: number, to: number, maxRows: number, out: Uint8Array): Written | { need: number };
-  take(out: Uint8Array): Written;
-  finishRowGroup(): ChunkEnd[];
-}
-
-const Native = (addon as unknown as { ParquetPages: new () => NativePages }).ParquetPages;
 
 /** Bytes of the pooled segments a row group's pages are written into. */
 const SEGMENT_BYTES = 1 << 20;
@@ -45,12 +28,12 @@ const SEGMENT_BYTES = 1 << 20;
  * the server's memory grew with the read (16 MiB for 10M W1 rows).
  */
 export class ParquetPages {
-  private readonly native = new Native();
+  private readonly native: RawParquetPages = new binding.ParquetPages();
   /** The open row group's segments, the last being filled. */
-  private segments: Uint8Array[] = [];
+  private segments: Lease[] = [];
   private used = 0;
   /** Segments of row groups ended and not yet written out, oldest first. */
-  private readonly ended: Uint8Array[][] = [];
+  private readonly ended: Lease[][] = [];
 
   /** The block's rows of [from, to], at most maxRows, as pages of the open row group. */
   add(bytes: Uint8Array, from: number, to: number, maxRows: number): BlockPages {
@@ -78,12 +61,12 @@ export class ParquetPages {
 
   /** The oldest ended row group is written out: its segments go back to the pool. */
   rowGroupWritten(): void {
-    for (const s of this.ended.shift() ?? []) release(s);
+    for (const s of this.ended.shift() ?? []) s.release();
   }
 
   /** The answer is done or abandoned: every segment goes back. */
   close(): void {
-    for (const group of [...this.ended, this.segments]) for (const s of group) release(s);
+    for (const group of [...this.ended, this.segments]) for (const s of group) s.release();
     this.ended.length = 0;
     this.segments = [];
     this.used = 0;
@@ -92,17 +75,15 @@ export class ParquetPages {
   /** What is left of the last segment (empty when there is none). */
   private room(): Uint8Array {
     const last = this.segments.at(-1);
-    return last ? last.subarray(this.used) : EMPTY;
+    return last ? last.buffer.subarray(this.used) : EMPTY;
   }
 
   private segment(bytes: number): Uint8Array {
-    const s = acquire(Math.max(SEGMENT_BYTES, bytes));
+    const s = lease(Math.max(SEGMENT_BYTES, bytes));
     this.segments.push(s);
     this.used = 0;
-    return s;
+    return s.buffer;
   }
 }
 
 const EMPTY = new Uint8Array(0);
-
-export type { FieldKind };
