@@ -532,14 +532,24 @@ async function read() {
   enableDownloads(true);
   const total = drawn.list.reduce((n, s) => n + s.rows.length, 0);
   showSummary([
-    `${isoSecond(view.from)} to ${isoSecond(view.to)}: ${total} rows drawn at ${width} pixel columns.`,
+    `${isoSecond(view.from)} to ${isoSecond(view.to)}: ${total} rows drawn at ${width} pixel columns, times on the axis in ${zoneName()}.`,
     ...drawn.list.map((s) => summary(s.rows, s.field, `${seriesName(s.series)} ${fieldName(s.series, s.field)}`)),
   ]);
   showFlagLegend();
 }
 
+/** The time axis as drawn: its ticks (epoch seconds) and their labels; for tests and tools, null before a chart. */
+export function timeTicks() {
+  const axis = chart?.u.axes[0];
+  if (!axis?._splits || !axis._values) return null;
+  return { splits: [...axis._splits], labels: [...axis._values] };
+}
+
 /** What plot().show takes of a drawing: per series its rows, drawn field and flags. */
 const drawnList = (d) => d.list.map((s) => ({ rows: s.rows, field: s.field, flags: flagField(s.series) }));
+
+/** The time zone the axis shows: UTC or the browser's own. */
+const zoneName = () => ($("tz").value === "utc" ? "UTC" : Intl.DateTimeFormat().resolvedOptions().timeZone);
 
 /** The summary: the view's range, then a line per series (a list, read by screen readers as it changes). */
 function showSummary(lines) {
@@ -564,7 +574,10 @@ function showFlagLegend() {
     if (!f) continue;
     const counts = new Map();
     for (const run of flagRuns(s.rows, f.column, drawn.from, drawn.to, width)) counts.set(run.id, (counts.get(run.id) ?? 0) + 1);
-    const named = [...counts].map(([id, n]) => `${f.names.get(id) ?? `${id} (no name)`} ×${n}`);
+    // In the order the field declares its flags, then those it does not name, by id.
+    const order = [...f.names.keys()];
+    const rank = (id) => (order.includes(id) ? order.indexOf(id) : order.length + id);
+    const named = [...counts].sort(([a], [b]) => rank(a) - rank(b)).map(([id, n]) => `${f.names.get(id) ?? `${id} (no name)`} ×${n}`);
     parts.push(`${seriesName(s.series)} ${s.series.dataFields[f.column - 1].name}: ${named.length ? named.join(", ") : "none in view"}`);
   }
   $("flags").textContent = parts.length ? `Flags drawn: ${parts.join("; ")}.` : "";

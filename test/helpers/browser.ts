@@ -97,10 +97,12 @@ export async function explorerPage(
   return { ...w, charts };
 }
 
-/** Opens an explorer link and waits until its view is drawn. */
+/** Opens an explorer link and waits until its view is drawn (the link's range, when it names one: a link to the page open is a new hash only, and the view before it is drawn already). */
 export async function openExplorerLink(page: Page, url: string): Promise<void> {
   await page.goto(url);
-  await expect.poll(() => page.textContent("#summary")).toMatch(/rows drawn at \d+ pixel columns/);
+  const h = new URLSearchParams(new URL(url).hash.slice(1));
+  const range = h.get("from") && h.get("to") ? `${h.get("from")} to ${h.get("to")}: ` : "";
+  await expect.poll(() => page.textContent("#summary")).toMatch(new RegExp(`^${range}\\d+ rows drawn at \\d+ pixel columns`));
 }
 
 /** How a reference drawing gets its rows: every row of the range, or resampled ones that must differ. */

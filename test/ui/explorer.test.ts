@@ -591,4 +591,248 @@ describe.skipIf(NO_CHROMIUM)(`issue 43 series explorer in Chromium${NO_CHROMIUM 
       await w.page.close();
     }
   });
+
+  /** The time axis as the page drew it: its ticks and their labels. */
+  const ticks = async (page: Page) => {
+    await page.evaluate(`import("/ui/explorer.js").then((m) => { window.explorerModule = m; })`);
+    return page.evaluate(() =>
+      (window as unknown as { explorerModule: { timeTicks: () => { splits: number[]; labels: string[] } } }).explorerModule.timeTicks(),
+    );
+  };
+  /** The hour of a tick's label (uPlot's "2am", "12pm", with the date on a second line at a day's start), 0..23. */
+  const labelHour = (label: string) => {
+    const m = /^(\d+)(am|pm)/.exec(label)!;
+    return (Number(m[1]) % 12) + (m[2] === "pm" ? 12 : 0);
+  };
+
+  it("issue 43 the time axis: evenly spaced ticks on whole hours or days, in the browser's time zone or UTC as chosen", async () => {
+    const w = await explorer(1, { timezoneId: "Asia/Tokyo" });
+    try {
+      // One day, in the browser's zone (Tokyo, UTC+9): ticks on Tokyo's whole hours, labelled in its hours.
+      await openLink(w.page, link(START, START + 86_399));
+      expect(await w.page.inputValue("#tz")).toBe("local");
+      expect(await w.page.textContent("#summary")).toContain("times on the axis in Asia/Tokyo");
+      const local = await ticks(w.page);
+      const steps = new Set(local.splits.slice(1).map((t, i) => t - local.splits[i]));
+      expect(steps.size).toBe(1); // evenly spaced
+      const step = [...steps][0];
+      expect([3600, 7200, 10_800, 14_400, 21_600]).toContain(step);
+      expect(local.splits.length).toBeGreaterThanOrEqual(4);
+      for (const [i, t] of local.splits.entries()) expect(labelHour(local.labels[i])).toBe((new Date(t * 1000).getUTCHours() + 9) % 24);
+      // Tokyo's midnight (15:00 UTC) starts a day: its label carries the date.
+      const midnight = local.splits.indexOf(START + 15 * 3600);
+      expect(local.labels[midnight]).toMatch(/^12am\n/);
+      // UTC: the same view, its ticks on UTC's hours; the choice is in the link.
+      await w.page.selectOption("#tz", "utc");
+      await expect.poll(() => w.page.textContent("#summary")).toContain("times on the axis in UTC");
+      const utc = await ticks(w.page);
+      for (const [i, t] of utc.splits.entries()) expect(labelHour(utc.labels[i])).toBe(new Date(t * 1000).getUTCHours());
+      expect(utc.labels).not.toEqual(local.labels);
+      expect(new URLSearchParams(new URL(w.page.url()).hash.slice(1)).get("tz")).toBe("utc");
+      // The whole series (about 28 days): ticks on whole days.
+      await openLink(w.page, link(START, START + (ROWS - 1) * 60, series, "&tz=utc"));
+      const days = await ticks(w.page);
+      expect(days.splits.filter((t) => t % 86_400 !== 0)).toEqual([]);
+      expect(days.labels.length).toBe(days.splits.length);
+      expect(days.splits.length).toBeGreaterThanOrEqual(4);
+      // The drawing is still exact in UTC.
+      const result = await compareDrawings(w.page, { project: PROJECT, dataset, series, from: START, to: START + (ROWS - 1) * 60 }, []);
+      expect(result.differing).toBe(0);
+      expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  const span = (u: URL) => seconds(u.searchParams.get("to")) - seconds(u.searchParams.get("from")) + 1;
+
+  it("issue 43 pinch (two touch pointers) zooms around their middle; double click zooms in, Shift double click out; Home shows it all", async () => {
+    const w = await explorer(1, { hasTouch: true });
+    try {
+      const from = START;
+      const to = START + 16 * 86_400 - 1;
+      await openLink(w.page, link(from, to));
+      const box = (await w.page.locator("#chart .u-over").boundingBox())!;
+      const y = box.y + box.height / 2;
+      const mid = box.x + box.width * 0.5;
+      // Two fingers 100 px apart spread to 400 px: a quarter of the span, around their middle.
+      const cdp = await w.page.context().newCDPSession(w.page);
+      const touch = (type: string, d: number) =>
+        cdp.send("Input.dispatchTouchEvent", {
+          type,
+          touchPoints:
+            type === "touchEnd"
+              ? []
+              : [
+                  { x: mid - d / 2, y, id: 1 },
+                  { x: mid + d / 2, y, id: 2 },
+                ],
+        });
+      let n = w.charts.length;
+      await touch("touchStart", 100);
+      for (const d of [150, 200, 300, 400]) await touch("touchMove", d);
+      await touch("touchEnd", 0);
+      await expect.poll(() => w.charts.length).toBeGreaterThan(n);
+      await expect.poll(() => span(w.charts.at(-1)!)).toBe((to - from + 1) / 4);
+      const pinched = w.charts.at(-1)!;
+      const middle = from + (to - from + 1) / 2;
+      expect(seconds(pinched.searchParams.get("from")) + span(pinched) / 2).toBe(middle);
+      // Double click at a quarter of the width: half the span, the time under the pointer kept.
+      n = w.charts.length;
+      await w.page.mouse.dblclick(box.x + box.width * 0.25, y);
+      await expect.poll(() => w.charts.length).toBeGreaterThan(n);
+      const clicked = w.charts.at(-1)!;
+      expect(span(clicked)).toBe(span(pinched) / 2);
+      const pointed = seconds(pinched.searchParams.get("from")) + span(pinched) * 0.25;
+      expect(Math.abs(seconds(clicked.searchParams.get("from")) + span(clicked) * 0.25 - pointed)).toBeLessThan(span(pinched) / 500);
+      // With Shift, out again.
+      n = w.charts.length;
+      await w.page.keyboard.down("Shift");
+      await w.page.mouse.dblclick(box.x + box.width * 0.25, y);
+      await w.page.keyboard.up("Shift");
+      await expect.poll(() => w.charts.length).toBeGreaterThan(n);
+      expect(span(w.charts.at(-1)!)).toBe(span(pinched));
+      // Keyboard: arrows pan a tenth, Home the whole series.
+      await w.page.focus("#chart");
+      n = w.charts.length;
+      const before = w.charts.at(-1)!;
+      await w.page.keyboard.press("ArrowRight");
+      await expect.poll(() => w.charts.length).toBeGreaterThan(n);
+      expect(seconds(w.charts.at(-1)!.searchParams.get("from")) - seconds(before.searchParams.get("from"))).toBe(span(before) / 10);
+      await w.page.keyboard.press("Home");
+      await expect
+        .poll(() => w.page.textContent("#summary p"))
+        .toMatch(new RegExp(`^${iso(START)}Z to ${iso(START + (ROWS - 1) * 60)}Z: `));
+      expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("issue 43 follow mode keeps the newest rows in view as they are written (polled), and a pan ends it", async () => {
+    const api = tsApi(server, key);
+    const live = await api.series(dataset, { item: { name: "Live" }, dataFields: [{ name: "value", dataType: "Single" }] });
+    await api.upload(
+      dataset,
+      live,
+      noisyRows()
+        .slice(0, 5000)
+        .map(([t, v]) => [t, v]),
+    );
+    const w = await explorer();
+    try {
+      // A day that ends before the series does: following moves it to end at the newest row.
+      const from = START + 3600;
+      const to = from + 86_400 / 4 - 1;
+      await openLink(w.page, link(from, to, live));
+      await w.page.check("#follow");
+      const last = START + 4999 * 60;
+      await expect.poll(() => seconds(w.charts.at(-1)!.searchParams.get("to"))).toBe(last);
+      expect(span(w.charts.at(-1)!)).toBe(to - from + 1);
+      // Rows written now come into view within a poll or two.
+      await api.upload(
+        dataset,
+        live,
+        Array.from({ length: 10 }, (_, i) => [iso(START + (5000 + i) * 60), 99 + i]),
+      );
+      const newest = START + 5009 * 60;
+      await expect.poll(() => seconds(w.charts.at(-1)!.searchParams.get("to")), { timeout: 10_000 }).toBe(newest);
+      await expect.poll(() => w.page.textContent("#summary")).toContain(`last 108 at ${iso(newest)}Z`);
+      expect(span(w.charts.at(-1)!)).toBe(to - from + 1);
+      // A pan ends following: newer rows no longer move the view.
+      await w.page.focus("#chart");
+      await w.page.keyboard.press("ArrowLeft");
+      await expect.poll(() => w.page.isChecked("#follow")).toBe(false);
+      const n = w.charts.length;
+      await api.upload(dataset, live, [[iso(START + 5010 * 60), 1]]);
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(w.charts.slice(n).every((u) => seconds(u.searchParams.get("to")) < newest)).toBe(true);
+      expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("issue 43 a series is picked by searching its name, unit and properties (depth>5)", async () => {
+    const w = await explorer();
+    try {
+      await w.page.fill("#pick input[name=project]", PROJECT);
+      await w.page.fill("#pick input[name=dataset]", dataset);
+      await w.page.click("#pick button[type=submit]");
+      await expect.poll(() => w.page.locator("#series option").count()).toBeGreaterThan(5);
+      const names = async (text: string) => {
+        await w.page.fill("#series-search", text);
+        return (await w.page.locator("#series option").allTextContents()).map((t) => t.split(" ")[0]).sort();
+      };
+      expect(await names("degc")).toEqual(["Inlet", "Outlet"]);
+      expect(await names("depth>5")).toEqual(["Outlet", "Pressure"]);
+      // The hostile series is in kPa (within its markup) at depth 2.5.
+      expect(await names("depth<=2.5 kPa")).toEqual(["<img"]);
+      expect(await names("depth=1")).toEqual(["Inlet"]);
+      expect(await names("depth>5 kpa")).toEqual(["Pressure"]);
+      expect(await names("ressu")).toEqual(["Pressure"]);
+      expect(await names("nosuch>1")).toEqual([]);
+      expect(await w.page.textContent("#search-count")).toMatch(/^0 of \d+ series$/);
+      // Picked from the search: drawn at once.
+      await names("outlet");
+      await w.page.selectOption("#series", outlet);
+      await expect.poll(() => w.page.textContent("#summary")).toMatch(/rows drawn/);
+      expect(w.charts.at(-1)!.pathname).toContain(outlet);
+    } finally {
+      await w.page.close();
+    }
+  });
+
+  it("issue 43 accessible: every control reachable by Tab, the chart driven by keys, a text summary per series", async () => {
+    const w = await explorer();
+    try {
+      await openLink(w.page, link(START + 86_400, START + 5 * 86_400 - 1, `${inlet},${pressure}`));
+      // Tab from the top of the page: each control in turn, the chart among them.
+      await w.page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+      const reached: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        await w.page.keyboard.press("Tab");
+        reached.push(
+          await w.page.evaluate(() => {
+            const e = document.activeElement!;
+            return (
+              e.id ||
+              `${e.tagName.toLowerCase()}${e.getAttribute("name") ? `[${e.getAttribute("name")}]` : ""}${(e as HTMLElement).dataset.format ?? ""}`
+            );
+          }),
+        );
+      }
+      for (const id of [
+        "input[project]",
+        "input[dataset]",
+        "series-search",
+        "series",
+        "whole",
+        "tz",
+        "follow",
+        "chart",
+        "buttoncsv",
+        "buttonarrow",
+        "buttonparquet",
+      ])
+        expect(reached).toContain(id);
+      expect(reached.indexOf("series")).toBeLessThan(reached.indexOf("chart"));
+      // The chart says what it is and where its summary is; the summary is live.
+      expect(await w.page.getAttribute("#chart", "role")).toBe("img");
+      expect(await w.page.getAttribute("#chart", "aria-describedby")).toBe("summary");
+      expect(await w.page.getAttribute("#summary", "aria-live")).toBe("polite");
+      // Per series: its range's min, max and last value.
+      const lines = await w.page.locator("#summary li").allTextContents();
+      expect(lines).toHaveLength(2);
+      for (const [i, name] of ["Inlet value", "Pressure value"].entries())
+        expect(lines[i]).toMatch(new RegExp(`^${name}: min -?[\\d.]+ at \\S+Z, max -?[\\d.]+ at \\S+Z, last -?[\\d.]+ at \\S+Z\\.$`));
+      // Keys alone change the view, and the summary says so.
+      await w.page.focus("#chart");
+      await w.page.keyboard.press("-");
+      await expect.poll(() => w.page.textContent("#summary p")).toMatch(/^2023-12-31T00:00:00Z to /);
+      expect(await w.violations()).toEqual([]);
+    } finally {
+      await w.page.close();
+    }
+  });
 });
