@@ -30,6 +30,7 @@ import { boundPageCache, neverWaitForLocks, openDatabase, type Db } from "../sql
 import { prepareDatabaseFile, type Creation } from "../sqlite/database-file.js";
 import { ChangeFeed } from "../postgres/changes.js";
 import { connectPostgres, displayUrl, isPostgresUrl, type Sql } from "../postgres/database.js";
+import { ReadRouter } from "../postgres/read-routing.js";
 import { isTransientPgError } from "../postgres/errors.js";
 import { oncePerInterval } from "../postgres/jobs.js";
 import { PG_MIGRATIONS, migratePostgres } from "../postgres/schema.js";
@@ -61,6 +62,8 @@ export interface Backend {
   sqlite?: Db;
   /** The PostgreSQL pool (for tests and the CLI); absent on SQLite. */
   postgres?: Sql;
+  /** D71: where reads go, with MERIDIAN_DB_READ (for tests and the figures). */
+  reads?: ReadRouter;
   /** Runs `fn` unless another process on the database ran job `name` within the interval (PostgreSQL); SQLite runs it. */
   oncePerInterval<T>(name: string, intervalS: number, fn: () => Promise<T>): Promise<T | undefined>;
   /** Whether an error means the database is away for now (a 503), not a defect. */
@@ -123,8 +126,12 @@ async function openPostgres(settings: Settings): Promise<Backend> {
     poolSize: settings.pgPool,
     statementTimeoutMs: settings.pgStatementTimeoutMs,
     connectTimeoutS: settings.pgConnectTimeoutS,
+    listenUrl: settings.dbListen, // D71: LISTEN needs a session, which a transaction pooler does not keep
   };
   const sql = connectPostgres(options);
+  // D71: listings and value blocks read from standbys that have replayed what they must show.
+  const reads = settings.dbRead ? new ReadRouter(sql, { ...options, readUrl: settings.dbRead, waitMs: settings.dbReadWaitMs }) : undefined;
+  const q = reads?.routed() ?? sql;
   let changes: ChangeFeed | undefined;
   try {
     const created = (await migratePostgres(sql)) === PG_MIGRATIONS.length; // every migration: the schema was empty
@@ -135,14 +142,17 @@ async function openPostgres(settings: Settings): Promise<Backend> {
       kind: "postgres",
       where: displayUrl(settings.db),
       created,
-      messages: new PostgresMessageStore(sql, changes),
+      messages: reads ? reads.route(new PostgresMessageStore(q, changes), ["list"]) : new PostgresMessageStore(sql, changes),
       dismissals: new PostgresDismissalStore(sql, changes),
       webhooks: new PostgresWebhookStore(sql),
       apiKeys: new PostgresApiKeyStore(sql, changes),
       metadata: new PostgresMetadataStore(sql),
-      blocks: new PostgresBlockStore(sql, PG_SERIES_BLOCKS, false, changes),
+      blocks: reads
+        ? reads.route(new PostgresBlockStore(q, PG_SERIES_BLOCKS, false, changes), ["summaries", "payloads"])
+        : new PostgresBlockStore(sql, PG_SERIES_BLOCKS, false, changes),
       imports: new PostgresImports(sql),
       postgres: sql,
+      reads,
       cursorKey: await pgServerSecret(sql, "cursor-key"),
       oncePerInterval: (name, intervalS, fn) => oncePerInterval(sql, name, intervalS, fn),
       isUnavailable: isTransientPgError,
@@ -155,11 +165,11 @@ async function openPostgres(settings: Settings): Promise<Backend> {
         // nothing to start: PostgreSQL checkpoints itself
       },
       close: async () => {
-        await Promise.all([sql.end({ timeout: 5 }), feed.close()]);
+        await Promise.all([sql.end({ timeout: 5 }), feed.close(), reads?.close()]);
       },
     };
   } catch (e) {
-    await Promise.all([sql.end({ timeout: 1 }), changes?.close()]);
+    await Promise.all([sql.end({ timeout: 1 }), changes?.close(), reads?.close()]);
     throw e;
   }
 }

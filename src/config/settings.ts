@@ -23,6 +23,9 @@ export interface Settings {
   port: number;
   host: string;
   db: string;
+  dbListen: string;
+  dbRead: string;
+  dbReadWaitMs: number;
   tlsCert: string;
   tlsKey: string;
   jwtSecret: string;
@@ -97,6 +100,13 @@ const database = (text: string, name: string) => {
   }
   return text;
 };
+/** An optional PostgreSQL URL (D70, D71): empty, or postgres://. */
+const postgresUrl = (text: string, name: string) => {
+  if (text.trim() !== "" && !/^postgres(ql)?:\/\//i.test(text)) {
+    throw new OperatorError(name, text, "is not a postgres:// URL", `set ${name} to a postgres:// URL, or leave it empty`);
+  }
+  return text.trim();
+};
 const list = (text: string) =>
   text
     .split(",")
@@ -127,6 +137,27 @@ export const SETTINGS: readonly AnySpec[] = [
   { key: "port", env: "MERIDIAN_PORT", default: "8080", help: "TCP port (0 picks a free one)", parse: int(0, 65535) },
   { key: "host", env: "MERIDIAN_HOST", default: "127.0.0.1", help: "interface to listen on (0.0.0.0 to expose)", parse: str },
   { key: "db", env: "MERIDIAN_DB", default: "./data/meridian.db", help: "SQLite database file, or a postgres:// URL", parse: database },
+  {
+    key: "dbListen",
+    env: "MERIDIAN_DB_LISTEN",
+    default: "",
+    help: "PostgreSQL URL for LISTEN (the change feed) when MERIDIAN_DB goes through a transaction pooler; empty: MERIDIAN_DB",
+    parse: postgresUrl,
+  },
+  {
+    key: "dbRead",
+    env: "MERIDIAN_DB_READ",
+    default: "",
+    help: "PostgreSQL URL of the standbys that serve listings and values (D71); empty: every read from MERIDIAN_DB",
+    parse: postgresUrl,
+  },
+  {
+    key: "dbReadWaitMs",
+    env: "MERIDIAN_DB_READ_WAIT_MS",
+    default: "200",
+    help: "milliseconds a read waits for a standby to replay every write committed before it began; then it reads from the primary",
+    parse: int(0, 60_000),
+  },
   { key: "tlsCert", env: "MERIDIAN_TLS_CERT", default: "", help: "PEM certificate file; with the key, serves TLS", parse: str },
   { key: "tlsKey", env: "MERIDIAN_TLS_KEY", default: "", help: "PEM private key file", parse: str },
   { key: "jwtSecret", env: "MERIDIAN_JWT_SECRET", default: "", help: "HS256 secret for bearer tokens (UTF-8 bytes)", parse: str },
