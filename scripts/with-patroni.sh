@@ -12,9 +12,8 @@
 #   PATRONI_DIR       the directory: node<N>/patroni.yml (also for patronictl -c),
 #                     node<N>/patroni.pid, node<N>/data/postmaster.pid, node<N>/start
 #                     (starts that node's Patroni again after a test killed it)
-#   MERIDIAN_TEST_PATRONI_PGBOUNCER  (with WITH_PATRONI_PGBOUNCER=1) a pgbouncer in
-#                     transaction mode in front of the first node
-# Needs: apt-get install postgresql-15 patroni etcd-server etcd-client (and pgbouncer).
+#   MERIDIAN_TEST_PG  MERIDIAN_DB, for the suite's PostgreSQL tests (test/helpers/postgres.ts)
+# Needs: apt-get install postgresql-15 patroni etcd-server etcd-client.
 set -euo pipefail
 
 bindir=${PG_BINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
@@ -45,7 +44,7 @@ stop() {
   set +e
   # Patroni first (a TERM stops its PostgreSQL), then whatever outlived it.
   local p
-  p=$(pids_of "$dir"/node*/patroni.pid "$dir"/pgbouncer.pid)
+  p=$(pids_of "$dir"/node*/patroni.pid)
   [[ -n "$p" ]] && kill -TERM $p 2>/dev/null
   for _ in $(seq 50); do
     [[ -z "$(pids_of "$dir"/node*/patroni.pid)" ]] && break
@@ -185,6 +184,7 @@ export MERIDIAN_DB_READ="postgres://meridian@$multi/postgres?target_session_attr
 export PATRONI_URLS="${rest[*]}"
 export PATRONI_DIR="$dir"
 export PATRONICTL_CONFIG_FILE="$dir/node1/patroni.yml"
+export MERIDIAN_TEST_PG="$MERIDIAN_DB"
 
 # Ready: a leader, two running replicas, one of them the synchronous standby.
 ready() {
@@ -206,32 +206,6 @@ ready || {
 }
 psql -q -h 127.0.0.1 -p "${hosts[0]#*:}" -U meridian -d postgres \
   -c "CREATE ROLE password_user LOGIN PASSWORD 'the-right-password'" >/dev/null
-
-if [[ "${WITH_PATRONI_PGBOUNCER:-}" == 1 ]] && command -v pgbouncer >/dev/null; then
-  # pgbouncer in transaction mode in front of the primary of the moment (by the multi-host
-  # URL's rule it is not: it names one node, the first, which is the primary at start).
-  bouncer_port=$(free_port)
-  "${as_owner[@]}" tee "$dir/pgbouncer.ini" >/dev/null <<EOF
-[databases]
-* = host=127.0.0.1 port=${hosts[0]#*:}
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = $bouncer_port
-unix_socket_dir =
-auth_type = trust
-auth_file = $dir/userlist.txt
-pool_mode = transaction
-max_client_conn = 1000
-default_pool_size = 20
-ignore_startup_parameters = extra_float_digits,statement_timeout,options
-logfile = $dir/pgbouncer.log
-pidfile = $dir/pgbouncer.pid
-admin_users = meridian
-EOF
-  echo '"meridian" ""' | "${as_owner[@]}" tee "$dir/userlist.txt" >/dev/null
-  "${as_owner[@]}" pgbouncer -d "$dir/pgbouncer.ini"
-  export MERIDIAN_TEST_PATRONI_PGBOUNCER="postgres://meridian@127.0.0.1:$bouncer_port/postgres"
-fi
 
 echo "with-patroni: Patroni $(patroni --version | awk '{print $2}'), PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') on ${hosts[*]}, REST ${rest[*]}" >&2
 "$@"

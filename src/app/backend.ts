@@ -132,6 +132,9 @@ async function openPostgres(settings: Settings): Promise<Backend> {
   // D71: listings and value blocks read from standbys that have replayed what they must show.
   const reads = settings.dbRead ? new ReadRouter(sql, { ...options, readUrl: settings.dbRead, waitMs: settings.dbReadWaitMs }) : undefined;
   const q = reads?.routed() ?? sql;
+  // Webhook delivery turns hold a session advisory lock, which a transaction pooler would leave on
+  // whichever server connection took it: with MERIDIAN_DB_LISTEN (MERIDIAN_DB pooled) that store goes direct.
+  const direct = settings.dbListen ? connectPostgres({ ...options, url: settings.dbListen, poolSize: 2 }) : undefined;
   let changes: ChangeFeed | undefined;
   try {
     const created = (await migratePostgres(sql)) === PG_MIGRATIONS.length; // every migration: the schema was empty
@@ -144,7 +147,7 @@ async function openPostgres(settings: Settings): Promise<Backend> {
       created,
       messages: reads ? reads.route(new PostgresMessageStore(q, changes), ["list"]) : new PostgresMessageStore(sql, changes),
       dismissals: new PostgresDismissalStore(sql, changes),
-      webhooks: new PostgresWebhookStore(sql),
+      webhooks: new PostgresWebhookStore(direct ?? sql),
       apiKeys: new PostgresApiKeyStore(sql, changes),
       metadata: new PostgresMetadataStore(sql),
       blocks: reads
@@ -165,11 +168,11 @@ async function openPostgres(settings: Settings): Promise<Backend> {
         // nothing to start: PostgreSQL checkpoints itself
       },
       close: async () => {
-        await Promise.all([sql.end({ timeout: 5 }), feed.close(), reads?.close()]);
+        await Promise.all([sql.end({ timeout: 5 }), feed.close(), reads?.close(), direct?.end({ timeout: 5 })]);
       },
     };
   } catch (e) {
-    await Promise.all([sql.end({ timeout: 1 }), changes?.close(), reads?.close()]);
+    await Promise.all([sql.end({ timeout: 1 }), changes?.close(), reads?.close(), direct?.end({ timeout: 1 })]);
     throw e;
   }
 }

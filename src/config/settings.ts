@@ -374,6 +374,16 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Record
     const [set, unset] = s.tlsCert ? ["MERIDIAN_TLS_CERT", "MERIDIAN_TLS_KEY"] : ["MERIDIAN_TLS_KEY", "MERIDIAN_TLS_CERT"];
     throw new OperatorError(set, s.tlsCert || s.tlsKey, `is set without ${unset}`, "set both (TLS) or neither");
   }
+  // D71: the standbys must serve the same database, or reads would show another one's rows.
+  const dbName = (url: string) => /^[a-z]+:\/\/[^/?#]*\/([^?#]*)/i.exec(url)?.[1] ?? "";
+  if (s.dbRead && (!/^postgres(ql)?:\/\//i.test(s.db) || dbName(s.dbRead) !== dbName(s.db))) {
+    throw new OperatorError(
+      "MERIDIAN_DB_READ",
+      s.dbRead,
+      /^postgres(ql)?:\/\//i.test(s.db) ? `names database "${dbName(s.dbRead)}", MERIDIAN_DB "${dbName(s.db)}"` : "is set, but MERIDIAN_DB is not a PostgreSQL URL",
+      "name the same database on the standbys as in MERIDIAN_DB",
+    );
+  }
   return s;
 }
 

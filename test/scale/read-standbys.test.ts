@@ -164,6 +164,21 @@ describe.skipIf(!PATRONI_DB)("D71 reads from standbys", () => {
   });
 });
 
+describe("D71 MERIDIAN_DB_READ", () => {
+  it("D71 MERIDIAN_DB_READ naming another database than MERIDIAN_DB, or beside a SQLite file, is refused at start, naming the setting", () => {
+    expect(() =>
+      loadSettings({ MERIDIAN_DB: "postgres://m@h1:5432/meridian", MERIDIAN_DB_READ: "postgres://m@h2:5432,h3:5432/other" }),
+    ).toThrow(/^MERIDIAN_DB_READ=postgres:\/\/m@h2:5432,h3:5432\/other: names database "other", MERIDIAN_DB "meridian"/);
+    expect(() => loadSettings({ MERIDIAN_DB: "./data/m.db", MERIDIAN_DB_READ: "postgres://m@h2:5432/meridian" })).toThrow(
+      /but MERIDIAN_DB is not a PostgreSQL URL/,
+    );
+    expect(() => loadSettings({ MERIDIAN_DB_READ: "mysql://h/x" })).toThrow(/^MERIDIAN_DB_READ=mysql:\/\/h\/x: is not a postgres:\/\/ URL/);
+    expect(
+      loadSettings({ MERIDIAN_DB: "postgres://m@h1:5432/meridian", MERIDIAN_DB_READ: "postgres://m@h2:5432,h3:5432/meridian" }).dbRead,
+    ).toBe("postgres://m@h2:5432,h3:5432/meridian");
+  });
+});
+
 describe.skipIf(PATRONI_DB)("D71 reads from standbys", () => {
   it.skip(PATRONI_SKIP_REASON, () => {});
 });
