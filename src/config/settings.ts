@@ -380,7 +380,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Record
     throw new OperatorError(
       "MERIDIAN_DB_READ",
       s.dbRead,
-      /^postgres(ql)?:\/\//i.test(s.db) ? `names database "${dbName(s.dbRead)}", MERIDIAN_DB "${dbName(s.db)}"` : "is set, but MERIDIAN_DB is not a PostgreSQL URL",
+      /^postgres(ql)?:\/\//i.test(s.db)
+        ? `names database "${dbName(s.dbRead)}", MERIDIAN_DB "${dbName(s.db)}"`
+        : "is set, but MERIDIAN_DB is not a PostgreSQL URL",
       "name the same database on the standbys as in MERIDIAN_DB",
     );
   }
