@@ -40,37 +40,52 @@ export const seconds = (iso) => Date.parse(/(Z|[+-]\d\d:?\d\d)$/.test(iso) ? iso
 /** A second as the API and the hash take it: 2024-01-01T00:00:00Z. */
 const isoSecond = (s) => `${new Date(s * 1000).toISOString().slice(0, 19)}Z`;
 
-/** uPlot's columns from a read's rows: the time in seconds and the cells of column `field` (null: missing). */
-export function columns(rows, field) {
+/**
+ * uPlot's columns from a read's rows: the time in seconds and the cells of column `field` (null: missing).
+ * @param {unknown[][]} rows
+ * @param {number} field
+ * @param {ArrayLike<number> | null} [times] the rows' seconds, when parsed already
+ */
+export function columns(rows, field, times = null) {
   const xs = new Array(rows.length);
   const ys = new Array(rows.length);
   for (let i = 0; i < rows.length; i++) {
-    xs[i] = seconds(rows[i][0]);
+    xs[i] = times ? times[i] : seconds(rows[i][0]);
     ys[i] = rows[i][field] ?? null;
   }
   return [xs, ys];
 }
 
+/** The epoch seconds of each row of a read, parsed once a read (the drawing, its flags and its legend use them). */
+export function timesOf(rows) {
+  const t = new Float64Array(rows.length);
+  for (let i = 0; i < rows.length; i++) t[i] = seconds(rows[i][0]);
+  return t;
+}
+
 /**
- * uPlot's aligned data for several series: the times of every series' rows,
- * once each, and per series its cell at each time, null when its value is
- * missing and undefined where the series has no row (not a gap: the line
- * ignores it, see columnPaths).
+ * uPlot's aligned data for several series ({ rows, field, times? }): the
+ * times of every series' rows, once each, in order (the series' own rows are
+ * in time order: merged, not sorted), and per series its cell at each time,
+ * null when its value is missing and undefined where the series has no row
+ * (not a gap: the line ignores it, see columnPaths).
  */
 export function aligned(list) {
-  if (list.length === 1) return columns(list[0].rows, list[0].field);
-  const times = new Set();
-  const each = list.map(({ rows, field }) => {
-    const m = new Map();
-    for (const r of rows) {
-      const t = seconds(r[0]);
-      times.add(t);
-      m.set(t, r[field] ?? null);
-    }
-    return m;
-  });
-  const xs = [...times].sort((a, b) => a - b);
-  return [xs, ...each.map((m) => xs.map((t) => m.get(t)))];
+  if (list.length === 1) return columns(list[0].rows, list[0].field, list[0].times);
+  const times = list.map((s) => s.times ?? timesOf(s.rows));
+  const at = new Int32Array(list.length);
+  const xs = [];
+  const ys = list.map(() => []);
+  for (;;) {
+    let next = Infinity;
+    for (let k = 0; k < list.length; k++) if (at[k] < times[k].length && times[k][at[k]] < next) next = times[k][at[k]];
+    if (next === Infinity) break;
+    xs.push(next);
+    for (let k = 0; k < list.length; k++)
+      if (at[k] < times[k].length && times[k][at[k]] === next) ys[k].push(list[k].rows[at[k]++][list[k].field] ?? null);
+      else ys[k].push(undefined);
+  }
+  return [xs, ...ys];
 }
 
 /**
@@ -222,7 +237,7 @@ export function plot(target, width, { series = [{ label: "" }], utc = false } = 
     u,
     lane,
     show(list, from, to) {
-      flagged = list.map((s) => (s.flags ? { flags: s.flags, rows: s.rows } : null));
+      flagged = list.map((s) => (s.flags ? { flags: s.flags, rows: s.rows, times: s.times ?? timesOf(s.rows) } : null));
       // The x scale is [from, to + 1): the last second owns the last column's right edge.
       u.batch(() => {
         u.setData(aligned(list), true);
@@ -243,12 +258,12 @@ const flagColour = (level) => (level === undefined ? "#6b7280" : level <= 1 ? "#
  * and highest rows (D50): a flag only other rows of a bucket hold is not in
  * it, so it is not drawn (say so where it matters: README, decisions).
  */
-export function flagRuns(rows, column, from, to, width) {
+export function flagRuns(rows, column, from, to, width, times = timesOf(rows)) {
   const runs = [];
   const span = to + 1 - from;
-  for (const r of rows) {
-    const id = r[column];
-    const k = Math.floor(((seconds(r[0]) - from) * width) / span);
+  for (let i = 0; i < rows.length; i++) {
+    const id = rows[i][column];
+    const k = Math.floor(((times[i] - from) * width) / span);
     const last = runs.at(-1);
     if (id === null || id === undefined || id === 0) {
       if (last) last.open = false;
@@ -277,7 +292,7 @@ function drawFlags(u, lane, flagged) {
   for (const f of flagged) {
     if (!f) continue;
     const h = LANE * dpr;
-    const runs = flagRuns(f.rows, f.flags.column, from, to, width);
+    const runs = flagRuns(f.rows, f.flags.column, from, to, width, f.times);
     runs.forEach((run, i) => {
       const colour = flagColour(f.flags.levels.get(run.id));
       ctx.globalAlpha = 0.3;
@@ -526,7 +541,8 @@ async function read() {
     Object.assign(current, whole);
   }
   const series = view.ids.map((id) => listed.find((s) => s.id === id));
-  drawn = { list: series.map((s, i) => ({ series: s, field: drawnField(s), rows: r.rows[i] })), from: view.from, to: view.to };
+  const list = series.map((s, i) => ({ series: s, field: drawnField(s), rows: r.rows[i], times: timesOf(r.rows[i]) }));
+  drawn = { list, from: view.from, to: view.to };
   chart.show(drawnList(drawn), view.from, view.to);
   writeHash(view);
   enableDownloads(true);
@@ -546,7 +562,7 @@ export function timeTicks() {
 }
 
 /** What plot().show takes of a drawing: per series its rows, drawn field and flags. */
-const drawnList = (d) => d.list.map((s) => ({ rows: s.rows, field: s.field, flags: flagField(s.series) }));
+const drawnList = (d) => d.list.map((s) => ({ rows: s.rows, field: s.field, times: s.times, flags: flagField(s.series) }));
 
 /** The time zone the axis shows: UTC or the browser's own. */
 const zoneName = () => ($("tz").value === "utc" ? "UTC" : Intl.DateTimeFormat().resolvedOptions().timeZone);
@@ -573,7 +589,7 @@ function showFlagLegend() {
     const f = flagField(s.series);
     if (!f) continue;
     const counts = new Map();
-    for (const run of flagRuns(s.rows, f.column, drawn.from, drawn.to, width)) counts.set(run.id, (counts.get(run.id) ?? 0) + 1);
+    for (const run of flagRuns(s.rows, f.column, drawn.from, drawn.to, width, s.times)) counts.set(run.id, (counts.get(run.id) ?? 0) + 1);
     // In the order the field declares its flags, then those it does not name, by id.
     const order = [...f.names.keys()];
     const rank = (id) => (order.includes(id) ? order.indexOf(id) : order.length + id);
@@ -768,11 +784,18 @@ async function downloadOne(format, series, from, to) {
 // ---- Pan and zoom: each changes `current` and reads its range ----
 
 let pending = false;
-/** One read a frame at most, of the latest view. */
+/**
+ * One read of the latest view once the input's task is done: events of one
+ * task (a wheel's, a pinch's two pointers) make one read. Not a frame later:
+ * Chromium sends pointer and wheel events once a frame already, and waiting
+ * for the next frame cost every step up to 16 ms before its read was asked.
+ * A read aborts the one before it (read), so a fast gesture asks for at most
+ * one range a frame and keeps none it moved past.
+ */
 function schedule() {
   if (pending) return;
   pending = true;
-  requestAnimationFrame(() => {
+  queueMicrotask(() => {
     pending = false;
     void read();
   });
