@@ -1,7 +1,7 @@
 // Every setting once: its environment variable, its flag on `meridian serve`,
 // its default and its help line (D31). Flags win over the environment.
-import { ClientAddress } from "../core/client-address.js";
-import { parseOrigin } from "../core/origins.js";
+import { ClientAddress } from "../http/client-address.js";
+import { parseOrigin } from "../http/origins.js";
 import { nearestOf } from "./nearest.js";
 import { OperatorError } from "./operator-error.js";
 

@@ -6,12 +6,12 @@
 import type { DescField } from "@bufbuild/protobuf";
 import { FeatureStatusService } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import type { OperationExamples, Parameter, RestDocs, Schema } from "../transport/rest/openapi.js";
-import { OPAQUE_ID, OPAQUE_ID_RULE } from "../core/ids.js";
+import { OPAQUE_ID, OPAQUE_ID_RULE } from "../kernel/ids.js";
 import type { ServiceRegistry } from "../transport/service-registry.js";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "./listings/listing-params.js";
 import { BODY_MAX, MESSAGE_TYPES, TITLE_MAX } from "./messages/message-fields.js";
 import { EXPIRIES, SORT_BYS, SORT_ORDERS } from "./messages/message-store.js";
-import { AUDIENCE_MAX, MAX_AUDIENCES } from "../core/audiences.js";
+import { AUDIENCE_MAX, MAX_AUDIENCES } from "../kernel/audiences.js";
 import { GLOB_MAX, MAX_PATHS, PATH_MAX } from "./messages/targeting.js";
 import { MAX_TRANSLATIONS, TAG_MAX } from "./messages/languages.js";
 

@@ -15,8 +15,8 @@ import {
   type Message,
   type WatchMessagesRequest,
 } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
-import { failure } from "../core/errors.js";
-import type { CursorSeal } from "../core/cursor-seal.js";
+import { failure } from "../kernel/errors.js";
+import type { CursorSeal } from "../kernel/cursor-seal.js";
 import { authorizeActiveRead, authorizeRead, authorizeWrite, type Scope } from "./messages/access.js";
 import { readerViewOf, sayLanguages, type ReaderParams } from "./listings/reader-view.js";
 import { auditPage } from "./audit/audit-listing.js";

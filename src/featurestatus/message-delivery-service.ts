@@ -12,7 +12,7 @@ import {
   type WebhookDelivery,
 } from "../gen/meridian/featurestatus/v1/message_delivery_pb.js";
 import { HttpBodySchema, type HttpBody } from "../gen/google/api/httpbody_pb.js";
-import { invalidField, notFound } from "../core/errors.js";
+import { invalidField, notFound } from "../kernel/errors.js";
 import { formatDate, nowSeconds } from "./messages/message-fields.js";
 import type { MessageListings } from "./listings/message-listings.js";
 import { authorizeActiveRead, authorizeWrite, type Scope } from "./messages/access.js";

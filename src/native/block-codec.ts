@@ -3,7 +3,7 @@
 // This wrapper is the typed, validated door to it: the C++ side trusts
 // nothing for memory safety, and this side makes sure it is never handed
 // nonsense. The domain takes it from timeseries/blocks/block-codec.ts.
-import { MAX_TIMESTAMP, MIN_TIMESTAMP } from "../core/timestamps.js";
+import { MAX_TIMESTAMP, MIN_TIMESTAMP } from "../kernel/timestamps.js";
 import { binding } from "./binding.js";
 import { FieldKind } from "./field-kind.js";
 import { bytesArg } from "./range-args.js";

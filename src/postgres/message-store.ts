@@ -12,7 +12,7 @@ import { messageIdsExhausted, type ListQuery, type MessageRecord, type MessageSt
 import type { MessageTransactions, MessageTx } from "../featurestatus/messages/message-transactions.js";
 import { auditListingSql, listingParams, listingShape, listingSql, type ListParam } from "../featurestatus/listings/listing-sql.js";
 import type { AuditEntryRecord, AuditQuery } from "../featurestatus/audit/audit.js";
-import { awaited, runAwaiting, type Unit } from "../core/unit-of-work.js";
+import { awaited, runAwaiting, type Unit } from "../kernel/unit-of-work.js";
 import { appendMessageEvent } from "./message-events.js";
 import { AUDIT_COLUMNS, auditColumnsOf, auditEntryOf, columnsOf, messageOf, type AuditRow, type MessageRow } from "./message-rows.js";
 

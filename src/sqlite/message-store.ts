@@ -10,7 +10,7 @@ import type { ListQuery, MessageRecord, MessageStore } from "../featurestatus/me
 import type { MessageTransactions, MessageTx } from "../featurestatus/messages/message-transactions.js";
 import { auditListingSql, listingParams, listingShape, listingSql } from "../featurestatus/listings/listing-sql.js";
 import type { AuditEntryRecord, AuditQuery } from "../featurestatus/audit/audit.js";
-import { immediate, runNow, type Unit } from "../core/unit-of-work.js";
+import { immediate, runNow, type Unit } from "../kernel/unit-of-work.js";
 import { SqliteMessageEvents } from "./message-events.js";
 import {
   AUDIT_COLUMNS,

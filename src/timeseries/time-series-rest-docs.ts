@@ -8,7 +8,7 @@ import { TimeSeriesService } from "../gen/meridian/timeseries/v1/time_series_pb.
 import type { OperationExamples, Schema } from "../transport/rest/openapi.js";
 import type { ServiceRegistry } from "../transport/service-registry.js";
 import { CHART_WIDTH } from "./chart-reads.js";
-import { QUERY_FORM } from "../core/timestamps.js";
+import { QUERY_FORM } from "../kernel/timestamps.js";
 import { VALUE_JSON_SCHEMAS } from "./value-json.js";
 import { COLUMNAR_MEDIA_TYPES } from "./columnar/formats.js";
 import { PAGE } from "./value-reads.js";
@@ -22,7 +22,7 @@ const STREAMED = `Streamed as it is read. Without api-version 3, the whole range
 const CHART = `Of each of \`width\` equal time buckets over [from, to] (${n(CHART_WIDTH.min)}..${n(CHART_WIDTH.max)}, default ${n(CHART_WIDTH.default)}, clamped), the stored rows holding the first, last, minimum and maximum of every Single and Double field (M4: a line through them is pixel for pixel the line through all rows), in time order without repeats, in the row layout of the values read. The row at second t falls in bucket floor((t - from) * width / (to - from + 1)); of equal values the earliest row; missing values and NaN are skipped.`;
 
 const PKG = "meridian.timeseries.v1";
-/** D23: dataset and series ids are GUIDs (core/ids.ts), in any case; answers write them in lower case. */
+/** D23: dataset and series ids are GUIDs (kernel/ids.ts), in any case; answers write them in lower case. */
 const GUID: Schema = { type: "string", format: "uuid" };
 const CREATED_ID = { format: "uuid", description: "A GUID; absent on create, the server makes one." };
 const RANGED = new Set(["ReadValuesRequest", "ReadManyValuesRequest", "ReadChartRequest", "ReadManyChartRequest", "DeleteValuesRequest"]);

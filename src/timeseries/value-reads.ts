@@ -6,9 +6,9 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { ReadManyValuesRequest, ReadValuesRequest, TimeSeriesService } from "../gen/meridian/timeseries/v1/time_series_pb.js";
 import type { BlockStore } from "./blocks/block-store.js";
-import type { CursorSeal } from "../core/cursor-seal.js";
-import { apiVersionOf } from "../core/api-version.js";
-import { invalidField } from "../core/errors.js";
+import type { CursorSeal } from "../kernel/cursor-seal.js";
+import { apiVersionOf } from "../http/api-version.js";
+import { invalidField } from "../kernel/errors.js";
 import type { DatasetRecord, SeriesRecord } from "./metadata-store.js";
 import { columnChunks, columnEncoderFor } from "./value-columns.js";
 import { issueCursor, openCursor, type CursorScope, type ResumePoint } from "./value-cursor.js";

@@ -9,14 +9,14 @@
 // metadata writes are single statements, key lookups only read.
 // Streamed reads only read (WAL readers never wait for writers); should one
 // still meet a busy database, it is a 503 too, never a 500. On PostgreSQL a
-// unary call waits for the database at most its wait limit (core/wait-limit.ts).
+// unary call waits for the database at most its wait limit (kernel/wait-limit.ts).
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import { setTimeout as sleep } from "node:timers/promises";
-import { failure } from "../core/errors.js";
-import { requestInfoKey } from "../core/request-info.js";
-import { WaitLimitError, within } from "../core/wait-limit.js";
-import { isBusy } from "../core/database-busy.js";
-import { mapStreamErrors } from "../core/stream-errors.js";
+import { failure } from "../kernel/errors.js";
+import { requestInfoKey } from "../http/request-info.js";
+import { WaitLimitError, within } from "../kernel/wait-limit.js";
+import { isBusy } from "../kernel/database-busy.js";
+import { mapStreamErrors } from "../http/stream-errors.js";
 
 export interface DatabaseRetryOptions {
   /** Errors that mean the database is away (PostgreSQL restarting, D40): a 503 at once, not retried. */

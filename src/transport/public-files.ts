@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { assetFile } from "../runtime/assets.js";
 import { isRead, sendJsonText } from "./http-io.js";
-import type { NodeRequest, NodeResponse } from "../core/node-types.js";
+import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import { STRICT_CSP, sendStaticFile } from "./static-files.js";
 import { fileURLToPath } from "node:url";
 

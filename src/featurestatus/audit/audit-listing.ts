@@ -7,7 +7,7 @@ import {
   type ListMessageAuditRequest,
   type ListMessageAuditResponse,
 } from "../../gen/meridian/featurestatus/v1/feature_status_pb.js";
-import type { CursorSeal } from "../../core/cursor-seal.js";
+import type { CursorSeal } from "../../kernel/cursor-seal.js";
 import { authorizeAudit } from "../messages/access.js";
 import type { AuditQuery } from "./audit.js";
 import { auditBinding, issueAuditCursor, openAuditCursor } from "../listings/listing-cursor.js";

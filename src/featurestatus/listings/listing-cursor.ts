@@ -2,8 +2,8 @@
 // audit trail, begins, sealed with the server's key and bound to the listing
 // it came from (its scope, window and order; the audit trail's filters), so
 // that a cursor of another listing, or one tampered with, is a 400.
-import type { CursorSeal } from "../../core/cursor-seal.js";
-import { invalidField } from "../../core/errors.js";
+import type { CursorSeal } from "../../kernel/cursor-seal.js";
+import { invalidField } from "../../kernel/errors.js";
 import type { Scope } from "../messages/access.js";
 import { sortKeyOf, type MessageRecord } from "../messages/message-store.js";
 import type { Listing } from "./listing-params.js";

@@ -1,7 +1,7 @@
 // What a listing is asked for: the D19 window and order of a message listing,
 // the D21 page size, and the audit trail's time bounds. Values are read as
 // callers spell them; each one at fault is a 400 naming it.
-import { ViolationList } from "../../core/errors.js";
+import { ViolationList } from "../../kernel/errors.js";
 import { parseZonedDate } from "../messages/message-fields.js";
 import { EXPIRIES, SORT_BYS, SORT_ORDERS, type Expiry, type SortBy, type SortOrder } from "../messages/message-store.js";
 

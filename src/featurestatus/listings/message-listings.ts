@@ -2,7 +2,7 @@
 // changed them (D43, D51), each with its ETag (D47).
 import { create, toBinary } from "@bufbuild/protobuf";
 import { ListMessagesResponseSchema, type ListMessagesResponse } from "../../gen/meridian/featurestatus/v1/feature_status_pb.js";
-import type { CursorSeal } from "../../core/cursor-seal.js";
+import type { CursorSeal } from "../../kernel/cursor-seal.js";
 import type { Scope } from "../messages/access.js";
 import { listingEtag } from "../messages/etags.js";
 import { ListingCache } from "./listing-cache.js";

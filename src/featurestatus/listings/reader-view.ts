@@ -3,10 +3,10 @@
 // prefers, and whether it sees targeting and translations (BackOffice).
 import type { HandlerContext } from "@connectrpc/connect";
 import { ROLES, hasRole, principalOf, type Principal } from "../../auth/principal.js";
-import { permissionDenied, ViolationList } from "../../core/errors.js";
+import { permissionDenied, ViolationList } from "../../kernel/errors.js";
 import { canonicalTag, languageWish, type LanguageWish } from "../messages/languages.js";
 import type { MessageRecord } from "../messages/message-store.js";
-import { audienceProblem } from "../../core/audiences.js";
+import { audienceProblem } from "../../kernel/audiences.js";
 import { audienceMatches, pathMatches, pathProblem } from "../messages/targeting.js";
 
 /** What a listing or stream request says of its reader. */

@@ -7,10 +7,9 @@
 // that one client cannot take every slot; a watcher that does not read what
 // it is sent is dropped once too much of it waits here (D54); and when the
 // server stops, every watcher ends at once (D57).
-import type { Outlet } from "../../core/outlet.js";
 import type { ChangeWatch } from "./change-bus.js";
 import type { MessageStore } from "../messages/message-store.js";
-import { failure } from "../../core/errors.js";
+import { failure } from "../../kernel/errors.js";
 
 export interface WatchLimits {
   /** Watchers this process serves at once (MERIDIAN_MAX_WATCHERS). */
@@ -23,6 +22,16 @@ export interface WatchLimits {
   sweepMs: number;
   /** Told of a watcher dropped for not reading. */
   onDropped?: (client: string, queuedBytes: number) => void;
+}
+
+/**
+ * A watcher's answer as the watch sees it (D54): the bytes of it still waiting
+ * in this process for the client, and how to cut it. The transport's outlet
+ * (http/outlet.ts) is one.
+ */
+export interface Outlet {
+  queued(): number;
+  drop(): void;
 }
 
 /** One watcher: whose it is, its answer's outlet, and its release. */

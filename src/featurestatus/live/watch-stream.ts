@@ -11,8 +11,8 @@ import {
 } from "../../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { credentialOf, principalOf } from "../../auth/principal.js";
 import { recheckCaller } from "../../auth/authenticate.js";
-import { outletKey } from "../../core/outlet.js";
-import { requestInfoKey } from "../../core/request-info.js";
+import { outletKey } from "../../http/outlet.js";
+import { requestInfoKey } from "../../http/request-info.js";
 import { authorizeActiveRead, type Scope } from "../messages/access.js";
 import { digest } from "../messages/etags.js";
 import { MAX_LIMIT } from "../listings/listing-params.js";

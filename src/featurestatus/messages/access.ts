@@ -7,8 +7,8 @@ import { ROLES, SCOPES, hasRole, hasScope, principalOf, type Principal } from ".
 import { isPublicKey, onlyActive, requireActiveReader } from "../../auth/public-keys.js";
 import { FeatureStatusService } from "../../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { MessageDeliveryService } from "../../gen/meridian/featurestatus/v1/message_delivery_pb.js";
-import { invalidField, permissionDenied } from "../../core/errors.js";
-import { OPAQUE_ID_RULE, isOpaqueId } from "../../core/ids.js";
+import { invalidField, permissionDenied } from "../../kernel/errors.js";
+import { OPAQUE_ID_RULE, isOpaqueId } from "../../kernel/ids.js";
 import type { Actor } from "../audit/audit.js";
 
 /** Where a message lives: one feature, or global (null). */

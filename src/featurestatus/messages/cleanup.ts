@@ -7,7 +7,7 @@ import type { MessageStore } from "./message-store.js";
 import type { MessageWrites } from "./message-writes.js";
 import type { WebhookStore } from "../webhooks/webhooks.js";
 import { nowSeconds } from "./message-fields.js";
-import { isBusy } from "../../core/database-busy.js";
+import { isBusy } from "../../kernel/database-busy.js";
 
 export interface CleanupOptions {
   intervalS: number;

@@ -5,7 +5,7 @@
 // their dismissals stay in the browser.
 import type { HandlerContext } from "@connectrpc/connect";
 import { principalOf, type Principal } from "../../auth/principal.js";
-import { failure } from "../../core/errors.js";
+import { failure } from "../../kernel/errors.js";
 
 export interface DismissalStore {
   /** Records that `subject` dismissed message `messageId` at `version` (again: no change). */

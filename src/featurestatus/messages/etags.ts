@@ -4,7 +4,7 @@
 // same page would do). If-Match compares strongly (RFC 9110, 13.1.1).
 import { createHash } from "node:crypto";
 import type { ConnectError } from "@connectrpc/connect";
-import { failure } from "../../core/errors.js";
+import { failure } from "../../kernel/errors.js";
 import type { MessageRecord } from "./message-store.js";
 
 export function messageEtag(row: MessageRecord): string {

@@ -3,7 +3,7 @@
 // (Accept-Language with its q-values, or a `lang` parameter that overrides it),
 // `de-CH` falling back to `de`, and the default text when none is acceptable.
 import Negotiator from "negotiator";
-import type { ViolationList } from "../../core/errors.js";
+import type { ViolationList } from "../../kernel/errors.js";
 import type { Translation } from "./message-store.js";
 
 export const MAX_TRANSLATIONS = 50;

@@ -3,7 +3,7 @@
 // conditionally on the caller's ETag when one is sent (D47).
 import type { HandlerContext } from "@connectrpc/connect";
 import type { Message, MessageFields } from "../../gen/meridian/featurestatus/v1/feature_status_pb.js";
-import { failure, notFound } from "../../core/errors.js";
+import { failure, notFound } from "../../kernel/errors.js";
 import { authorizeRead, authorizeWrite, checkScope, type Scope } from "./access.js";
 import { ifMatch, messageEtag, stale } from "./etags.js";
 import { merged, newMessage } from "./message-input.js";

@@ -1,8 +1,8 @@
 // Validation of message input (D15-D18): required fields, the severity,
 // dates, lengths in code points, feature ids. Every failure names its field.
 import { decodeHTML } from "entities";
-import type { ViolationList } from "../../core/errors.js";
-import { MAX_TIMESTAMP, MIN_TIMESTAMP, formatTimestamp, secondsOf } from "../../core/timestamps.js";
+import type { ViolationList } from "../../kernel/errors.js";
+import { MAX_TIMESTAMP, MIN_TIMESTAMP, formatTimestamp, secondsOf } from "../../kernel/timestamps.js";
 
 export const MESSAGE_TYPES = ["Critical", "Warning", "Informational"] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];

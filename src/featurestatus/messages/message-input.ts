@@ -4,7 +4,7 @@
 import { create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { ListValueSchema } from "@bufbuild/protobuf/wkt";
 import { MessageFieldsSchema, type MessageFields } from "../../gen/meridian/featurestatus/v1/feature_status_pb.js";
-import { ViolationList } from "../../core/errors.js";
+import { ViolationList } from "../../kernel/errors.js";
 import type { Scope } from "./access.js";
 import { BODY_MAX, TITLE_MAX, formatDate, parseMessageType, parseZonedDate, withinLength } from "./message-fields.js";
 import type { MessageData } from "./message-store.js";

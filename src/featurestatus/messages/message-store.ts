@@ -7,7 +7,7 @@
 import type { AuditEntryRecord, AuditQuery } from "../audit/audit.js";
 import type { ChangeSource } from "../listings/listing-cache.js";
 import type { ConnectError } from "@connectrpc/connect";
-import { failure } from "../../core/errors.js";
+import { failure } from "../../kernel/errors.js";
 
 /** D62: a message's title and body in one language. */
 export interface Translation {

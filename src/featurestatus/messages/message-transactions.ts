@@ -1,9 +1,9 @@
 // The transaction port of message writes: the statements a unit of work
-// (core/unit-of-work.ts) may run on the messages, the audit trail (D48) and
+// (kernel/unit-of-work.ts) may run on the messages, the audit trail (D48) and
 // the outbox (D63), each store's for its dialect. The statements only store
 // and map rows; what a write records, and when it is told, is decided once,
 // in message-writes.ts.
-import type { Step, UnitOfWork } from "../../core/unit-of-work.js";
+import type { Step, UnitOfWork } from "../../kernel/unit-of-work.js";
 import type { AuditRecord } from "../audit/audit.js";
 import type { MessageData, MessageRecord, NewMessage } from "./message-store.js";
 import type { WebhookEvent } from "../webhooks/webhooks.js";

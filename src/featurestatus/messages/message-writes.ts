@@ -3,7 +3,7 @@
 // behind, decided here once for every write and both dialects: its audit
 // record (D48) and its outbox event (D63) in the same transaction, and, once
 // committed, a word on the change bus (D46) for the watchers.
-import type { Step } from "../../core/unit-of-work.js";
+import type { Step } from "../../kernel/unit-of-work.js";
 import type { Actor, AuditAction, AuditRecord } from "../audit/audit.js";
 import type { ChangeBus } from "../live/change-bus.js";
 import { messageImage } from "./message-image.js";

@@ -3,8 +3,8 @@
 // target_path). Empty means everyone, every page. Globs are picomatch's: `*`
 // within one path segment, `**` across segments, `?`, [classes], {a,b}.
 import picomatch from "picomatch";
-import { CONTROL_CHARACTER as CONTROL, MAX_AUDIENCES, audienceProblem } from "../../core/audiences.js";
-import type { ViolationList } from "../../core/errors.js";
+import { CONTROL_CHARACTER as CONTROL, MAX_AUDIENCES, audienceProblem } from "../../kernel/audiences.js";
+import type { ViolationList } from "../../kernel/errors.js";
 
 export const MAX_PATHS = 50;
 /** Characters of one glob, and of the path a request names. */

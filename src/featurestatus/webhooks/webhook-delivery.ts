@@ -13,7 +13,7 @@
 // the advisory lock), so one replica delivers at a time, as before.
 import { MessageSchema } from "../../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { fetch, type Dispatcher, type Response } from "undici";
-import type { JsonShaper } from "../../core/json-shape.js";
+import type { DescMessage, JsonValue, MessageShape } from "@bufbuild/protobuf";
 import type { Logger } from "../../log/logger.js";
 import type { ChangeWatch } from "../live/change-bus.js";
 import { fromMessageImage } from "../messages/message-image.js";
@@ -35,7 +35,7 @@ export interface DeliveryOptions {
   /** Told of every message write (this process's, and on PostgreSQL every replica's): a delivery turn starts at once. */
   changes: ChangeWatch;
   /** The REST JSON writer (the service registry's): a delivery's message is written as the API writes it. */
-  json: JsonShaper;
+  json: JsonWriter;
   /** Hosts that may be reached although internal (MERIDIAN_WEBHOOK_HOSTS, MERIDIAN_WEBHOOK_HTTP_HOSTS); none by default. */
   hosts?: WebhookHosts;
   /** Told of each failed attempt, at warn (issue 39 item 13). */
@@ -52,8 +52,13 @@ export interface Delivery {
   stop(): Promise<void>;
 }
 
+/** How the REST answers write a message as JSON (the transport's http/json-shape.ts is one). */
+export interface JsonWriter {
+  json<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): JsonValue;
+}
+
 /** The body of a delivery: the event, and the message as it was (its last state, for a delete). */
-export function deliveryBody(d: Pick<DueDelivery, "event_id" | "type" | "at" | "message">, json: JsonShaper): string {
+export function deliveryBody(d: Pick<DueDelivery, "event_id" | "type" | "at" | "message">, json: JsonWriter): string {
   const message = json.json(MessageSchema, toMessage(fromMessageImage(d.message), EDITING));
   return JSON.stringify({ id: String(d.event_id), type: d.type, createdAt: new Date(d.at).toISOString(), data: { message } });
 }

@@ -1,7 +1,7 @@
 // D63 webhooks: which events there are, what an endpoint may be, how a
 // delivery is signed, and what the stores keep of them (both backends).
 import { createHmac, randomUUID } from "node:crypto";
-import { ViolationList } from "../../core/errors.js";
+import { ViolationList } from "../../kernel/errors.js";
 import type { WebhookHosts } from "./webhook-addresses.js";
 
 export const WEBHOOK_EVENTS = ["message.created", "message.updated", "message.deleted", "message.started", "message.expired"] as const;

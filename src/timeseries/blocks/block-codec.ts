@@ -11,4 +11,4 @@ export {
   type Column,
   type ColumnValues,
 } from "../../native/block-codec.js";
-export { MAX_TIMESTAMP, MIN_TIMESTAMP } from "../../core/timestamps.js";
+export { MAX_TIMESTAMP, MIN_TIMESTAMP } from "../../kernel/timestamps.js";

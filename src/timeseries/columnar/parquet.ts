@@ -14,7 +14,7 @@
 // (compressed), and the one sent, in a pooled buffer, until the socket takes
 // it (D28). Key-value metadata
 // names the series and their fields, and a page's cursor (api-version 3).
-import { PARQUET_MEDIA_TYPE } from "../../core/media-types.js";
+import { PARQUET_MEDIA_TYPE } from "../../http/media-types.js";
 import type { ResumePoint } from "../value-cursor.js";
 import type { BlockEncoder, WalkSeries, WalkStep } from "../value-walk.js";
 import type { AnswerFormat, AnswerShape } from "./answer-format.js";

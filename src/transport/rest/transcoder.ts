@@ -17,19 +17,19 @@ import {
 } from "@connectrpc/connect";
 import { createAsyncIterable, invokeUnaryImplementation, transformInvokeImplementation } from "@connectrpc/connect/protocol";
 import type { HttpBody } from "../../gen/google/api/httpbody_pb.js";
-import { codeName } from "../../core/reasons.js";
-import { failure, invalidField } from "../../core/errors.js";
-import { writeHead, type NodeRequest, type NodeResponse } from "../../core/node-types.js";
+import { codeName } from "../../kernel/reasons.js";
+import { failure, invalidField } from "../../kernel/errors.js";
+import { writeHead, type NodeRequest, type NodeResponse } from "../../http/node-types.js";
 import { codingFor, compress, compressor, MIN_COMPRESSED_BYTES, pipeFreeing, type Coding } from "../compression.js";
 import { PRIVATE, closeIfBodyPending, isRead, readBody, sendJsonText, sendProblem, varyAlso } from "../http-io.js";
-import { JSON_CONTENT_TYPE, PARQUET_MEDIA_TYPE, isJsonMediaType } from "../../core/media-types.js";
+import { JSON_CONTENT_TYPE, PARQUET_MEDIA_TYPE, isJsonMediaType } from "../../http/media-types.js";
 import { jsonInputError, rejectUnknownFields } from "../json-input.js";
 import { buildRestRoutes, type RestRoute } from "./rest-routes.js";
 import { pathKey, setAtPath, textToJson } from "./field-path.js";
-import type { JsonShaper } from "../../core/json-shape.js";
+import type { JsonShaper } from "../../http/json-shape.js";
 import type { MatchResult, RouteTrie } from "./route-trie.js";
 import { capturedSegments } from "./path-template.js";
-import { requestInfoKey } from "../../core/request-info.js";
+import { requestInfoKey } from "../../http/request-info.js";
 import { WriteAhead } from "../write-ahead.js";
 import { ChunksInFlight } from "../../native/buffer-pool.js";
 

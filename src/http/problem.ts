@@ -4,8 +4,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import { STATUS_CODES } from "node:http";
 import { BadRequestSchema } from "../gen/google/rpc/error_details_pb.js";
-import { reasonOf, type Violations } from "./errors.js";
-import { codeName } from "./reasons.js";
+import { reasonOf, type Violations } from "../kernel/errors.js";
+import { codeName } from "../kernel/reasons.js";
 
 export interface Problem {
   type: string;
@@ -19,7 +19,7 @@ export interface Problem {
   errors?: Violations;
 }
 
-export { HttpError } from "./errors.js";
+export { HttpError } from "../kernel/errors.js";
 
 const HIDDEN = new Set([Code.Internal, Code.Unknown, Code.DataLoss]);
 

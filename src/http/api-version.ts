@@ -1,7 +1,7 @@
 // The api-version header (D9): absent means 2; 2 and 3 are accepted
 // everywhere; anything else is a 400. Handlers read the parsed value.
 import { createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
-import { invalidField } from "./errors.js";
+import { invalidField } from "../kernel/errors.js";
 
 export type ApiVersion = 2 | 3;
 
