@@ -5,6 +5,7 @@
 # temporary directory; everything it started is stopped and the directory
 # removed when the command ends, however it ends.
 #   scripts/with-patroni.sh npx vitest run test/scale/failover.test.ts
+#   WITH_PATRONI_SYNC=off scripts/with-patroni.sh ...   (asynchronous replication)
 # The command gets, in its environment:
 #   MERIDIAN_DB       the three nodes, target_session_attrs=read-write (the primary)
 #   MERIDIAN_DB_READ  the three nodes, target_session_attrs=prefer-standby
@@ -84,6 +85,9 @@ curl -sf "http://127.0.0.1:$etcd_port/health" >/dev/null || {
   exit 1
 }
 
+# WITH_PATRONI_SYNC=off: asynchronous replication, to measure what a failover then loses.
+sync_mode=true
+[[ "${WITH_PATRONI_SYNC:-on}" == off ]] && sync_mode=false
 hosts=()
 rest=()
 for n in 1 2 3; do
@@ -112,7 +116,7 @@ bootstrap:
     loop_wait: 2
     retry_timeout: 4
     maximum_lag_on_failover: 1048576
-    synchronous_mode: true
+    synchronous_mode: $sync_mode
     synchronous_mode_strict: false
     postgresql:
       use_pg_rewind: true
@@ -186,16 +190,17 @@ export PATRONI_DIR="$dir"
 export PATRONICTL_CONFIG_FILE="$dir/node1/patroni.yml"
 export MERIDIAN_TEST_PG="$MERIDIAN_DB"
 
-# Ready: a leader, two running replicas, one of them the synchronous standby.
+# Ready: a leader, two running replicas, one of them the synchronous standby (in synchronous mode).
 ready() {
   curl -sf "${rest[0]}/cluster" | node -e '
     let s = ""; process.stdin.on("data", (c) => (s += c)).on("end", () => {
       const m = JSON.parse(s).members;
+      const sync = process.argv[1] === "true";
       const ok = m.length === 3 && m.filter((x) => x.role === "leader").length === 1 &&
-        m.filter((x) => x.role === "sync_standby" && x.state === "running").length === 1 &&
-        m.filter((x) => x.role === "replica" && x.state === "running").length === 1;
+        m.filter((x) => x.role === "sync_standby" && x.state === "running").length === (sync ? 1 : 0) &&
+        m.filter((x) => x.role === "replica" && x.state === "running").length === (sync ? 1 : 2);
       process.exit(ok ? 0 : 1);
-    });'
+    });' "$sync_mode"
 }
 for _ in $(seq 600); do ready && break; sleep 0.2; done
 ready || {
