@@ -279,9 +279,13 @@ export function flagRuns(rows, column, from, to, width, times = timesOf(rows)) {
 function drawFlags(u, lane, flagged) {
   const dpr = devicePixelRatio;
   const width = Math.floor(u.bbox.width);
-  lane.width = width;
-  lane.height = Math.round(Math.max(1, flagged.filter(Boolean).length) * LANE * dpr);
-  lane.style.height = `${lane.height / dpr}px`;
+  const height = Math.round(Math.max(1, flagged.filter(Boolean).length) * LANE * dpr);
+  // Sized only when its size changes: setting a canvas's size allocates its bitmap anew.
+  if (lane.width !== width || lane.height !== height) {
+    lane.width = width;
+    lane.height = height;
+    lane.style.height = `${height / dpr}px`;
+  }
   const ctx = lane.getContext("2d");
   ctx.clearRect(0, 0, lane.width, lane.height);
   ctx.font = `${Math.round(10 * dpr)}px system-ui, sans-serif`;
