@@ -362,6 +362,7 @@ describe.skipIf(!PATRONI_DB)("D70 failover on a Patroni cluster", () => {
     "D70 writes resume after failover: the primary's machine lost under writers, watchers and readers on two replicas; writes accepted within 2 s of the new primary accepting them, no request past the wait limit, 503s carry Retry-After, every acknowledged write present once, watchers catch up",
     { timeout: 60_000 + KILLS * 150_000 },
     async () => {
+      const problems: string[] = [];
       const kills: { lost: number; writeMs: number; readyMs: number; primaryMs: number; resumeA: number; resumeB: number }[] = [];
       for (let k = 0; k < KILLS; k++) {
         expect(await healthy()).toBe(true);
@@ -406,7 +407,8 @@ describe.skipIf(!PATRONI_DB)("D70 failover on a Patroni cluster", () => {
           const resume = l.ackTimes.map((ts) => ts.find((t) => t > t0)! - primary);
           kills.push({
             lost: 0,
-            writeMs: Math.min(...l.ackTimes.map((ts) => ts.find((t) => t > t0)!)) - t0,
+            // (an acknowledgement between the kill and the new primary was a write's answer already on its way)
+            writeMs: Math.min(...l.ackTimes.map((ts) => ts.find((t) => t > primary)!)) - t0,
             readyMs: (readyAgain ?? NaN) - t0,
             primaryMs: primary - t0,
             resumeA: resume[0],
@@ -430,13 +432,17 @@ describe.skipIf(!PATRONI_DB)("D70 failover on a Patroni cluster", () => {
             `answers ${JSON.stringify(Object.fromEntries(l.statuses))}, Connect ${JSON.stringify(Object.fromEntries(l.grpcCodes))}, slowest ${l.slowest.toFixed(0)} ms ${JSON.stringify(Object.fromEntries([...l.slowestOf].map(([k, v]) => [k, Math.round(v)])))}; ` +
             `${l.acked.length} messages and ${l.ackedRows.length} value uploads acknowledged, lost ${counted.lost}${synchronous ? "" : " (asynchronous replication)"} (stored ${counted.messages} messages, ${counted.rows} rows); watchers reconnected ${watchers.map((w) => w.reconnects).join(" and ")} times`,
         );
-        expect(l.wrong).toEqual([]);
-        expect(l.slowest).toBeLessThan(WAIT_LIMIT_MS + 1_000);
-        expect(k_.resumeA).toBeLessThan(RESUME_MS);
-        expect(k_.resumeB).toBeLessThan(RESUME_MS);
-        expect(readyAgain).toBeDefined();
-        expect(caught).toBe(true);
-        expect(missing).toEqual([[], []]);
+        // Checked after every kill has been measured (one slow kill does not hide the others' figures).
+        problems.push(
+          ...l.wrong.map((w) => `kill ${k + 1}: ${w}`),
+          ...(l.slowest < WAIT_LIMIT_MS + 1_000 ? [] : [`kill ${k + 1}: an answer took ${l.slowest.toFixed(0)} ms`]),
+          ...[k_.resumeA, k_.resumeB]
+            .filter((r) => !(r < RESUME_MS))
+            .map((r) => `kill ${k + 1}: writes resumed ${r.toFixed(0)} ms after the new primary`),
+          ...(readyAgain === undefined ? [`kill ${k + 1}: /readyz not ready again`] : []),
+          ...(caught ? [] : [`kill ${k + 1}: a watcher did not catch up`]),
+          ...missing.flatMap((m, i) => (m.length ? [`kill ${k + 1}: watcher ${i} misses ${m.join(",")}`] : [])),
+        );
         // The lost machine comes back: its Patroni starts it as a standby of the new primary.
         startNode(nodeOf(old));
       }
@@ -446,6 +452,7 @@ describe.skipIf(!PATRONI_DB)("D70 failover on a Patroni cluster", () => {
           `kill to both replicas ready median ${median(kills.map((k) => k.readyMs)).toFixed(0)} ms; ` +
           `acknowledged writes lost: ${kills.map((k) => k.lost).join(", ")} (${synchronous ? "synchronous" : "asynchronous"} replication)`,
       );
+      expect(problems).toEqual([]);
     },
   );
 
