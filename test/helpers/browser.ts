@@ -117,8 +117,11 @@ export type ExplorerDrawing = "every" | "thinned" | "coarse" | "joined";
  * chart read of half the width ("coarse"), or every row but those with
  * missing values ("joined"), of each series. Answers the number of pixels
  * where "every"'s drawing differs from the page's own canvas (`differing`)
- * and each other drawing from "every"'s (`vsEvery`), the canvases' sizes and
- * the numbers of rows; leaves the canvases in window.explorerDrawings.
+ * and each other drawing from "every"'s (`vsEvery`); per series, where it
+ * alone on the same axes, from its rows of the chart read (the many-series
+ * one for several), differs from it alone from every row (`perSeries`); the
+ * canvases' sizes and the numbers of rows. Leaves the canvases in
+ * window.explorerDrawings.
  */
 export async function compareDrawings(
   page: Page,
@@ -183,6 +186,28 @@ export async function compareDrawings(
         w.explorerModule.plot(div, chartEl.clientWidth, spec).show(list, view.from, view.to);
         w.explorerDrawings[name] = div.querySelector("canvas")!;
       }
+      // Each series alone, on the same axes: from its rows of the many-series chart read the page made (several
+      // series) or of the one-series read, and from every row of it; the two must not differ in a pixel.
+      const many =
+        ids.length > 1
+          ? await fetch(`/api/ts/dataset/${view.dataset}/timeseries/values/chart?${q({ ...range, width: String(width) })}`, {
+              method: "POST",
+              headers: { ...headers, "content-type": "application/json" },
+              body: JSON.stringify(ids),
+            })
+              .then((r) => r.json())
+              .then((j: { data: Rows[] }) => j.data)
+          : [each[0].charted];
+      const alone: [HTMLCanvasElement, HTMLCanvasElement][] = each.map(
+        (_, i) =>
+          [many[i], each[i].every].map((rows) => {
+            const div = document.createElement("div");
+            document.body.append(div);
+            const list = each.map((__, k) => ({ rows: k === i ? rows : [], field: 1 }));
+            w.explorerModule.plot(div, chartEl.clientWidth, spec).show(list, view.from, view.to);
+            return div.querySelector("canvas")!;
+          }) as [HTMLCanvasElement, HTMLCanvasElement],
+      );
       await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
       const pixels = (cv: HTMLCanvasElement) => cv.getContext("2d")!.getImageData(0, 0, cv.width, cv.height).data;
       const differing = (a: Uint8ClampedArray, b: Uint8ClampedArray) => {
@@ -202,6 +227,8 @@ export async function compareDrawings(
         inked: mine.reduce((n, v, i) => (i % 4 === 3 && v > 0 ? n + 1 : n), 0),
         differing: differing(mine, reference),
         vsEvery: Object.fromEntries(drawings.map((d) => [d, differing(pixels(w.explorerDrawings[d]), reference)])),
+        perSeries: alone.map(([a, b]) => differing(pixels(a), pixels(b))),
+        perSeriesInked: alone.map(([a]) => pixels(a).reduce((n, v, i) => (i % 4 === 3 && v > 0 ? n + 1 : n), 0)),
         summary: document.getElementById("summary")!.textContent,
       };
     },

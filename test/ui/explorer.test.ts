@@ -508,6 +508,9 @@ describe.skipIf(NO_CHROMIUM)(`issue 43 series explorer in Chromium${NO_CHROMIUM 
       expect(selected.sort()).toEqual([...ids].sort());
       const result = await compareDrawings(w.page, { project: PROJECT, dataset, series: ids, from, to }, ["thinned"]);
       expect(result.differing).toBe(0);
+      // And each series alone, on its own axis, from its rows of the many-series read: exact too.
+      expect(result.perSeries).toEqual([0, 0, 0]);
+      expect(Math.min(...result.perSeriesInked)).toBeGreaterThan(5000);
       expect(result.vsEvery.thinned).toBeGreaterThan(100);
       expect(result.every).toBeGreaterThan(5 * result.charted);
       // Two units, two y axes (degC left, kPa right, each labelled), and the time axis.
@@ -657,7 +660,7 @@ describe.skipIf(NO_CHROMIUM)(`issue 43 series explorer in Chromium${NO_CHROMIUM 
       const mid = box.x + box.width * 0.5;
       // Two fingers 100 px apart spread to 400 px: a quarter of the span, around their middle.
       const cdp = await w.page.context().newCDPSession(w.page);
-      const touch = (type: string, d: number) =>
+      const touch = (type: "touchStart" | "touchMove" | "touchEnd", d: number) =>
         cdp.send("Input.dispatchTouchEvent", {
           type,
           touchPoints:
