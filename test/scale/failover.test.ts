@@ -406,7 +406,7 @@ describe.skipIf(!PATRONI_DB)("D70 failover on a Patroni cluster", () => {
           expect(await until(() => l.ackTimes.every((ts) => ts.some((t) => t > primary)), 10_000)).toBe(true);
           readyAgain = await readiness;
           await new Promise((z) => setTimeout(z, 1_000));
-          const resume = l.ackTimes.map((ts) => ts.find((t) => t > t0)! - primary);
+          const resume = l.ackTimes.map((ts) => ts.find((t) => t > primary)! - primary);
           kills.push({
             lost: 0,
             // (an acknowledgement between the kill and the new primary was a write's answer already on its way)
