@@ -14,7 +14,7 @@ FUZZ_SECONDS=${1:-60}
 
 # 1. Sanitized addon. Node itself is not instrumented, so the ASan runtime is
 # preloaded into it, and leak checking is off (node's own allocations would be
-# reported at exit). MERIDIAN_NATIVE_ADDON points src/timeseries/blocks/native.ts at it.
+# reported at exit). MERIDIAN_NATIVE_ADDON points src/native/binding.ts at it.
 echo "== addon under ASan + UBSan"
 npx cmake-js compile --directory native --out native/build-asan --cc clang --cxx clang++ --CDMERIDIAN_SANITIZE=ON --log-level warn
 ADDON="$PWD/native/build-asan/Release/meridian_native.node"

@@ -7,7 +7,7 @@
 //      its symbols: 150 MB of binary becomes about 116.
 //   3. node --build-sea writes that binary with the bundle, the server's
 //      node flags, and both native addons (ours and better-sqlite3's) as
-//      assets, which src/runtime/addons.ts loads through a private cache,
+//      assets, which src/native/load.ts loads through a private cache,
 //      and the files of the /docs page (src/runtime/assets.ts serves them).
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";

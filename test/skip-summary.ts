@@ -19,6 +19,11 @@ function reasons(): string[] {
     );
   else if (process.env.MERIDIAN_TEST_BACKEND === "postgres")
     out.push("the cases of a SQLite file: the suite runs on PostgreSQL (MERIDIAN_TEST_BACKEND=postgres)");
+  if (!process.env.PATRONI_URLS)
+    out.push(
+      "the Patroni cluster tests (D70 failover, D71 reads from standbys): PATRONI_URLS is not set; run them with `scripts/with-patroni.sh npx vitest run test/scale/failover.test.ts test/scale/read-standbys.test.ts` (needs patroni, etcd-server)",
+    );
+  if (!has("pgbouncer", "--version")) out.push("the pgbouncer test (D71): no pgbouncer (apt-get install pgbouncer)");
   if (!existsSync(new URL(`../dist/meridian-${version}-linux-x64`, import.meta.url)))
     out.push("the single executable's own tests: it is not built (`npm run package`)");
   if (process.env.MERIDIAN_TEST_BINARY)

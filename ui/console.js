@@ -13,23 +13,12 @@
 // text is set as text; the preview is the server's sanitised body, shown
 // through the banner's allowlist check.
 import { bodyFragment } from "/ui/meridian-banner.js";
+import { authHeaders, credential, refusal as refusalOf, showSignIn, signInForm } from "/ui/credential.js";
 
 const $ = (id) => document.getElementById(id);
-const STORE = "meridian-console-credential";
 
 let cursor = null;
 let editing = null; // { scope, id, etag } while editing an existing message
-
-function credential() {
-  const saved = sessionStorage.getItem(STORE);
-  return saved ? JSON.parse(saved) : null;
-}
-
-function authHeaders() {
-  const c = credential();
-  if (!c) return {};
-  return c.kind === "token" ? { authorization: `Bearer ${c.value}` } : { "svc-open-api-key": c.value };
-}
 
 async function call(method, path, body, headers = {}) {
   const res = await fetch(path, {
@@ -540,19 +529,12 @@ function clearView() {
 }
 
 /** Why the server would not take the credential, in its own words. */
-function refusal(r) {
-  const why = r.json?.detail ?? r.json?.message ?? r.json?.title;
-  if (r.status === 401) return `This credential was refused${why ? `: ${why}` : ""}.`;
-  if (r.status === 403) return `This credential may not manage messages${why ? `: ${why}` : ""}.`;
-  return `Could not sign in (${r.status}${why ? `: ${why}` : ""}).`;
-}
+const refusal = (r) => refusalOf(r.status, r.json, "manage messages");
 
 /** Back to the sign-in form, with `reason` beside it when there is one. */
 function signOut(reason = "") {
-  sessionStorage.removeItem(STORE);
   clearView();
-  $("sign-in").elements.value.value = "";
-  $("sign-in-error").textContent = reason;
+  showSignIn($("sign-in"), reason);
   signedIn(false);
 }
 
@@ -575,12 +557,7 @@ async function enter() {
 }
 
 function start() {
-  $("sign-in").addEventListener("submit", (event) => {
-    event.preventDefault();
-    const { kind, value } = Object.fromEntries(new FormData(event.target));
-    sessionStorage.setItem(STORE, JSON.stringify({ kind, value: value.trim() }));
-    void enter();
-  });
+  signInForm($("sign-in"), "Kept in this tab only (sessionStorage), shared with the series explorer.", () => void enter());
   $("sign-out").addEventListener("click", () => signOut());
   $("filters").addEventListener("submit", (event) => {
     event.preventDefault();

@@ -1,32 +1,31 @@
-// The series explorer (issue 43): pick a dataset's series and see it drawn by
-// uPlot (/ui/uplot/, served by Meridian) from the exact chart read (D50, D65).
-// Every pixel exact: each view asks the chart read for exactly the plot's
-// width in device pixels and the visible range, and draws the rows it gets,
-// none left out, none made up; a pixel column is a chart bucket. Wheel zooms
-// around the pointer, drag pans, double click and Home show the whole range,
-// arrows pan and +/- zoom; each change reads its range, aborting a read the
-// user has moved past, and the last drawing stays until the new one comes.
-// The view is in the URL's hash, so a link opens it. Missing values are gaps;
-// hovering shows the nearest drawn row (UTC and local time, value, flag name);
-// a live text summary gives the range's min, max and last value; the visible
-// range downloads as CSV, Arrow or Parquet. Signed in as the console is (the
-// same sessionStorage entry and form). User data is set as text only.
+// The series explorer (issue 43): pick a dataset's series, one or several,
+// and see them drawn by uPlot (/ui/uplot/, served by Meridian) from the exact
+// chart read (D50, D65), several through the many-series chart read, each
+// unit on its own y axis. Every pixel exact: each view asks the chart read for
+// exactly the plot's width in device pixels and the visible range, and draws
+// the rows it gets, none left out, none made up; a pixel column is a chart
+// bucket. Wheel and pinch zoom around the pointer, drag pans, double click
+// zooms in (Shift: out), Home and "Whole range" show it all, arrows pan and
+// +/- zoom; each change reads its range, aborting a read the user has moved
+// past, and the last drawing stays until the new one comes. The time axis is
+// in the browser's time zone or UTC. The view is in the URL's hash, so a link
+// opens it. Missing values are gaps; flags are bands and markers with their
+// names in a lane over the plot; hovering shows the nearest drawn row of
+// each series (UTC and local time, value, flag name); a live text summary
+// gives each series' min, max and last value in the range; the visible range
+// downloads as CSV, Arrow or Parquet; "follow" keeps the newest rows in view
+// (polled: Meridian has no live push of values). Signed in as the console is
+// (ui/credential.js). User data (names, units, properties, flag names) is set
+// as text only, or drawn on a canvas.
 /* global uPlot */
+import { authHeaders, credential, refusal as refusalOf, showSignIn, signInForm } from "/ui/credential.js";
 
 const $ = (id) => document.getElementById(id);
-const STORE = "meridian-console-credential";
 const HEIGHT = 360;
-
-function credential() {
-  const saved = sessionStorage.getItem(STORE);
-  return saved ? JSON.parse(saved) : null;
-}
-
-function authHeaders() {
-  const c = credential();
-  if (!c) return {};
-  return c.kind === "token" ? { authorization: `Bearer ${c.value}` } : { "svc-open-api-key": c.value };
-}
+/** The series' colours, in the order they are picked. */
+export const COLOURS = ["#1f4e9c", "#c2410c", "#047857", "#7c3aed", "#b91c1c", "#0e7490"];
+/** How often follow mode asks for newer rows, in milliseconds. */
+const FOLLOW_MS = 1000;
 
 /** The D14 headers of a time series call in `project` and `dataset`. */
 const tsHeaders = (project, dataset) => ({
@@ -41,15 +40,52 @@ export const seconds = (iso) => Date.parse(/(Z|[+-]\d\d:?\d\d)$/.test(iso) ? iso
 /** A second as the API and the hash take it: 2024-01-01T00:00:00Z. */
 const isoSecond = (s) => `${new Date(s * 1000).toISOString().slice(0, 19)}Z`;
 
-/** uPlot's columns from a read's rows: the time in seconds and the cells of column `field` (null: missing). */
-export function columns(rows, field) {
+/**
+ * uPlot's columns from a read's rows: the time in seconds and the cells of column `field` (null: missing).
+ * @param {unknown[][]} rows
+ * @param {number} field
+ * @param {ArrayLike<number> | null} [times] the rows' seconds, when parsed already
+ */
+export function columns(rows, field, times = null) {
   const xs = new Array(rows.length);
   const ys = new Array(rows.length);
   for (let i = 0; i < rows.length; i++) {
-    xs[i] = seconds(rows[i][0]);
+    xs[i] = times ? times[i] : seconds(rows[i][0]);
     ys[i] = rows[i][field] ?? null;
   }
   return [xs, ys];
+}
+
+/** The epoch seconds of each row of a read, parsed once a read (the drawing, its flags and its legend use them). */
+export function timesOf(rows) {
+  const t = new Float64Array(rows.length);
+  for (let i = 0; i < rows.length; i++) t[i] = seconds(rows[i][0]);
+  return t;
+}
+
+/**
+ * uPlot's aligned data for several series ({ rows, field, times? }): the
+ * times of every series' rows, once each, in order (the series' own rows are
+ * in time order: merged, not sorted), and per series its cell at each time,
+ * null when its value is missing and undefined where the series has no row
+ * (not a gap: the line ignores it, see columnPaths).
+ */
+export function aligned(list) {
+  if (list.length === 1) return columns(list[0].rows, list[0].field, list[0].times);
+  const times = list.map((s) => s.times ?? timesOf(s.rows));
+  const at = new Int32Array(list.length);
+  const xs = [];
+  const ys = list.map(() => []);
+  for (;;) {
+    let next = Infinity;
+    for (let k = 0; k < list.length; k++) if (at[k] < times[k].length && times[k][at[k]] < next) next = times[k][at[k]];
+    if (next === Infinity) break;
+    xs.push(next);
+    for (let k = 0; k < list.length; k++)
+      if (at[k] < times[k].length && times[k][at[k]] === next) ys[k].push(list[k].rows[at[k]++][list[k].field] ?? null);
+      else ys[k].push(undefined);
+  }
+  return [xs, ...ys];
 }
 
 /**
@@ -73,9 +109,11 @@ export function columns(rows, field) {
  * the chart read does not keep it, and at one pixel column the column's
  * extent is drawn anyway. So every row and the chart read's rows break the
  * line at the same places. A lone value between gaps is a zero-length line,
- * which the square line cap (plot below) draws as a dot.
+ * which the square line cap (plot below) draws as a dot. With several series
+ * a series has no row at another's times (undefined, see aligned): skipped.
  */
 export function columnPaths(u, si, i0, i1) {
+  const scale = u.series[si].scale;
   const xs = u.data[0];
   const ys = u.data[si];
   const from = u.scales.x.min;
@@ -102,7 +140,8 @@ export function columnPaths(u, si, i0, i1) {
   };
   for (let i = i0; i <= i1; i++) {
     const v = ys[i];
-    const y = v === null || v === undefined ? null : Math.round(u.valToPos(v, "y", true));
+    if (v === undefined) continue; // no row of this series at this time (another series has one)
+    const y = v === null ? null : Math.round(u.valToPos(v, scale, true));
     const k = Math.floor(((xs[i] - from) * width) / span);
     if (k !== col) {
       flush();
@@ -118,55 +157,173 @@ export function columnPaths(u, si, i0, i1) {
   return { stroke, fill: null, clip: null, band: null, gaps: null, flags: 0 };
 }
 
+/** A y scale's range: the values' with a tenth's margin (an empty chart's: [0, 1]). */
+const yRange = (_u, min, max) => (min === null || max === null ? [0, 1] : uPlot.rangeNum(min, max, 0.1, true));
+
+/** UTC for uPlot's time axis: its labels and ticks in UTC rather than the browser's time zone. */
+const utcDate = (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC");
+
 /**
- * A chart in `target`, `width` CSS pixels wide; `show(rows, field, from, to)`
- * draws column `field` of `rows` over [from, to]. The explorer and its test's
- * reference drawing (every row of the range) both draw through this.
+ * A chart in `target`, `width` CSS pixels wide, of the series `series`
+ * ([{ label, unit }], one by default): a y axis per unit, in the order the
+ * units first come (left, right, left...; labelled with the unit when there
+ * is one), the time axis in UTC when `utc`. `show(list, from, to)` draws
+ * `list` ([{ rows, field, flags? }], one per series) over [from, to]; a
+ * series' `flags` ({ column, names, levels }) are drawn in a lane of their
+ * own over the plot, on a canvas of their own (the line's canvas holds the
+ * line and axes only). The explorer and its test's reference drawings (every
+ * row of the range) both draw through this.
  */
-export function plot(target, width, label = "") {
+export function plot(target, width, { series = [{ label: "" }], utc = false } = {}) {
+  const units = [];
+  for (const s of series) if (!units.includes(s.unit ?? "")) units.push(s.unit ?? "");
+  const scaleOf = (unit) => (units.indexOf(unit) === 0 ? "y" : `y${units.indexOf(unit) + 1}`);
+  // The plot's width is the chart read's: nothing may change it but the page's layout and the series' units.
+  // uPlot hides an axis whose scale has no range and pads by its tick labels, so every scale always has a
+  // range (an empty chart: [0, 1]), and the axes, their labels and the padding have fixed sizes.
+  const scales = { x: { time: true, auto: false, min: 0, max: 1, range: (_u, min, max) => [min, max] } };
+  for (const unit of units) scales[scaleOf(unit)] = { range: yRange };
+  const several = units.length > 1;
+  const axes = [
+    { size: 40 },
+    ...units.map((unit, i) => {
+      const first = series.findIndex((s) => (s.unit ?? "") === unit);
+      return {
+        scale: scaleOf(unit),
+        side: i % 2 === 0 ? 3 : 1,
+        size: 70,
+        grid: { show: i === 0 },
+        // Drawn on the canvas by fillText: a unit is text there whatever it holds.
+        ...(unit ? { label: unit, labelSize: 20 } : {}),
+        ...(several ? { stroke: COLOURS[first % COLOURS.length] } : {}),
+      };
+    }),
+  ];
+  let flagged = []; // per series of the drawing: its flags and rows, for the flag lane
   const u = new uPlot(
     {
       width,
       height: HEIGHT,
       legend: { show: false },
+      ...(utc ? { tzDate: utcDate } : {}),
       // Our own pan and zoom below; uPlot's drag-to-zoom would fight them.
       cursor: { drag: { x: false, y: false, setScale: false }, points: { show: false } },
-      // The plot's width is the chart read's: nothing may change it but the page's layout. uPlot hides an
-      // axis whose scale has no range and pads by its tick labels, so both scales always have a range
-      // (an empty chart: [0, 1]), and the axes and padding have fixed sizes.
-      scales: {
-        x: { time: true, auto: false, min: 0, max: 1, range: (_u, min, max) => [min, max] },
-        y: { range: (_u, min, max) => (min === null || max === null ? [0, 1] : uPlot.rangeNum(min, max, 0.1, true)) },
-      },
-      padding: [12, 24, 0, 0],
-      axes: [{ size: 40 }, { size: 70 }],
+      scales,
+      padding: [12, units.length > 1 ? 0 : 24, 0, 0],
+      axes,
       // cap "square": a lone value between gaps (a zero-length line) still shows as a dot.
-      series: [{}, { label, stroke: "#1f4e9c", width: 1, cap: "square", paths: columnPaths, points: { show: false } }],
+      series: [
+        {},
+        ...series.map((s, i) => ({
+          label: s.label,
+          scale: scaleOf(s.unit ?? ""),
+          stroke: COLOURS[i % COLOURS.length],
+          width: 1,
+          cap: "square",
+          paths: columnPaths,
+          points: { show: false },
+        })),
+      ],
+      hooks: { draw: [(self) => drawFlags(self, lane, flagged)] },
     },
-    [[], []],
+    [[], ...series.map(() => [])],
     target,
   );
+  // The flag lane: a canvas over the plot area, under the pointer's layer's events.
+  const lane = document.createElement("canvas");
+  lane.className = "flag-lane";
+  u.over.append(lane);
   return {
     u,
-    show(rows, field, from, to) {
+    lane,
+    show(list, from, to) {
+      flagged = list.map((s) => (s.flags ? { flags: s.flags, rows: s.rows, times: s.times ?? timesOf(s.rows) } : null));
       // The x scale is [from, to + 1): the last second owns the last column's right edge.
       u.batch(() => {
-        u.setData(columns(rows, field), true);
+        u.setData(aligned(list), true);
         u.setScale("x", { min: from, max: to + 1 });
       });
     },
   };
 }
 
+const LANE = 14; // CSS pixels: a flag lane's height
+/** A flag's colour by its level (1 mild, 2 worse, 3 and up worst); a flag the field does not name is grey. */
+const flagColour = (level) => (level === undefined ? "#6b7280" : level <= 1 ? "#d97706" : level === 2 ? "#ea580c" : "#b91c1c");
+
+/**
+ * The runs of flagged rows of a drawing's series: consecutive rows (of those
+ * drawn) holding the same flag, neither 0 nor missing, each with its first
+ * and last pixel column. The chart read keeps a bucket's first, last, lowest
+ * and highest rows (D50): a flag only other rows of a bucket hold is not in
+ * it, so it is not drawn (say so where it matters: README, decisions).
+ */
+export function flagRuns(rows, column, from, to, width, times = timesOf(rows)) {
+  const runs = [];
+  const span = to + 1 - from;
+  for (let i = 0; i < rows.length; i++) {
+    const id = rows[i][column];
+    const k = Math.floor(((times[i] - from) * width) / span);
+    const last = runs.at(-1);
+    if (id === null || id === undefined || id === 0) {
+      if (last) last.open = false;
+      continue;
+    }
+    if (last?.open && last.id === id) last.to = k;
+    else runs.push({ id, from: k, to: k, open: true });
+  }
+  return runs.map(({ id, from: a, to: b }) => ({ id, from: a, to: b }));
+}
+
+/** Draws the flags of `flagged` (per series, null when it has none) in lanes at the top of the plot: a band per run, a marker at its start, the name where it fits. */
+function drawFlags(u, lane, flagged) {
+  const dpr = devicePixelRatio;
+  const width = Math.floor(u.bbox.width);
+  const height = Math.round(Math.max(1, flagged.filter(Boolean).length) * LANE * dpr);
+  // Sized only when its size changes: setting a canvas's size allocates its bitmap anew.
+  if (lane.width !== width || lane.height !== height) {
+    lane.width = width;
+    lane.height = height;
+    lane.style.height = `${height / dpr}px`;
+  }
+  const ctx = lane.getContext("2d");
+  ctx.clearRect(0, 0, lane.width, lane.height);
+  ctx.font = `${Math.round(10 * dpr)}px system-ui, sans-serif`;
+  ctx.textBaseline = "middle";
+  const from = u.scales.x.min;
+  const to = u.scales.x.max - 1;
+  let y = 0;
+  for (const f of flagged) {
+    if (!f) continue;
+    const h = LANE * dpr;
+    const runs = flagRuns(f.rows, f.flags.column, from, to, width, f.times);
+    runs.forEach((run, i) => {
+      const colour = flagColour(f.flags.levels.get(run.id));
+      ctx.globalAlpha = 0.3;
+      ctx.fillStyle = colour;
+      ctx.fillRect(run.from, y, run.to - run.from + 1, h);
+      ctx.globalAlpha = 1;
+      ctx.fillRect(run.from, y, Math.max(1, Math.round(2 * dpr)), h); // the marker
+      const name = f.flags.names.get(run.id) ?? `${run.id} (no name)`;
+      const room = (runs[i + 1]?.from ?? width) - run.from - 4 * dpr;
+      if (ctx.measureText(name).width <= room) {
+        ctx.fillStyle = "#111";
+        ctx.fillText(name, run.from + 4 * dpr, y + h / 2);
+      }
+    });
+    y += h;
+  }
+}
+
 // ---- The page ----
 
-let chart = null; // the plot, made once the signed-in view is shown
+let chart = null; // the plot: { u, lane, show, key } (key: the series' labels and units and the time zone it was made for)
 let listed = []; // the dataset's series, as listed
 let place = { project: "", dataset: "" }; // where the listed series are
-let current = null; // { series, field, from, to } the view asked for last (from/to null: the whole series)
+let current = null; // { ids, from, to } the view asked for last (from/to null: the series' whole range)
 let whole = null; // { from, to } of the series, once a whole-range read told it
 let reading = null; // the AbortController of the read in flight
-let drawn = null; // { rows, field, from, to, series } the drawing shows: hover and downloads read it
+let drawn = null; // { list: [{ series, field, rows }], from, to } the drawing shows: hover, downloads and the summary read it
 
 function notice(text) {
   const n = $("notice");
@@ -175,14 +332,18 @@ function notice(text) {
 }
 
 function refusal(status, json) {
+  if (status === 401 || status === 403) return refusalOf(status, json, "read these time series");
   const why = json?.detail ?? json?.message ?? json?.title;
-  if (status === 401) return `This credential was refused${why ? `: ${why}` : ""}.`;
-  if (status === 403) return `This credential may not read these time series${why ? `: ${why}` : ""}.`;
   return `${status}${why ? `: ${why}` : ""}`;
 }
 
-async function call(path, headers, signal) {
-  const res = await fetch(path, { headers, signal });
+async function call(path, headers, signal, body) {
+  const res = await fetch(path, {
+    method: body === undefined ? "GET" : "POST",
+    headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
+  });
   const text = await res.text();
   let json;
   try {
@@ -218,37 +379,118 @@ function drawnField(series) {
 }
 
 const seriesName = (s) => s.item?.name ?? s.id;
+const unitOf = (s) => s?.item?.unit ?? "";
 
-function fillPicker() {
-  const filter = $("series-filter").value.trim().toLowerCase();
-  const select = $("series");
-  const chosen = select.value || current?.series;
-  const options = [new Option("(choose a series)", "")];
-  for (const s of listed) {
-    if (filter && !seriesName(s).toLowerCase().includes(filter)) continue;
-    // Option(text, value): both set as text, never parsed as HTML.
-    options.push(new Option(`${seriesName(s)} (${s.id})`, s.id));
-  }
-  select.replaceChildren(...options);
-  if (chosen && options.some((o) => o.value === chosen)) select.value = chosen;
+// ---- Picking series: search by name and property (issue 43 item 1) ----
+
+const COMPARE = {
+  "=": (a, b) => a === b,
+  "!=": (a, b) => a !== b,
+  "<": (a, b) => a < b,
+  "<=": (a, b) => a <= b,
+  ">": (a, b) => a > b,
+  ">=": (a, b) => a >= b,
+};
+
+/**
+ * Whether series `s` matches the search `text`: every word must hold. A word
+ * `name<op>number` (op one of = != < <= > >=) compares the series' property
+ * `name` (its properties are numbers, D29); any other word is looked for,
+ * ignoring case, in the series' name, unit, item, id and property names.
+ */
+export function matches(s, text) {
+  const words = text.trim().split(/\s+/).filter(Boolean);
+  const props = s.properties ?? {};
+  const hay = [seriesName(s), unitOf(s), s.item?.item ?? "", s.id, ...Object.keys(props)].join("\n").toLowerCase();
+  return words.every((w) => {
+    const m = /^([^=<>!]+)(!=|<=|>=|=|<|>)(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)$/i.exec(w);
+    if (m) {
+      const key = Object.keys(props).find((k) => k.toLowerCase() === m[1].toLowerCase());
+      return key !== undefined && COMPARE[m[2]](props[key], Number(m[3]));
+    }
+    return hay.includes(w.toLowerCase());
+  });
 }
 
-/** Opens `seriesId` over [from, to] (null: its whole range). */
-function open(seriesId, from = null, to = null) {
-  const series = listed.find((s) => s.id === seriesId);
-  if (!series) return;
-  const field = drawnField(series);
-  if (!field) {
-    notice(`${seriesName(series)} has no Single or Double field to draw.`);
-    return;
+/** A series as its option says it: name (unit) and id, then its properties. */
+const optionText = (s) => {
+  const props = Object.entries(s.properties ?? {}).map(([k, v]) => `${k}=${v}`);
+  return `${seriesName(s)}${unitOf(s) ? ` [${unitOf(s)}]` : ""} (${s.id})${props.length ? ` ${props.join(" ")}` : ""}`;
+};
+
+function fillPicker() {
+  const text = $("series-search").value;
+  const select = $("series");
+  const chosen = new Set([...select.selectedOptions].map((o) => o.value));
+  if (chosen.size === 0) for (const id of current?.ids ?? []) chosen.add(id);
+  const options = [];
+  for (const s of listed) {
+    // The chosen stay listed, chosen, whatever the search: they are drawn.
+    if (!chosen.has(s.id) && !matches(s, text)) continue;
+    // Option(text, value): both set as text, never parsed as HTML.
+    const o = new Option(optionText(s), s.id, false, chosen.has(s.id));
+    options.push(o);
   }
+  select.replaceChildren(...options);
+  $("search-count").textContent = `${options.length} of ${listed.length} series`;
+}
+
+/** Opens the series `ids` (in that order) over [from, to] (null: their whole range). */
+function open(ids, from = null, to = null) {
+  const picked = ids.map((id) => listed.find((s) => s.id === id)).filter(Boolean);
+  const drawable = picked.filter((s) => drawnField(s) > 0);
+  const none = picked.filter((s) => drawnField(s) === 0);
+  notice(none.length ? `${none.map(seriesName).join(", ")}: no Single or Double field to draw.` : "");
+  if (drawable.length === 0) return;
   whole = null;
-  chart.u.series[1].label = seriesName(series);
-  current = { series: seriesId, field, from, to };
+  current = { ids: drawable.map((s) => s.id), from, to };
   drawn = null;
   showHover(null);
   enableDownloads(false);
+  makeChart();
   void read();
+}
+
+/** The chart for the current series and time zone: made anew when they change (the axes and so the plot's width may). */
+function makeChart() {
+  const series = current ? current.ids.map((id) => listed.find((s) => s.id === id)) : [];
+  const spec = { series: series.map((s) => ({ label: seriesName(s), unit: unitOf(s) })), utc: $("tz").value === "utc" };
+  const key = JSON.stringify(spec);
+  if (chart?.key === key) return;
+  chart?.u.destroy();
+  chart = { ...plot($("chart"), $("chart").clientWidth, spec.series.length ? spec : { utc: spec.utc }), key };
+  bindGestures();
+  if (drawn && series.length) chart.show(drawnList(drawn), drawn.from, drawn.to);
+}
+
+/** The ranges' path of the chart read: one series' (GET) or several's (POST, the id list as the body). */
+function chartRequest(ids, from, to, width) {
+  const q = new URLSearchParams({ width: String(width) });
+  if (from !== null) q.set("from", isoSecond(from));
+  if (to !== null) q.set("to", isoSecond(to));
+  const ds = `/api/ts/dataset/${encodeURIComponent(place.dataset)}/timeseries`;
+  return ids.length === 1
+    ? { path: `${ds}/${encodeURIComponent(ids[0])}/values/chart?${q}`, body: undefined, one: true }
+    : { path: `${ds}/values/chart?${q}`, body: ids, one: false };
+}
+
+/** A chart read of `ids`: { status, json, rows: [rows per series] }. */
+async function chartRead(ids, from, to, width, signal) {
+  const req = chartRequest(ids, from, to, width);
+  const r = await call(req.path, tsHeaders(place.project, place.dataset), signal, req.body);
+  return { ...r, rows: r.status === 200 ? (req.one ? [r.json.data] : r.json.data) : null };
+}
+
+/** The first and last timestamps over the rows of `rowsOf` (per series), or null when none has rows. */
+function boundsOf(rowsOf) {
+  let from = Infinity;
+  let to = -Infinity;
+  for (const rows of rowsOf)
+    if (rows.length) {
+      from = Math.min(from, seconds(rows[0][0]));
+      to = Math.max(to, seconds(rows[rows.length - 1][0]));
+    }
+  return from <= to ? { from, to } : null;
 }
 
 /** Reads the chart of `current` at the plot's width and draws it; a newer read aborts this one. */
@@ -257,15 +499,18 @@ async function read() {
   const controller = new AbortController();
   reading = controller;
   const view = { ...current };
+  const wholeAsked = view.from === null || view.to === null;
   // The plot area's width in device pixels: one chart bucket a pixel column (D50).
   const width = Math.floor(chart.u.bbox.width);
-  const q = new URLSearchParams({ width: String(width) });
-  if (view.from !== null) q.set("from", isoSecond(view.from));
-  if (view.to !== null) q.set("to", isoSecond(view.to));
-  const path = `/api/ts/dataset/${encodeURIComponent(place.dataset)}/timeseries/${encodeURIComponent(view.series)}/values/chart?${q}`;
   let r;
   try {
-    r = await call(path, tsHeaders(place.project, place.dataset), controller.signal);
+    if ((view.from === null || view.to === null) && view.ids.length > 1) {
+      // Several series' whole range: each one's first and last rows (a chart one column wide holds them),
+      // then the chart of the range they span together.
+      const b = await chartRead(view.ids, null, null, 1, controller.signal);
+      if (b.status === 200) Object.assign(view, boundsOf(b.rows) ?? { from: 0, to: 0 });
+      r = b.status === 200 ? await chartRead(view.ids, view.from, view.to, width, controller.signal) : b;
+    } else r = await chartRead(view.ids, view.from, view.to, width, controller.signal);
   } catch (e) {
     if (controller.signal.aborted) return; // the user moved on: a newer read is under way
     notice(`The chart read failed: ${e.message}`);
@@ -282,29 +527,80 @@ async function read() {
     return;
   }
   notice("");
-  const rows = r.json.data;
-  if (view.from === null || view.to === null) {
+  if (wholeAsked) {
     // The whole range is the series' first and last rows, which the chart read always holds (D50).
-    if (rows.length === 0) {
-      chart.show([], view.field, 0, 1);
+    const b = boundsOf(r.rows);
+    if (!b) {
+      chart.show([], 0, 1);
       drawn = null;
       showHover(null);
       enableDownloads(false);
-      $("summary").textContent = "This series has no rows.";
+      showSummary(["These series have no rows."]);
       return;
     }
-    whole = { from: seconds(rows[0][0]), to: seconds(rows[rows.length - 1][0]) };
-    view.from ??= whole.from;
-    view.to ??= whole.to;
-    if (current.series === view.series && current.from === null) Object.assign(current, { from: view.from, to: view.to });
+    Object.assign(view, b);
   }
-  chart.show(rows, view.field, view.from, view.to);
-  drawn = { rows, field: view.field, from: view.from, to: view.to, series: listed.find((s) => s.id === view.series) };
+  if (wholeAsked && current.ids.join() === view.ids.join() && current.from === null) {
+    whole = { from: view.from, to: view.to };
+    Object.assign(current, whole);
+  }
+  const series = view.ids.map((id) => listed.find((s) => s.id === id));
+  const list = series.map((s, i) => ({ series: s, field: drawnField(s), rows: r.rows[i], times: timesOf(r.rows[i]) }));
+  drawn = { list, from: view.from, to: view.to };
+  chart.show(drawnList(drawn), view.from, view.to);
   writeHash(view);
   enableDownloads(true);
-  $("summary").textContent =
-    `${isoSecond(view.from)} to ${isoSecond(view.to)}: ${rows.length} rows drawn at ${width} pixel columns. ` +
-    summary(rows, view.field, fieldName(drawn.series, view.field));
+  const total = drawn.list.reduce((n, s) => n + s.rows.length, 0);
+  showSummary([
+    `${isoSecond(view.from)} to ${isoSecond(view.to)}: ${total} rows drawn at ${width} pixel columns, times on the axis in ${zoneName()}.`,
+    ...drawn.list.map((s) => summary(s.rows, s.field, `${seriesName(s.series)} ${fieldName(s.series, s.field)}`)),
+  ]);
+  showFlagLegend();
+}
+
+/** The time axis as drawn: its ticks (epoch seconds) and their labels; for tests and tools, null before a chart. */
+export function timeTicks() {
+  const axis = chart?.u.axes[0];
+  if (!axis?._splits || !axis._values) return null;
+  return { splits: [...axis._splits], labels: [...axis._values] };
+}
+
+/** What plot().show takes of a drawing: per series its rows, drawn field and flags. */
+const drawnList = (d) => d.list.map((s) => ({ rows: s.rows, field: s.field, times: s.times, flags: flagField(s.series) }));
+
+/** The time zone the axis shows: UTC or the browser's own. */
+const zoneName = () => ($("tz").value === "utc" ? "UTC" : Intl.DateTimeFormat().resolvedOptions().timeZone);
+
+/** The summary: the view's range, then a line per series (a list, read by screen readers as it changes). */
+function showSummary(lines) {
+  const [head, ...each] = lines;
+  const p = document.createElement("p");
+  p.textContent = head;
+  const ul = document.createElement("ul");
+  for (const line of each) {
+    const li = document.createElement("li");
+    li.textContent = line;
+    ul.append(li);
+  }
+  $("summary").replaceChildren(p, ...(each.length ? [ul] : []));
+}
+
+/** The flags in view, by series and name, with how many runs of each are drawn. */
+function showFlagLegend() {
+  const parts = [];
+  const width = Math.floor(chart.u.bbox.width);
+  for (const s of drawn?.list ?? []) {
+    const f = flagField(s.series);
+    if (!f) continue;
+    const counts = new Map();
+    for (const run of flagRuns(s.rows, f.column, drawn.from, drawn.to, width, s.times)) counts.set(run.id, (counts.get(run.id) ?? 0) + 1);
+    // In the order the field declares its flags, then those it does not name, by id.
+    const order = [...f.names.keys()];
+    const rank = (id) => (order.includes(id) ? order.indexOf(id) : order.length + id);
+    const named = [...counts].sort(([a], [b]) => rank(a) - rank(b)).map(([id, n]) => `${f.names.get(id) ?? `${id} (no name)`} ×${n}`);
+    parts.push(`${seriesName(s.series)} ${s.series.dataFields[f.column - 1].name}: ${named.length ? named.join(", ") : "none in view"}`);
+  }
+  $("flags").textContent = parts.length ? `Flags drawn: ${parts.join("; ")}.` : "";
 }
 
 const fieldName = (series, field) => series?.dataFields?.[field - 1]?.name ?? "value";
@@ -327,7 +623,7 @@ export function summary(rows, field, name) {
     if (min === null || v < min[field]) min = r;
     if (max === null || v > max[field]) max = r;
   }
-  if (rows.length === 0) return "No rows in this range.";
+  if (rows.length === 0) return `${name}: no rows in this range.`;
   const last = rows[rows.length - 1];
   const at = (r) => `${cellText(r[field])} at ${isoSecond(seconds(r[0]))}`;
   const extremes = min === null ? `${name}: no values in this range` : `${name}: min ${at(min)}, max ${at(max)}`;
@@ -347,11 +643,12 @@ export function localTime(s) {
   return `${date} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())} (${zone}, ${offset})`;
 }
 
-/** The first Flag field's column (1 is the first field) and its flags' names by id; null when there is none. */
+/** The first Flag field's column (1 is the first field) and its flags' names and levels by id; null when there is none. */
 function flagField(series) {
   const i = (series?.dataFields ?? []).findIndex((f) => f.dataType === "Flag");
   if (i < 0) return null;
-  return { column: i + 1, names: new Map((series.dataFields[i].flags ?? []).map((f) => [f.id, f.name])) };
+  const flags = series.dataFields[i].flags ?? [];
+  return { column: i + 1, names: new Map(flags.map((f) => [f.id, f.name])), levels: new Map(flags.map((f) => [f.id, f.level])) };
 }
 
 /** The text of row `row` of the drawing: UTC and local time, the drawn value, and the flag's name. */
@@ -384,13 +681,17 @@ function showHover(text) {
   $("hover").textContent = text ?? "";
 }
 
-/** Shows the drawn row nearest to the pointer at `x` CSS pixels into the plot area. */
+/** Shows each series' drawn row nearest to the pointer at `x` CSS pixels into the plot area (one line a series). */
 function hoverAt(x) {
-  if (!drawn || drawn.rows.length === 0) return;
+  if (!drawn) return;
   const over = chart.u.over;
   // The plot's x scale is [from, to + 1): a CSS pixel's time, as the columns are laid out.
   const t = drawn.from + (x / over.clientWidth) * (drawn.to + 1 - drawn.from);
-  showHover(rowText(drawn.rows[nearest(drawn.rows, t)], drawn.field, drawn.series));
+  const several = drawn.list.length > 1;
+  const lines = drawn.list
+    .filter((s) => s.rows.length > 0)
+    .map((s) => `${several ? `${seriesName(s.series)}: ` : ""}${rowText(s.rows[nearest(s.rows, t)], s.field, s.series)}`);
+  showHover(lines.join("\n"));
 }
 
 // ---- Downloads of the visible range (issue 43 item 4) ----
@@ -421,20 +722,32 @@ export function csvOf(rows, series) {
 }
 
 /**
- * Downloads the visible range in `format`: the values read of [from, to]
- * (every row, not the chart's), with the credential header, saved through a
- * Blob URL. Arrow and Parquet are the server's bytes as they come; the server
- * has no CSV, so CSV is made here from the JSON read.
+ * Downloads the visible range in `format`, a file per series drawn: the
+ * values read of [from, to] (every row, not the chart's), with the credential
+ * header, saved through a Blob URL. Arrow and Parquet are the server's bytes
+ * as they come; the server has no CSV, so CSV is made here from the JSON read.
  */
 async function download(format) {
   if (!drawn) return;
-  const f = FORMATS[format];
-  const view = drawn;
   const status = $("download-status");
-  const q = new URLSearchParams({ from: isoSecond(view.from), to: isoSecond(view.to) });
-  const path = `/api/ts/dataset/${encodeURIComponent(place.dataset)}/timeseries/${encodeURIComponent(view.series.id)}/values?${q}`;
+  const said = [];
+  for (const s of drawn.list) {
+    const text = await downloadOne(format, s.series, drawn.from, drawn.to);
+    if (text === null) return;
+    said.push(text);
+  }
+  status.textContent = said.join(" ");
+}
+
+/** Saves one series' range; the words said of it, or null when it failed (and the status says why). */
+async function downloadOne(format, series, from, to) {
+  const f = FORMATS[format];
+  const status = $("download-status");
+  const q = new URLSearchParams({ from: isoSecond(from), to: isoSecond(to) });
+  const path = `/api/ts/dataset/${encodeURIComponent(place.dataset)}/timeseries/${encodeURIComponent(series.id)}/values?${q}`;
   status.textContent = `Reading ${format.toUpperCase()}...`;
   let blob;
+  let said;
   try {
     const res = await fetch(path, { headers: { ...tsHeaders(place.project, place.dataset), accept: f.accept } });
     if (res.status !== 200) {
@@ -445,40 +758,48 @@ async function download(format) {
         json = undefined;
       }
       status.textContent = `The download failed: ${refusal(res.status, json)}`;
-      return;
+      return null;
     }
     if (format === "csv") {
       const rows = (await res.json()).data;
-      blob = new Blob([csvOf(rows, view.series)], { type: f.type });
-      status.textContent = `Saved ${rows.length} rows as CSV.`;
+      blob = new Blob([csvOf(rows, series)], { type: f.type });
+      said = `Saved ${rows.length} rows as CSV.`;
     } else {
       blob = new Blob([await res.arrayBuffer()], { type: f.type });
-      status.textContent = `Saved ${blob.size} bytes of ${format === "arrow" ? "Arrow" : "Parquet"}.`;
+      said = `Saved ${blob.size} bytes of ${format === "arrow" ? "Arrow" : "Parquet"}.`;
     }
   } catch (e) {
     status.textContent = `The download failed: ${e.message}`;
-    return;
+    return null;
   }
   // A link to a Blob URL, clicked: the browser saves it under this name. Navigating to a blob: URL of the
   // page's own origin needs nothing of the CSP (no fetch directive governs a download).
   const url = URL.createObjectURL(blob);
   const a = document.createElement("a");
   a.href = url;
-  a.download = `${view.series.id}_${isoSecond(view.from)}_${isoSecond(view.to)}.${f.ext}`.replaceAll(":", "");
+  a.download = `${series.id}_${isoSecond(from)}_${isoSecond(to)}.${f.ext}`.replaceAll(":", "");
   document.body.append(a);
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  return said;
 }
 
 // ---- Pan and zoom: each changes `current` and reads its range ----
 
 let pending = false;
-/** One read a frame at most, of the latest view. */
+/**
+ * One read of the latest view once the input's task is done: events of one
+ * task (a wheel's, a pinch's two pointers) make one read. Not a frame later:
+ * Chromium sends pointer and wheel events once a frame already, and waiting
+ * for the next frame cost every step up to 16 ms before its read was asked.
+ * A read aborts the one before it (read), so a fast gesture asks for at most
+ * one range a frame and keeps none it moved past.
+ */
 function schedule() {
   if (pending) return;
   pending = true;
-  requestAnimationFrame(() => {
+  queueMicrotask(() => {
     pending = false;
     void read();
   });
@@ -486,9 +807,10 @@ function schedule() {
 
 const MIN_SPAN = 2; // seconds: below that, the buckets are finer than a row can be
 
-/** Zooms by `factor` (below 1: in) keeping the time under `at` (0..1 of the plot's width) in place. */
+/** Zooms by `factor` (below 1: in) keeping the time under `at` (0..1 of the plot's width) in place; following, the end stays. */
 function zoom(factor, at = 0.5) {
   if (!current || current.from === null) return;
+  if (following()) at = 1;
   const span = current.to - current.from + 1;
   const next = Math.max(MIN_SPAN, Math.round(span * factor));
   if (next === span) return;
@@ -498,22 +820,31 @@ function zoom(factor, at = 0.5) {
   schedule();
 }
 
-/** Pans by `share` of the visible range (positive: later). */
+/** Pans by `share` of the visible range (positive: later); a pan ends follow mode. */
 function pan(share) {
   if (!current || current.from === null) return;
   const shift = Math.round((current.to - current.from + 1) * share);
   if (shift === 0) return;
+  stopFollowing();
   current.from += shift;
   current.to += shift;
   schedule();
 }
 
+/** The whole range of the series drawn. */
 function reset() {
   if (!current) return;
+  stopFollowing();
   if (whole) Object.assign(current, whole);
   else Object.assign(current, { from: null, to: null });
   schedule();
 }
+
+/** Where `clientX` lies across the plot area, 0..1. */
+const across = (clientX) => {
+  const box = chart.u.over.getBoundingClientRect();
+  return Math.min(1, Math.max(0, (clientX - box.left) / box.width));
+};
 
 function bindGestures() {
   const over = chart.u.over; // uPlot's layer over the plot area: the pointer's coordinates are the plot's
@@ -521,36 +852,71 @@ function bindGestures() {
     "wheel",
     (e) => {
       e.preventDefault();
-      const at = Math.min(1, Math.max(0, e.offsetX / over.clientWidth));
-      zoom(e.deltaY < 0 ? 0.8 : 1.25, at);
+      zoom(e.deltaY < 0 ? 0.8 : 1.25, across(e.clientX));
     },
     { passive: false },
   );
+  // Pointers down on the plot: one drags (pans), two pinch (zoom around their middle, by their distance).
+  const down = new Map();
   let drag = null;
+  let pinch = null;
+  const spread = () => {
+    const [a, b] = [...down.values()];
+    return { d: Math.max(1, Math.abs(a.x - b.x)), mid: (a.x + b.x) / 2 };
+  };
   over.addEventListener("pointerdown", (e) => {
-    if (!current || current.from === null || e.button !== 0) return;
-    drag = { x: e.clientX, from: current.from, to: current.to };
+    if (!current || current.from === null || (e.pointerType === "mouse" && e.button !== 0)) return;
+    down.set(e.pointerId, { x: e.clientX });
     over.setPointerCapture(e.pointerId);
-    $("chart").classList.add("dragging");
+    if (down.size === 2) {
+      drag = null;
+      const { d, mid } = spread();
+      pinch = { d, at: across(mid), from: current.from, to: current.to };
+    } else if (down.size === 1) {
+      drag = { x: e.clientX, from: current.from, to: current.to };
+      $("chart").classList.add("dragging");
+    }
   });
   over.addEventListener("pointermove", (e) => {
-    if (!drag) {
+    if (!down.has(e.pointerId)) {
       hoverAt(e.offsetX);
       return;
     }
+    down.set(e.pointerId, { x: e.clientX });
+    if (pinch && down.size === 2) {
+      const { d } = spread();
+      const span = pinch.to - pinch.from + 1;
+      const next = Math.max(MIN_SPAN, Math.round((span * pinch.d) / d));
+      const pivot = pinch.from + span * pinch.at;
+      current.from = Math.round(pivot - next * pinch.at);
+      current.to = current.from + next - 1;
+      schedule();
+      return;
+    }
+    if (!drag) return;
     const span = drag.to - drag.from + 1;
     const shift = Math.round(((drag.x - e.clientX) / over.clientWidth) * span);
+    if (shift === 0) return;
+    stopFollowing();
     current.from = drag.from + shift;
     current.to = drag.to + shift;
     schedule();
   });
-  const end = () => {
-    drag = null;
-    $("chart").classList.remove("dragging");
+  const end = (e) => {
+    down.delete(e.pointerId);
+    if (down.size < 2) pinch = null;
+    if (down.size === 0) {
+      drag = null;
+      $("chart").classList.remove("dragging");
+    }
   };
   over.addEventListener("pointerup", end);
   over.addEventListener("pointercancel", end);
-  over.addEventListener("dblclick", reset);
+  // Double click zooms in around the pointer; with Shift, out.
+  over.addEventListener("dblclick", (e) => zoom(e.shiftKey ? 2 : 0.5, across(e.clientX)));
+}
+
+function bindKeys() {
   $("chart").addEventListener("keydown", (e) => {
     const act = {
       ArrowLeft: () => pan(-0.1),
@@ -566,15 +932,60 @@ function bindGestures() {
   });
 }
 
-// ---- The view in the URL: #project=...&dataset=...&series=ID,ID&from=...&to=... ----
+// ---- Follow: the newest rows in view as they are written (issue 43 item 4) ----
+
+let followTimer = null;
+const following = () => followTimer !== null;
+
+/**
+ * Every FOLLOW_MS, asks for the rows after the view's end (a chart read one
+ * column wide from the second after it: each series' first and last newer
+ * rows, nothing when there are none); when there are, the view moves to end
+ * at the newest, its span kept, and reads it. Polled: Meridian pushes
+ * messages (D46) but not values.
+ */
+async function followTick() {
+  if (!current || current.from === null || reading) return;
+  const view = { ...current };
+  let r;
+  try {
+    r = await chartRead(view.ids, view.to + 1, null, 1);
+  } catch {
+    return; // the next tick asks again
+  }
+  if (r.status !== 200 || !following() || current.to !== view.to) return;
+  const b = boundsOf(r.rows);
+  if (!b) return;
+  const span = current.to - current.from + 1;
+  current.to = b.to;
+  current.from = b.to - span + 1;
+  schedule();
+}
+
+function startFollowing() {
+  if (following()) return;
+  followTimer = setInterval(() => void followTick(), FOLLOW_MS);
+  $("follow").checked = true;
+  void followTick();
+}
+
+function stopFollowing() {
+  if (!following()) return;
+  clearInterval(followTimer);
+  followTimer = null;
+  $("follow").checked = false;
+}
+
+// ---- The view in the URL: #project=...&dataset=...&series=ID,ID&from=...&to=...[&tz=utc] ----
 
 function writeHash(view) {
   const parts = [
     `project=${encodeURIComponent(place.project)}`,
     `dataset=${encodeURIComponent(place.dataset)}`,
-    `series=${encodeURIComponent(view.series)}`,
+    `series=${view.ids.map(encodeURIComponent).join(",")}`,
     `from=${isoSecond(view.from)}`,
     `to=${isoSecond(view.to)}`,
+    ...($("tz").value === "utc" ? ["tz=utc"] : []),
   ];
   // replaceState: a view is not a page of history, and it fires no hashchange.
   history.replaceState(null, "", `#${parts.join("&")}`);
@@ -590,52 +1001,46 @@ function readHash() {
   return {
     project: h.get("project") ?? "",
     dataset: h.get("dataset") ?? "",
-    // Several ids are the link's form for overlays to come; one series is drawn for now, the first.
-    series: (h.get("series") ?? "").split(",").find((s) => s !== "") ?? "",
+    ids: (h.get("series") ?? "").split(",").filter((s) => s !== ""),
     from: time("from"),
     to: time("to"),
+    utc: h.get("tz") === "utc",
   };
 }
 
 /** Opens the view the hash names, if it names one. */
 async function openHash() {
   const h = readHash();
+  $("tz").value = h.utc ? "utc" : "local";
   if (!h.project || !h.dataset) return;
   $("pick").elements.project.value = h.project;
   $("pick").elements.dataset.value = h.dataset;
-  if (!(await listSeries(h.project, h.dataset)) || !h.series) return;
-  $("series").value = h.series;
+  if (!(await listSeries(h.project, h.dataset)) || h.ids.length === 0) return;
+  for (const o of $("series").options) o.selected = h.ids.includes(o.value);
   const both = h.from !== null && h.to !== null && h.from <= h.to;
-  open(h.series, both ? h.from : null, both ? h.to : null);
+  open(h.ids, both ? h.from : null, both ? h.to : null);
 }
 
-// ---- Signing in, as the console does ----
+// ---- Signing in, as the console does (ui/credential.js) ----
 
 function signedIn(yes) {
   $("sign-in").hidden = yes;
   $("app").hidden = !yes;
   $("sign-out").hidden = !yes;
-  if (yes && !chart) {
-    chart = plot($("chart"), $("chart").clientWidth);
-    bindGestures();
-  }
+  if (yes && !chart) makeChart();
 }
 
 function signOut(reason = "") {
-  sessionStorage.removeItem(STORE);
   reading?.abort();
   reading = null;
+  stopFollowing();
   notice("");
-  $("sign-in").elements.value.value = "";
-  $("sign-in-error").textContent = reason;
+  showSignIn($("sign-in"), reason);
   signedIn(false);
 }
 
 function start() {
-  $("sign-in").addEventListener("submit", (event) => {
-    event.preventDefault();
-    const { kind, value } = Object.fromEntries(new FormData(event.target));
-    sessionStorage.setItem(STORE, JSON.stringify({ kind, value: value.trim() }));
+  signInForm($("sign-in"), "Kept in this tab only (sessionStorage), shared with the console.", () => {
     $("sign-in-error").textContent = "";
     signedIn(true);
     void openHash();
@@ -646,12 +1051,26 @@ function start() {
     const f = $("pick").elements;
     void listSeries(f.project.value.trim(), f.dataset.value.trim());
   });
-  $("series-filter").addEventListener("input", fillPicker);
+  $("series-search").addEventListener("input", fillPicker);
   for (const b of document.querySelectorAll("#downloads button")) b.addEventListener("click", () => void download(b.dataset.format));
   $("series").addEventListener("change", () => {
-    if ($("series").value) open($("series").value);
+    const ids = [...$("series").selectedOptions].map((o) => o.value);
+    // Those drawn keep their order, the newly picked come after them.
+    const kept = (current?.ids ?? []).filter((id) => ids.includes(id));
+    if (ids.length) open([...kept, ...ids.filter((id) => !kept.includes(id))]);
   });
-  window.addEventListener("hashchange", () => void openHash());
+  $("whole").addEventListener("click", reset);
+  $("tz").addEventListener("change", () => {
+    if (!chart) return;
+    makeChart();
+    if (current?.from !== null && current) schedule();
+  });
+  $("follow").addEventListener("change", () => ($("follow").checked ? startFollowing() : stopFollowing()));
+  bindKeys();
+  // Signed out, a new link waits for the sign-in (which opens it): nothing is asked without a credential.
+  window.addEventListener("hashchange", () => {
+    if (credential()) void openHash();
+  });
   window.addEventListener("resize", () => {
     if (!chart) return;
     chart.u.setSize({ width: $("chart").clientWidth, height: HEIGHT });

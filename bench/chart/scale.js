@@ -19,7 +19,7 @@ import Database from "better-sqlite3";
 import { mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Chart } from "../../dist/timeseries/blocks/native.js";
+import { Chart } from "../../dist/native/chart.js";
 import { decodeBlock } from "../../dist/timeseries/blocks/block-codec.js";
 import { checkW1, isoTime } from "../w1.js";
 import { PROJECT, seedW1Blocks } from "../seed-w1.js";

@@ -44,14 +44,14 @@ async function writerOf(name, blocks) {
   const ALL = [-1e12, 1e12];
   if (name === "json") {
     const { jsonPooledRows } = await import("../../dist/timeseries/columnar/json-rows.js");
-    const { releaseChunk } = await import("../../dist/runtime/buffer-pool.js");
+    const { leaseOf } = await import("../../dist/native/buffer-pool.js");
     return async () => {
       const encode = jsonPooledRows();
       let bytes = 0;
       blocks.forEach((b, i) => {
         const e = encode(b, ...ALL, Infinity, i === 0);
         bytes += e.out.length;
-        releaseChunk(e.out); // as the socket would, once written
+        leaseOf(e.out)?.release(); // as the transport does, once written
       });
       return bytes;
     };
@@ -76,8 +76,8 @@ async function writerOf(name, blocks) {
     };
   }
   const pw = await import("parquet-wasm/node");
-  const answers = await import("../../dist/timeseries/columnar/native-answers.js");
-  const { releaseChunk } = await import("../../dist/runtime/buffer-pool.js");
+  const answers = await import("../../dist/native/arrow-ipc.js");
+  const { PooledWriter, leaseOf } = await import("../../dist/native/buffer-pool.js");
   const schema = answers.arrowSchema(
     W1_FIELDS.map((f) => ({ name: f.name, kind: f.dataType === "Single" ? FieldKind.Single : FieldKind.Flag })),
     [],
@@ -91,7 +91,7 @@ async function writerOf(name, blocks) {
       .build();
   return async () => {
     let i = 0;
-    const pool = new answers.PooledWriter();
+    const pool = new PooledWriter();
     // One record batch per block, as the read decodes them: written by the addon's Arrow writer
     // (the Arrow answer's), taken into WebAssembly memory as a one-batch IPC stream.
     const batches = new ReadableStream({
@@ -101,8 +101,8 @@ async function writerOf(name, blocks) {
           return;
         }
         const r = answers.arrowBatchPooled(pool, blocks[i++], ...ALL, Infinity);
-        const stream = Buffer.concat([schema, r.chunk, answers.ARROW_END_OF_STREAM]);
-        releaseChunk(r.chunk);
+        const stream = Buffer.concat([schema, r.out, answers.ARROW_END_OF_STREAM]);
+        leaseOf(r.out)?.release();
         controller.enqueue(pw.Table.fromIPCStream(stream).recordBatch(0));
       },
     });

@@ -5,7 +5,7 @@
 // query is asked every second until it is answered, which ends the outage
 // with one info line. Requests meanwhile answer 503 on their own (D40).
 import type { Logger } from "../log/logger.js";
-import { within } from "../core/wait-limit.js";
+import { within } from "../kernel/wait-limit.js";
 
 /** D57: the database is ready when it answers a trivial query within this. */
 export const READY_WITHIN_MS = 1_000;

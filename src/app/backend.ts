@@ -5,13 +5,14 @@ import type { ApiKeyStore } from "../auth/api-keys.js";
 import { SqliteApiKeyStore } from "../sqlite/api-key-store.js";
 import { PostgresApiKeyStore } from "../postgres/api-key-store.js";
 import type { Settings } from "../config/settings.js";
-import type { MessageStore } from "../featurestatus/message-store.js";
+import type { MessageStore } from "../featurestatus/messages/message-store.js";
+import type { MessageTransactions } from "../featurestatus/messages/message-transactions.js";
 import { SqliteMessageStore } from "../sqlite/message-store.js";
 import { PostgresMessageStore } from "../postgres/message-store.js";
-import type { DismissalStore } from "../featurestatus/dismissals.js";
+import type { DismissalStore } from "../featurestatus/messages/dismissals.js";
 import { SqliteDismissalStore } from "../sqlite/dismissal-store.js";
 import { PostgresDismissalStore } from "../postgres/dismissal-store.js";
-import type { WebhookStore } from "../featurestatus/webhooks.js";
+import type { WebhookStore } from "../featurestatus/webhooks/webhooks.js";
 import { SqliteWebhookStore } from "../sqlite/webhook-store.js";
 import { PostgresWebhookStore } from "../postgres/webhook-store.js";
 import type { Logger } from "../log/logger.js";
@@ -29,6 +30,7 @@ import { boundPageCache, neverWaitForLocks, openDatabase, type Db } from "../sql
 import { prepareDatabaseFile, type Creation } from "../sqlite/database-file.js";
 import { ChangeFeed } from "../postgres/changes.js";
 import { connectPostgres, displayUrl, isPostgresUrl, type Sql } from "../postgres/database.js";
+import { ReadRouter } from "../postgres/read-routing.js";
 import { isTransientPgError } from "../postgres/errors.js";
 import { oncePerInterval } from "../postgres/jobs.js";
 import { pgGroupCommit } from "../postgres/group-commit.js";
@@ -44,7 +46,8 @@ export interface Backend {
   where: string;
   /** This open made a new, empty database (a SQLite file, or the tables in an empty PostgreSQL database). */
   created: boolean;
-  messages: MessageStore;
+  /** The messages as read, and the transaction port their writes go through (message-writes.ts). */
+  messages: MessageStore & MessageTransactions;
   /** D63: who dismissed which message, for readers signed in as a person. */
   dismissals: DismissalStore;
   /** D63 webhooks, the outbox of message events and the delivery log. */
@@ -62,6 +65,8 @@ export interface Backend {
   sqlite?: Db;
   /** The PostgreSQL pool (for tests and the CLI); absent on SQLite. */
   postgres?: Sql;
+  /** D71: where reads go, with MERIDIAN_DB_READ (for tests and the figures). */
+  reads?: ReadRouter;
   /** Runs `fn` unless another process on the database ran job `name` within the interval (PostgreSQL); SQLite runs it. */
   oncePerInterval<T>(name: string, intervalS: number, fn: () => Promise<T>): Promise<T | undefined>;
   /** Whether an error means the database is away for now (a 503), not a defect. */
@@ -108,14 +113,14 @@ function openSqlite(path: string, creation: Creation): Backend {
     cursorKey: serverSecret(db, "cursor-key"),
     sqlite: db,
     oncePerInterval: (_name, _intervalS, fn) => fn(),
-    isUnavailable: () => false, // sqlite/busy-retry.ts handles SQLITE_BUSY
+    isUnavailable: () => false, // transport/database-retry-interceptor.ts retries SQLITE_BUSY
     ping: async () => void db.prepare("SELECT 1").get(),
     onLink: () => () => {}, // every write is seen: the file is read
     onCommitGroup: (fn) => void (groupCommit(db).onGroup = fn),
     // FULL until serving; then NORMAL, and answers wait for walSync (wal-sync.ts says why).
     durable: () => walSync?.durable() ?? Promise.resolve(),
     serving(logger) {
-      neverWaitForLocks(db); // start-up may wait for an import's lock; serving never does (D51, sqlite/busy-retry.ts)
+      neverWaitForLocks(db); // start-up may wait for an import's lock; serving never does (D51, transport/database-retry-interceptor.ts)
       db.pragma("synchronous = NORMAL");
       walSync = new WalSync(db, `${db.name}-wal`);
       boundPageCache(db); // D28
@@ -135,8 +140,15 @@ async function openPostgres(settings: Settings): Promise<Backend> {
     poolSize: settings.pgPool,
     statementTimeoutMs: settings.pgStatementTimeoutMs,
     connectTimeoutS: settings.pgConnectTimeoutS,
+    listenUrl: settings.dbListen, // D71: LISTEN needs a session, which a transaction pooler does not keep
   };
   const sql = connectPostgres(options);
+  // D71: listings and value blocks read from standbys that have replayed what they must show.
+  const reads = settings.dbRead ? new ReadRouter(sql, { ...options, readUrl: settings.dbRead, waitMs: settings.dbReadWaitMs }) : undefined;
+  const q = reads?.routed() ?? sql;
+  // Webhook delivery turns hold a session advisory lock, which a transaction pooler would leave on
+  // whichever server connection took it: with MERIDIAN_DB_LISTEN (MERIDIAN_DB pooled) that store goes direct.
+  const direct = settings.dbListen ? connectPostgres({ ...options, url: settings.dbListen, poolSize: 2 }) : undefined;
   let changes: ChangeFeed | undefined;
   try {
     const created = (await migratePostgres(sql)) === PG_MIGRATIONS.length; // every migration: the schema was empty
@@ -147,14 +159,17 @@ async function openPostgres(settings: Settings): Promise<Backend> {
       kind: "postgres",
       where: displayUrl(settings.db),
       created,
-      messages: new PostgresMessageStore(sql, changes),
+      messages: reads ? reads.route(new PostgresMessageStore(q, changes), ["list"]) : new PostgresMessageStore(sql, changes),
       dismissals: new PostgresDismissalStore(sql, changes),
-      webhooks: new PostgresWebhookStore(sql),
+      webhooks: new PostgresWebhookStore(direct ?? sql),
       apiKeys: new PostgresApiKeyStore(sql, changes),
       metadata: new PostgresMetadataStore(sql),
-      blocks: new PostgresBlockStore(sql, PG_SERIES_BLOCKS, false, changes),
+      blocks: reads
+        ? reads.route(new PostgresBlockStore(q, PG_SERIES_BLOCKS, false, changes), ["summaries", "payloads"])
+        : new PostgresBlockStore(sql, PG_SERIES_BLOCKS, false, changes),
       imports: new PostgresImports(sql),
       postgres: sql,
+      reads,
       cursorKey: await pgServerSecret(sql, "cursor-key"),
       oncePerInterval: (name, intervalS, fn) => oncePerInterval(sql, name, intervalS, fn),
       isUnavailable: isTransientPgError,
@@ -169,11 +184,11 @@ async function openPostgres(settings: Settings): Promise<Backend> {
         // nothing to start: PostgreSQL checkpoints itself
       },
       close: async () => {
-        await Promise.all([sql.end({ timeout: 5 }), feed.close()]);
+        await Promise.all([sql.end({ timeout: 5 }), feed.close(), reads?.close(), direct?.end({ timeout: 5 })]);
       },
     };
   } catch (e) {
-    await Promise.all([sql.end({ timeout: 1 }), changes?.close()]);
+    await Promise.all([sql.end({ timeout: 1 }), changes?.close(), reads?.close(), direct?.end({ timeout: 1 })]);
     throw e;
   }
 }

@@ -4,8 +4,8 @@
 // interceptor every protocol passes (REST included) only checks it is there.
 import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextKey, type ContextValues, type Interceptor } from "@connectrpc/connect";
-import { WaitLimitError, within } from "../core/wait-limit.js";
-import { failure, unauthenticated } from "../core/errors.js";
+import { WaitLimitError, within } from "../kernel/wait-limit.js";
+import { failure, unauthenticated } from "../kernel/errors.js";
 import type { ApiKeyStore } from "./api-keys.js";
 import type { JwtVerifier } from "./jwt.js";
 import { PublicKeyGate } from "./public-keys.js";

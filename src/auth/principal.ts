@@ -1,7 +1,7 @@
 // Who is calling, resolved once per request from an API key or a JWT (D10).
 // Handlers read the principal and nothing else about credentials.
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
-import { unauthenticated } from "../core/errors.js";
+import { unauthenticated } from "../kernel/errors.js";
 
 /** What a public key (D60, public-keys.ts) is limited to. */
 export interface PublicKeyLimits {

@@ -7,9 +7,9 @@
 // browser sends; a script elsewhere can send any, so this keeps other sites'
 // pages from using a copied key, not a determined caller).
 import type { DescMethod } from "@bufbuild/protobuf";
-import { AUDIENCE_RULE, audienceProblem } from "../core/audiences.js";
-import { failure } from "../core/errors.js";
-import { OPAQUE_ID_RULE, isOpaqueId } from "../core/ids.js";
+import { AUDIENCE_RULE, audienceProblem } from "../kernel/audiences.js";
+import { failure } from "../kernel/errors.js";
+import { OPAQUE_ID_RULE, isOpaqueId } from "../kernel/ids.js";
 import type { Principal, PublicKeyLimits } from "./principal.js";
 
 /** The one thing a public key may do: read the active messages (NonExpired), their streams and feeds, of its features and the global ones. */

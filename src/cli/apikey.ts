@@ -2,9 +2,9 @@
 import { keyIdOf, type ApiKeyGrant } from "../auth/api-keys.js";
 import { ROLES, SCOPES, type PublicKeyLimits } from "../auth/principal.js";
 import { keyAudienceProblem, featureIdProblem } from "../auth/public-keys.js";
-import { parseOrigin } from "../core/origins.js";
+import { parseOrigin } from "../http/origins.js";
 import { didYouMean } from "../config/nearest.js";
-import { MAX_AUDIENCES } from "../core/audiences.js";
+import { MAX_AUDIENCES } from "../kernel/audiences.js";
 import { parseCommand, UsageError } from "./args.js";
 import { openCliBackend } from "./cli-database.js";
 

@@ -1,5 +1,5 @@
 // meridian serve (D31, D32): serves until SIGTERM or SIGINT, then drains.
-import { startMeridian } from "../app.js";
+import { startMeridian } from "../app/app.js";
 import { SETTINGS, flagOf, loadSettings, settingsHelp } from "../config/settings.js";
 import { parseCommand } from "./args.js";
 import { missingNodeFlags } from "./node-flags.js";

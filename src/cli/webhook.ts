@@ -3,8 +3,8 @@
 import { randomBytes } from "node:crypto";
 import { ConnectError } from "@connectrpc/connect";
 import { loadSettings } from "../config/settings.js";
-import { newWebhook, WEBHOOK_EVENTS } from "../featurestatus/webhooks.js";
-import { WebhookHosts } from "../featurestatus/webhook-addresses.js";
+import { newWebhook, WEBHOOK_EVENTS } from "../featurestatus/webhooks/webhooks.js";
+import { WebhookHosts } from "../featurestatus/webhooks/webhook-addresses.js";
 import { parseCommand, UsageError } from "./args.js";
 import { openCliBackend } from "./cli-database.js";
 

@@ -1,7 +1,7 @@
 // Every setting once: its environment variable, its flag on `meridian serve`,
 // its default and its help line (D31). Flags win over the environment.
-import { ClientAddress } from "../core/client-address.js";
-import { parseOrigin } from "../core/origins.js";
+import { ClientAddress } from "../http/client-address.js";
+import { parseOrigin } from "../http/origins.js";
 import { nearestOf } from "./nearest.js";
 import { OperatorError } from "./operator-error.js";
 
@@ -23,6 +23,9 @@ export interface Settings {
   port: number;
   host: string;
   db: string;
+  dbListen: string;
+  dbRead: string;
+  dbReadWaitMs: number;
   tlsCert: string;
   tlsKey: string;
   jwtSecret: string;
@@ -97,6 +100,13 @@ const database = (text: string, name: string) => {
   }
   return text;
 };
+/** An optional PostgreSQL URL (D70, D71): empty, or postgres://. */
+const postgresUrl = (text: string, name: string) => {
+  if (text.trim() !== "" && !/^postgres(ql)?:\/\//i.test(text)) {
+    throw new OperatorError(name, text, "is not a postgres:// URL", `set ${name} to a postgres:// URL, or leave it empty`);
+  }
+  return text.trim();
+};
 const list = (text: string) =>
   text
     .split(",")
@@ -127,6 +137,27 @@ export const SETTINGS: readonly AnySpec[] = [
   { key: "port", env: "MERIDIAN_PORT", default: "8080", help: "TCP port (0 picks a free one)", parse: int(0, 65535) },
   { key: "host", env: "MERIDIAN_HOST", default: "127.0.0.1", help: "interface to listen on (0.0.0.0 to expose)", parse: str },
   { key: "db", env: "MERIDIAN_DB", default: "./data/meridian.db", help: "SQLite database file, or a postgres:// URL", parse: database },
+  {
+    key: "dbListen",
+    env: "MERIDIAN_DB_LISTEN",
+    default: "",
+    help: "PostgreSQL URL for LISTEN (the change feed) when MERIDIAN_DB goes through a transaction pooler; empty: MERIDIAN_DB",
+    parse: postgresUrl,
+  },
+  {
+    key: "dbRead",
+    env: "MERIDIAN_DB_READ",
+    default: "",
+    help: "PostgreSQL URL of the standbys that serve listings and values (D71); empty: every read from MERIDIAN_DB",
+    parse: postgresUrl,
+  },
+  {
+    key: "dbReadWaitMs",
+    env: "MERIDIAN_DB_READ_WAIT_MS",
+    default: "200",
+    help: "milliseconds a read waits for a standby to replay every write committed before it began; then it reads from the primary",
+    parse: int(0, 60_000),
+  },
   { key: "tlsCert", env: "MERIDIAN_TLS_CERT", default: "", help: "PEM certificate file; with the key, serves TLS", parse: str },
   { key: "tlsKey", env: "MERIDIAN_TLS_KEY", default: "", help: "PEM private key file", parse: str },
   { key: "jwtSecret", env: "MERIDIAN_JWT_SECRET", default: "", help: "HS256 secret for bearer tokens (UTF-8 bytes)", parse: str },
@@ -342,6 +373,18 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, flags: Record
   if (Boolean(s.tlsCert) !== Boolean(s.tlsKey)) {
     const [set, unset] = s.tlsCert ? ["MERIDIAN_TLS_CERT", "MERIDIAN_TLS_KEY"] : ["MERIDIAN_TLS_KEY", "MERIDIAN_TLS_CERT"];
     throw new OperatorError(set, s.tlsCert || s.tlsKey, `is set without ${unset}`, "set both (TLS) or neither");
+  }
+  // D71: the standbys must serve the same database, or reads would show another one's rows.
+  const dbName = (url: string) => /^[a-z]+:\/\/[^/?#]*\/([^?#]*)/i.exec(url)?.[1] ?? "";
+  if (s.dbRead && (!/^postgres(ql)?:\/\//i.test(s.db) || dbName(s.dbRead) !== dbName(s.db))) {
+    throw new OperatorError(
+      "MERIDIAN_DB_READ",
+      s.dbRead,
+      /^postgres(ql)?:\/\//i.test(s.db)
+        ? `names database "${dbName(s.dbRead)}", MERIDIAN_DB "${dbName(s.db)}"`
+        : "is set, but MERIDIAN_DB is not a PostgreSQL URL",
+      "name the same database on the standbys as in MERIDIAN_DB",
+    );
   }
   return s;
 }

@@ -15,25 +15,32 @@ import {
   type Message,
   type WatchMessagesRequest,
 } from "../gen/meridian/featurestatus/v1/feature_status_pb.js";
-import { failure } from "../core/errors.js";
-import type { CursorSeal } from "../core/cursor-seal.js";
-import { authorizeActiveRead, authorizeRead, authorizeWrite, type Scope } from "./access.js";
-import { readerViewOf, sayLanguages, type ReaderParams } from "./reader-view.js";
-import { auditPage } from "./audit-listing.js";
-import { dismissalsOf, dismissingSubject, markDismissed, type DismissalStore } from "./dismissals.js";
-import { MessageEdits } from "./message-edits.js";
-import { readerEtag } from "./etags.js";
-import { nowSeconds } from "./message-fields.js";
-import { previewed } from "./message-input.js";
-import type { ListParams } from "./listing-params.js";
-import type { MessageListings } from "./message-listings.js";
-import type { MessageStore } from "./message-store.js";
-import { MessageWatch } from "./message-watch.js";
-import type { Sanitizer } from "./sanitize.js";
-import { WatchStreams, type SseDelivery } from "./watch-stream.js";
+import { failure } from "../kernel/errors.js";
+import type { CursorSeal } from "../kernel/cursor-seal.js";
+import { authorizeActiveRead, authorizeRead, authorizeWrite, type Scope } from "./messages/access.js";
+import { readerViewOf, sayLanguages, type ReaderParams } from "./listings/reader-view.js";
+import { auditPage } from "./audit/audit-listing.js";
+import { dismissalsOf, dismissingSubject, markDismissed, type DismissalStore } from "./messages/dismissals.js";
+import { MessageEdits } from "./messages/message-edits.js";
+import { readerEtag } from "./messages/etags.js";
+import { nowSeconds } from "./messages/message-fields.js";
+import { previewed } from "./messages/message-input.js";
+import type { ListParams } from "./listings/listing-params.js";
+import type { MessageListings } from "./listings/message-listings.js";
+import type { MessageStore } from "./messages/message-store.js";
+import { MessageWatch } from "./live/message-watch.js";
+import type { MessageWrites } from "./messages/message-writes.js";
+import type { ChangeWatch } from "./live/change-bus.js";
+import type { Sanitizer } from "./messages/sanitize.js";
+import { WatchStreams, type SseDelivery } from "./live/watch-stream.js";
 
 export interface FeatureStatusDeps {
+  /** The messages as read (writes go through `writes`). */
   store: MessageStore;
+  /** Every write of a message, with its audit record, event and notification (message-writes.ts). */
+  writes: MessageWrites;
+  /** Told after each change of the messages, off the writer's call stack (change-bus.ts). */
+  changes: ChangeWatch;
   /** The listing pages, from the listing cache (D51); the feeds (D63) read the same. */
   listings: MessageListings;
   /** D63: dismissals kept for a person (a token's subject). */
@@ -63,10 +70,11 @@ export interface FeatureStatusDeps {
 export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeof FeatureStatusService> {
   const now = deps.now ?? nowSeconds;
   const listings = deps.listings;
-  const edits = new MessageEdits(deps.store, deps.sanitizer);
+  const edits = new MessageEdits(deps.store, deps.writes, deps.sanitizer);
   const heartbeatMs = deps.heartbeatMs ?? 15_000;
   const watch = new MessageWatch(
     deps.store,
+    deps.changes,
     {
       maxWatchers: deps.maxWatchers ?? 10_000,
       maxPerClient: deps.maxWatchersPerClient ?? 100,
@@ -111,7 +119,7 @@ export function featureStatusService(deps: FeatureStatusDeps): ServiceImpl<typeo
     const subject = dismissingSubject(ctx); // first: an API key of any kind is told why it cannot
     authorizeRead(ctx, scope);
     const row = await edits.visible(scope, messageId, readerViewOf(ctx, { audience: [] }));
-    if (row.dismissible === 0) throw failure("MESSAGE_NOT_DISMISSIBLE", `message ${messageId} is marked not dismissible`);
+    if (!row.dismissible) throw failure("MESSAGE_NOT_DISMISSIBLE", `message ${messageId} is marked not dismissible`);
     await deps.dismissals.dismiss(subject, row.id, row.version);
     return {};
   };

@@ -12,15 +12,15 @@ import {
   type WebhookDelivery,
 } from "../gen/meridian/featurestatus/v1/message_delivery_pb.js";
 import { HttpBodySchema, type HttpBody } from "../gen/google/api/httpbody_pb.js";
-import { invalidField, notFound } from "../core/errors.js";
-import { formatDate, nowSeconds } from "./message-fields.js";
-import type { MessageListings } from "./message-listings.js";
-import { authorizeActiveRead, authorizeWrite, type Scope } from "./access.js";
-import { readerViewOf, sayLanguages, type ReaderParams } from "./reader-view.js";
-import { DEFAULT_LIMIT, MAX_LIMIT } from "./listing-params.js";
-import { newWebhook, type DeliveryRow, type WebhookRow, type WebhookStore } from "./webhooks.js";
-import { ATOM_CONTENT_TYPE, atomFeed } from "./atom-feed.js";
-import type { WebhookHosts } from "./webhook-addresses.js";
+import { invalidField, notFound } from "../kernel/errors.js";
+import { formatDate, nowSeconds } from "./messages/message-fields.js";
+import type { MessageListings } from "./listings/message-listings.js";
+import { authorizeActiveRead, authorizeWrite, type Scope } from "./messages/access.js";
+import { readerViewOf, sayLanguages, type ReaderParams } from "./listings/reader-view.js";
+import { DEFAULT_LIMIT, MAX_LIMIT } from "./listings/listing-params.js";
+import { newWebhook, type DeliveryRow, type WebhookRow, type WebhookStore } from "./webhooks/webhooks.js";
+import { ATOM_CONTENT_TYPE, atomFeed } from "./listings/atom-feed.js";
+import type { WebhookHosts } from "./webhooks/webhook-addresses.js";
 
 export interface MessageDeliveryDeps {
   webhooks: WebhookStore;

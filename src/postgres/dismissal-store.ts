@@ -3,7 +3,7 @@
 // carry it.
 import type { Sql } from "./database.js";
 import type { ChangeFeed } from "./changes.js";
-import type { DismissalStore } from "../featurestatus/dismissals.js";
+import type { DismissalStore } from "../featurestatus/messages/dismissals.js";
 
 const TABLE = "message_dismissals";
 

@@ -20,6 +20,7 @@ const TRANSIENT_CODES = new Set([
   "57P02",
   "57P03",
   "53300",
+  "25006", // read-only transaction: a write met a primary being demoted (D70, Patroni switchover)
   "40001", // serialization failure
   "40P01", // deadlock detected
 ]);

@@ -3,7 +3,7 @@
 // A migration is never edited once released; a change is a new one at the end.
 // Replicas starting together migrate once: under an advisory lock.
 import type { TransactionSql } from "postgres";
-import type { Migration } from "../core/migration.js";
+import type { Migration } from "../kernel/migration.js";
 import type { Sql } from "./database.js";
 import { BLOCKS_CHANGED, CHANGES_CHANNEL } from "./changes.js";
 import { summaryOfStored } from "../timeseries/blocks/block-store.js";

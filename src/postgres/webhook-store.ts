@@ -7,9 +7,9 @@
 // while any endpoint's lane has a delivery in flight (webhook-delivery.ts):
 // every attempt is made under the lock.
 import type { Sql } from "./database.js";
-import { fromStored, type StoredRow } from "../featurestatus/message-store.js";
-import type { DeliveryOutcome, DeliveryRow, DueDelivery, WebhookRow, WebhookStore } from "../featurestatus/webhooks.js";
-import { recordMessageEvent } from "./message-events.js";
+import type { DeliveryOutcome, DeliveryRow, DueDelivery, WebhookRow, WebhookStore } from "../featurestatus/webhooks/webhooks.js";
+import { appendMessageEvent } from "./message-events.js";
+import { messageOf, type MessageRow } from "./message-rows.js";
 
 const DELIVERY_LOCK = "meridian.webhook-delivery";
 
@@ -76,10 +76,12 @@ export class PostgresWebhookStore implements WebhookStore {
         ["message.started", "start_date"],
         ["message.expired", "expiring_date"],
       ] as const) {
-        const rows = await tx<StoredRow[]>`
+        const rows = await tx<MessageRow[]>`
           SELECT * FROM messages WHERE ${tx(column)} > ${mark} AND ${tx(column)} <= ${nowS} ORDER BY ${tx(column)}, id`;
-        for (const r of rows.map(fromStored))
-          if (await recordMessageEvent(tx, type, r, `${type}:${r.id}:${r[column]}`, r[column] * 1000)) written++;
+        for (const r of rows) {
+          const onceKey = `${type}:${r.id}:${r[column]}`;
+          if (await appendMessageEvent(tx, { type, message: messageOf(r), at: r[column] * 1000, onceKey })) written++;
+        }
       }
       await tx`UPDATE message_event_marks SET mark = ${nowS} WHERE name = 'time'`;
       return written;

@@ -3,7 +3,7 @@
 // executable's own assets when run as one file (D38), once each.
 import { readFileSync } from "node:fs";
 import { getAsset } from "node:sea";
-import { inSingleExecutable } from "./addons.js";
+import { inSingleExecutable } from "../native/load.js";
 
 const loaded = new Map<string, Buffer>();
 

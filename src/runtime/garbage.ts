@@ -7,15 +7,12 @@
 // reports the bytes it drops here; once they add up to its bound, V8 is asked
 // for a full collection (a task of its own, not inside the caller's request).
 //
-// And a buffer whose owner knows it is done with it can free its memory at
-// once (freeNow), without waiting for V8 to find the buffer dead.
+// Kept for caches alone: a cache that lets go of an entry cannot say whether a
+// reader still holds it (a chart in flight may hold a kept payload), so no
+// owner can free it. A buffer whose owner knows it is done with it is freed by
+// that owner instead (native/detach.ts freeNow).
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-
-/** ES2024's ArrayBuffer.prototype.transfer (Node has it; the project's TypeScript lib is ES2022). */
-interface Transferable {
-  transfer(newLength: number): ArrayBuffer;
-}
 
 type Collect = (options: { type: "major"; execution: "async" }) => Promise<void>;
 
@@ -51,18 +48,4 @@ export class ReleasedBytes {
       .catch(() => {})
       .finally(() => (this.pending = false));
   }
-}
-
-/**
- * Frees the memory behind `buffer` now, when `buffer` is the whole of an
- * ArrayBuffer of its own (as better-sqlite3 and postgres.js give a blob of
- * more than a few KB): transferring it to a new length of 0 detaches it, and
- * V8 frees its backing store on the spot. A view of part of a larger buffer
- * (Node's shared pool of small buffers) is left alone. Every view of it reads
- * as empty afterwards: only for a buffer nothing else will read.
- */
-export function freeNow(buffer: Uint8Array): void {
-  const whole = buffer.buffer;
-  if (!(whole instanceof ArrayBuffer) || buffer.byteOffset !== 0 || buffer.byteLength !== whole.byteLength) return;
-  (whole as unknown as Transferable).transfer(0);
 }

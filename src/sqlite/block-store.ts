@@ -24,7 +24,7 @@ import {
 import { normalizeRows, type RowSet } from "../timeseries/blocks/row-set.js";
 import { otherCommits } from "./data-version.js";
 import { groupCommit } from "./group-commit.js";
-import { freeNow } from "../runtime/garbage.js";
+import { freeNow } from "../native/detach.js";
 
 interface Range {
   sid: number;
@@ -203,7 +203,7 @@ export class SqliteBlockStore implements BlockStore {
   /**
    * As upsert(), at once, in the caller's transaction (an import's publish)
    * or one of its own. IMMEDIATE: the write lock is taken first, so a busy
-   * database fails here before any work, with nothing written (busy-retry.ts).
+   * database fails here before any work, with nothing written (transport/database-retry-interceptor.ts).
    */
   upsertNow(sid: number, kinds: readonly FieldKind[], input: RowSet): number {
     const rows = normalizeRows(input);

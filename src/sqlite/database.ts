@@ -6,7 +6,7 @@
 import Database from "better-sqlite3";
 import { discardAbandonedImports } from "./import-registry.js";
 import { MIGRATIONS, type SqliteMigration } from "./schema.js";
-import { inSingleExecutable, loadAddon } from "../runtime/addons.js";
+import { inSingleExecutable, loadAddon } from "../native/load.js";
 
 export type Db = Database.Database;
 
@@ -33,7 +33,7 @@ function connectionOptions(): Database.Options {
 /**
  * From now on a write that finds the database locked fails at once with
  * SQLITE_BUSY instead of waiting: better-sqlite3 is synchronous, so a wait
- * would stall the server's whole event loop (D51). busy-retry.ts retries such
+ * would stall the server's whole event loop (D51). transport/database-retry-interceptor.ts retries such
  * a call later, without blocking.
  */
 export function neverWaitForLocks(db: Db): void {

@@ -1,7 +1,7 @@
 // D63 dismissals in SQLite, beside the messages they name (a dismissal goes
 // with its message: ON DELETE CASCADE).
 import type { Db } from "./database.js";
-import type { DismissalStore } from "../featurestatus/dismissals.js";
+import type { DismissalStore } from "../featurestatus/messages/dismissals.js";
 
 export class SqliteDismissalStore implements DismissalStore {
   private readonly watchers = new Set<() => void>();

@@ -59,7 +59,7 @@ export class GroupCommit {
         )
         .immediate();
     } catch (error) {
-      // BEGIN (the lock: busy-retry tries each write again) or COMMIT failed: nothing of the group is stored.
+      // BEGIN (the lock: the database retry interceptor tries each write again) or COMMIT failed: nothing of the group is stored.
       for (const w of group) w.reject(error);
       return;
     }

@@ -1,9 +1,10 @@
-// D63's outbox in SQLite: an event per change, written by the caller's
-// transaction (the message store's), with a delivery row for each webhook
-// that takes its type. Time events carry a once_key, so each is written once.
+// D63's outbox in SQLite: an event, written by the caller's transaction (a
+// message write's unit of work, or the clock's events), with a delivery row
+// for each webhook that takes its type. Time events carry a once_key, so each
+// is written once.
 import type { Db } from "./database.js";
-import type { MessageRow } from "../featurestatus/message-store.js";
-import type { WebhookEvent } from "../featurestatus/webhooks.js";
+import { messageImage } from "../featurestatus/messages/message-image.js";
+import type { OutboxEvent } from "../featurestatus/messages/message-transactions.js";
 
 export class SqliteMessageEvents {
   private readonly eventStmt;
@@ -21,10 +22,12 @@ export class SqliteMessageEvents {
   }
 
   /** Call inside the change's transaction; false when an event with this once_key was already written. */
-  record(type: WebhookEvent, row: MessageRow, onceKey: string | null = null, at = Date.now()): boolean {
-    const id = this.eventStmt.get({ at, type, message_id: row.id, message: JSON.stringify(row), once_key: onceKey }) as number | undefined;
+  append(e: OutboxEvent): boolean {
+    const { at, type, message } = e;
+    const id = this.eventStmt.get({ at, type, message_id: message.id, message: messageImage(message), once_key: e.onceKey }) as
+      number | undefined;
     if (id === undefined) return false;
-    this.fanOutStmt.run({ event_id: id, message_id: row.id, type, at });
+    this.fanOutStmt.run({ event_id: id, message_id: message.id, type, at });
     return true;
   }
 }

@@ -1,59 +1,43 @@
-// Messages in SQLite. Each call is one statement or one transaction, run
-// synchronously: a busy database fails it whole (busy-retry.ts).
+// Messages in SQLite: reads, one statement each, and the transaction port of
+// writes (message-transactions.ts), whose units run synchronously inside one
+// better-sqlite3 transaction: a busy database fails a unit whole
+// (transport/database-retry-interceptor.ts), and nothing else on the connection comes between its
+// statements. What a write records and tells is the domain's
+// (message-writes.ts); here statements run and rows become records.
 import type { Statement } from "better-sqlite3";
 import { param, type Db } from "./database.js";
-import {
-  MAX_MESSAGE_ID,
-  fromStored,
-  messageIdsExhausted,
-  toStored,
-  type StoredData,
-  type StoredRow,
-  type ListQuery,
-  type MessageData,
-  type NewMessage,
-  type MessageRow,
-  type MessageStore,
-} from "../featurestatus/message-store.js";
-import { listingParams, listingShape, listingSql } from "../featurestatus/listing-sql.js";
-import type { Actor, AuditQuery, AuditRow } from "../featurestatus/audit.js";
-import { AUDIT_COLUMNS, auditListingSql, auditRecord } from "../featurestatus/audit-record.js";
+import type { ListQuery, MessageRecord, MessageStore } from "../featurestatus/messages/message-store.js";
+import type { MessageTransactions, MessageTx } from "../featurestatus/messages/message-transactions.js";
+import { auditListingSql, listingParams, listingShape, listingSql } from "../featurestatus/listings/listing-sql.js";
+import type { AuditEntryRecord, AuditQuery } from "../featurestatus/audit/audit.js";
+import { immediate, runNow, type Unit } from "../kernel/unit-of-work.js";
+import { groupCommit } from "./group-commit.js";
 import { SqliteMessageEvents } from "./message-events.js";
+import {
+  AUDIT_COLUMNS,
+  auditColumnsOf,
+  auditEntryOf,
+  columnsOf,
+  messageOf,
+  type AuditRow,
+  type MessageColumns,
+  type MessageRow,
+} from "./message-rows.js";
 import { otherCommits } from "./data-version.js";
 
-export class SqliteMessageStore implements MessageStore {
+export class SqliteMessageStore implements MessageStore, MessageTransactions {
   private readonly listStatements = new Map<string, Statement>();
   /** Writes through this store; SQLite's data_version counts only other connections' commits. */
   private writes = 0;
-  private readonly watchers = new Set<() => void>();
   private readonly nextChangeStmt;
-  private readonly insertStmt;
   private readonly getStmt;
-  private readonly updateStmt;
-  private readonly deleteStmt;
-  private readonly purgeStmt;
-  private readonly auditStmt;
   private readonly purgeAuditStmt;
   private readonly auditListings = new Map<string, Statement>();
-  /** D63: each change's event, in its transaction. */
-  private readonly events: SqliteMessageEvents;
+  /** The statements of a unit of work: one set, since a unit runs whole before another starts. */
+  private readonly tx: MessageTx;
 
   constructor(private readonly db: Db) {
-    this.events = new SqliteMessageEvents(db);
-    this.insertStmt = db.prepare<StoredData, StoredRow>(
-      "INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date, dismissible, audiences, paths, translations) VALUES (@feature_id, @type, @title, @body, @start_date, @expiring_date, @dismissible, @audiences, @paths, @translations) RETURNING *",
-    );
-    this.getStmt = db.prepare<[number], StoredRow>("SELECT * FROM messages WHERE id = ?");
-    this.updateStmt = db.prepare<StoredRow, StoredRow>(
-      "UPDATE messages SET type = @type, title = @title, body = @body, start_date = @start_date, expiring_date = @expiring_date, dismissible = @dismissible, audiences = @audiences, paths = @paths, translations = @translations, version = version + 1 WHERE id = @id AND version = @version RETURNING *",
-    );
-    this.deleteStmt = db.prepare<{ id: number; version: number | null }, StoredRow>(
-      "DELETE FROM messages WHERE id = @id AND (@version IS NULL OR version = @version) RETURNING *",
-    );
-    this.purgeStmt = db.prepare<[number], StoredRow>("DELETE FROM messages WHERE expiring_date < ? RETURNING *");
-    this.auditStmt = db.prepare(
-      `INSERT INTO message_audit (${AUDIT_COLUMNS.join(", ")}) VALUES (${AUDIT_COLUMNS.map((c) => "@" + c).join(", ")})`,
-    );
+    this.getStmt = db.prepare<[number], MessageRow>("SELECT * FROM messages WHERE id = ?");
     this.purgeAuditStmt = db.prepare<[number]>("DELETE FROM message_audit WHERE at < ?");
     this.nextChangeStmt = db
       .prepare<{ now: number }>(
@@ -61,6 +45,7 @@ export class SqliteMessageStore implements MessageStore {
         "SELECT min(t) FROM (SELECT min(start_date) AS t FROM messages WHERE start_date > @now UNION ALL SELECT min(expiring_date) FROM messages WHERE expiring_date > @now)",
       )
       .pluck();
+    this.tx = sqliteMessageTx(db);
   }
 
   /** Changes whenever the messages may have changed: this process's writes at once, others' commits as otherCommits tells them. */
@@ -73,95 +58,79 @@ export class SqliteMessageStore implements MessageStore {
     return (this.nextChangeStmt.get({ now }) as number | null) ?? Infinity;
   }
 
-  async insert(data: NewMessage, by?: Actor): Promise<MessageRow> {
+  async run<T>(unit: Unit<MessageTx, T>): Promise<T> {
     this.writes++;
-    const row = this.db.transaction(() => {
-      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- INSERT ... RETURNING answers the row it wrote
-      const row = fromStored(this.insertStmt.get(toStored(data))!);
-      if (row.id > MAX_MESSAGE_ID) throw messageIdsExhausted();
-      this.auditStmt.run(auditRecord("create", undefined, row, by));
-      this.events.record("message.created", row);
-      return row;
-    })();
-    this.changed();
-    return row;
+    // D66: a savepoint of the connection's group commit, sharing its transaction and fsync with the writes beside it.
+    return groupCommit(this.db).run(() => runNow(unit(this.tx)));
   }
 
-  async get(id: number): Promise<MessageRow | undefined> {
+  async get(id: number): Promise<MessageRecord | undefined> {
     const row = this.getStmt.get(id);
-    return row && fromStored(row);
+    return row && messageOf(row);
   }
 
-  async update(before: MessageRow, after: MessageData, by?: Actor): Promise<MessageRow | undefined> {
-    this.writes++;
-    const out = this.db.transaction(() => {
-      const stored = this.updateStmt.get({ ...toStored(after), id: before.id, version: before.version });
-      const written = stored && fromStored(stored);
-      if (written) {
-        this.auditStmt.run(auditRecord("update", before, written, by));
-        this.events.record("message.updated", written);
-      }
-      return written;
-    })();
-    if (out) this.changed();
-    return out;
-  }
-
-  async delete(id: number, version?: number, by?: Actor): Promise<boolean> {
-    this.writes++;
-    const before = this.db.transaction(() => {
-      const stored = this.deleteStmt.get({ id, version: version ?? null });
-      const before = stored && fromStored(stored);
-      if (before) {
-        this.auditStmt.run(auditRecord("delete", before, undefined, by));
-        this.events.record("message.deleted", before);
-      }
-      return before;
-    })();
-    if (before) this.changed();
-    return before !== undefined;
-  }
-
-  async purgeExpiredBefore(cutoff: number): Promise<number> {
-    this.writes++;
-    const gone = this.db.transaction(() => {
-      const rows = this.purgeStmt.all(cutoff).map(fromStored);
-      const at = Date.now();
-      for (const r of rows) this.auditStmt.run(auditRecord("cleanup", r, undefined, undefined, at));
-      return rows.length;
-    })();
-    if (gone > 0) this.changed();
-    return gone;
-  }
-
-  async listAudit(q: AuditQuery): Promise<AuditRow[]> {
+  async listAudit(q: AuditQuery): Promise<AuditEntryRecord[]> {
     const names: (keyof AuditQuery)[] = [];
     const text = auditListingSql(q, (name) => (names.push(name), param(name)));
     let stmt = this.auditListings.get(text);
     if (!stmt) this.auditListings.set(text, (stmt = this.db.prepare(text)));
-    return stmt.all(Object.fromEntries(names.map((n) => [n, q[n]]))) as AuditRow[];
+    return (stmt.all(Object.fromEntries(names.map((n) => [n, q[n]]))) as AuditRow[]).map(auditEntryOf);
   }
 
   async purgeAuditBefore(cutoffMs: number): Promise<number> {
     return this.purgeAuditStmt.run(cutoffMs).changes;
   }
 
-  watch(fn: () => void): () => void {
-    this.watchers.add(fn);
-    return () => this.watchers.delete(fn);
+  /** One process serves a SQLite file: every write is this process's, told by the change bus. */
+  watch(): () => void {
+    return () => {};
   }
 
-  private changed(): void {
-    for (const w of this.watchers) w();
-  }
-
-  async list(q: ListQuery): Promise<MessageRow[]> {
+  async list(q: ListQuery): Promise<MessageRecord[]> {
     const shape = listingShape(q);
     let stmt = this.listStatements.get(shape);
     if (!stmt) {
       stmt = this.db.prepare(listingSql(q, param));
       this.listStatements.set(shape, stmt);
     }
-    return (stmt.all(listingParams(q)) as StoredRow[]).map(fromStored);
+    return (stmt.all(listingParams(q)) as MessageRow[]).map(messageOf);
   }
+}
+
+/** The statements of a message write, prepared once. */
+function sqliteMessageTx(db: Db): MessageTx {
+  const events = new SqliteMessageEvents(db);
+  const insert = db.prepare<MessageColumns, MessageRow>(
+    "INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date, dismissible, audiences, paths, translations) VALUES (@feature_id, @type, @title, @body, @start_date, @expiring_date, @dismissible, @audiences, @paths, @translations) RETURNING *",
+  );
+  const update = db.prepare<MessageColumns & { id: number; version: number }, MessageRow>(
+    "UPDATE messages SET type = @type, title = @title, body = @body, start_date = @start_date, expiring_date = @expiring_date, dismissible = @dismissible, audiences = @audiences, paths = @paths, translations = @translations, version = version + 1 WHERE id = @id AND version = @version RETURNING *",
+  );
+  const remove = db.prepare<{ id: number; version: number | null }, MessageRow>(
+    "DELETE FROM messages WHERE id = @id AND (@version IS NULL OR version = @version) RETURNING *",
+  );
+  const purge = db.prepare<[number], MessageRow>("DELETE FROM messages WHERE expiring_date < ? RETURNING *");
+  const audit = db.prepare(
+    `INSERT INTO message_audit (${AUDIT_COLUMNS.join(", ")}) VALUES (${AUDIT_COLUMNS.map((c) => "@" + c).join(", ")})`,
+  );
+  return {
+    insertMessage: (data) =>
+      immediate(() => {
+        // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- INSERT ... RETURNING answers the row it wrote
+        return messageOf(insert.get(columnsOf(data))!);
+      }),
+    updateMessage: (id, version, data) =>
+      immediate(() => {
+        const row = update.get({ ...columnsOf(data), id, version });
+        return row && messageOf(row);
+      }),
+    deleteMessage: (id, version) =>
+      immediate(() => {
+        const row = remove.get({ id, version: version ?? null });
+        return row && messageOf(row);
+      }),
+    deleteExpiredBefore: (cutoff) => immediate(() => purge.all(cutoff).map(messageOf)),
+    appendAudit: (records) => immediate(() => void records.forEach((r) => audit.run(auditColumnsOf(r)))),
+    appendEvent: (event) => immediate(() => events.append(event)),
+  };
 }

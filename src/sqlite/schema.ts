@@ -2,7 +2,7 @@
 // module owns it: no other file creates or alters a table. A migration is
 // never edited once released; a change is a new migration at the end.
 
-import type { Migration } from "../core/migration.js";
+import type { Migration } from "../kernel/migration.js";
 import type Database from "better-sqlite3";
 import { summaryOfStored } from "../timeseries/blocks/block-store.js";
 

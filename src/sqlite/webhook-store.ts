@@ -1,9 +1,9 @@
 // D63 webhooks and their delivery log in SQLite. One process serves a SQLite
 // file, so a delivery turn needs no lock beyond the deliverer's own.
 import type { Db } from "./database.js";
-import { fromStored, type StoredRow } from "../featurestatus/message-store.js";
-import type { DeliveryOutcome, DeliveryRow, DueDelivery, WebhookRow, WebhookStore } from "../featurestatus/webhooks.js";
+import type { DeliveryOutcome, DeliveryRow, DueDelivery, WebhookRow, WebhookStore } from "../featurestatus/webhooks/webhooks.js";
 import { SqliteMessageEvents } from "./message-events.js";
+import { messageOf, type MessageRow } from "./message-rows.js";
 
 const DELIVERY_COLUMNS =
   "d.webhook_id, d.event_id, e.type, d.message_id, d.state, d.attempts, e.at, d.last_at, d.next_at, d.last_status, d.last_answer, d.last_error";
@@ -90,8 +90,11 @@ export class SqliteWebhookStore implements WebhookStore {
       ] as const) {
         const rows = this.db
           .prepare(`SELECT * FROM messages WHERE ${column} > @mark AND ${column} <= @nowS ORDER BY ${column}, id`)
-          .all({ mark, nowS }) as StoredRow[];
-        for (const r of rows.map(fromStored)) if (this.events.record(type, r, `${type}:${r.id}:${r[column]}`, r[column] * 1000)) written++;
+          .all({ mark, nowS }) as MessageRow[];
+        for (const r of rows) {
+          const onceKey = `${type}:${r.id}:${r[column]}`;
+          if (this.events.append({ type, message: messageOf(r), at: r[column] * 1000, onceKey })) written++;
+        }
       }
       return written;
     })();

@@ -3,8 +3,8 @@
 // project; a dataset of another project does not exist for the caller.
 import type { HandlerContext } from "@connectrpc/connect";
 import { SCOPES as GRANTS, hasProject, hasScope, principalOf } from "../auth/principal.js";
-import { permissionDenied, ViolationList } from "../core/errors.js";
-import { OPAQUE_ID_RULE, isOpaqueId } from "../core/ids.js";
+import { permissionDenied, ViolationList } from "../kernel/errors.js";
+import { OPAQUE_ID_RULE, isOpaqueId } from "../kernel/ids.js";
 
 export type Access = "read" | "write";
 

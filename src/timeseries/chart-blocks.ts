@@ -8,7 +8,7 @@
 // about it, native/src/block-segments.h): at width 2,000 a bucket of a 10M-row
 // series is smaller than a block, and every block is cut.
 import type { BlockIndex } from "./blocks/block-store.js";
-import { Chart } from "./blocks/native.js";
+import { Chart } from "../native/chart.js";
 
 /** A run of an index's blocks, [lo, hi). */
 export interface IndexRun {
@@ -112,7 +112,7 @@ export async function chartOf(
  * The source's batches are read as the addon works on the ones before; what
  * a batch read for the chart alone is freed as soon as the addon is done with
  * it (its next add() or finish()), so that a chart holds about two batches,
- * not all it read (runtime/garbage.ts freeNow).
+ * not all it read (native/detach.ts freeNow).
  */
 async function chartOnce(
   source: ChartSource,

@@ -1,6 +1,6 @@
 // The chart reads (D50): of each series, the rows a line chart of `width`
 // pixel columns needs (M4), chosen by the addon from the series' blocks in one
-// pass (blocks/native.ts Chart), then written by the value reads' own
+// pass (native/chart.ts Chart), then written by the value reads' own
 // encoders and framing, for REST in the format the caller accepts (JSON rows,
 // Arrow, Parquet, D64) and as columns for gRPC and Connect. What a chart holds
 // grows with its width, not with the rows read; what it reads too (D65):
@@ -8,7 +8,7 @@
 // memory (blocks/block-cache.ts).
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { ReadChartRequest, ReadManyChartRequest, TimeSeriesService } from "../gen/meridian/timeseries/v1/time_series_pb.js";
-import { MAX_CHART_WIDTH } from "./blocks/native.js";
+import { MAX_CHART_WIDTH } from "../native/chart.js";
 import { chartOf, type ChartSource } from "./chart-blocks.js";
 import { columnChunks, columnEncoderFor } from "./value-columns.js";
 import { formattedAnswer } from "./columnar/answer.js";

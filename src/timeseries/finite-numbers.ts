@@ -4,7 +4,7 @@
 // form of a Struct cannot show them, so they are refused before anything is
 // stored; and a row stored before this rule still reads (finiteProperties).
 import type { JsonValue } from "@bufbuild/protobuf";
-import type { ViolationList } from "../core/errors.js";
+import type { ViolationList } from "../kernel/errors.js";
 
 const NOT_FINITE = "must be a finite number (NaN and ±Infinity are not allowed)";
 

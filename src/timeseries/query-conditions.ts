@@ -2,7 +2,7 @@
 // operators; "Item" compares the item name as text, any other name must be a
 // property the dataset declares and compares as a number; all must hold.
 import type { QueryCondition } from "../gen/meridian/timeseries/v1/time_series_pb.js";
-import { ViolationList } from "../core/errors.js";
+import { ViolationList } from "../kernel/errors.js";
 import type { SeriesRecord } from "./metadata-store.js";
 
 /** The operators, as the OpenAPI document lists them (compared case-insensitively). */

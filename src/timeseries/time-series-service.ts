@@ -12,14 +12,14 @@ import {
   type TimeSeries,
   type TimeSeriesService,
 } from "../gen/meridian/timeseries/v1/time_series_pb.js";
-import { failure, notFound, ViolationList } from "../core/errors.js";
+import { failure, notFound, ViolationList } from "../kernel/errors.js";
 import type { BlockStore } from "./blocks/block-store.js";
 import { authorize } from "./access.js";
-import { guid } from "../core/ids.js";
+import { guid } from "../kernel/ids.js";
 import { compileConditions } from "./query-conditions.js";
 import { checkFiniteProperties, checkFiniteStruct } from "./finite-numbers.js";
 import type { DatasetRecord, MetadataStore, SeriesRecord } from "./metadata-store.js";
-import type { CursorSeal } from "../core/cursor-seal.js";
+import type { CursorSeal } from "../kernel/cursor-seal.js";
 import { rangeOf } from "./value-range.js";
 import { valueReads } from "./value-reads.js";
 import { chartReads } from "./chart-reads.js";

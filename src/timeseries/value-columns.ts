@@ -11,7 +11,7 @@
 import { create } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import type { HandlerContext } from "@connectrpc/connect";
-import { blockColumns } from "./blocks/native.js";
+import { blockColumns } from "../native/value-columns.js";
 import { ValueColumnSchema, ValuesChunkSchema, type ValueColumn, type ValuesChunk } from "../gen/meridian/timeseries/v1/time_series_pb.js";
 import { FieldKind, decodeBlock } from "./blocks/block-codec.js";
 import { lowerBound } from "./blocks/row-set.js";
@@ -72,20 +72,24 @@ export async function* columnChunks(
 ): AsyncGenerator<ValuesChunk> {
   let empty = true;
   let id = "";
-  for (;;) {
-    const step = await steps.next();
-    if (step.done) {
-      if (step.value) yield create(ValuesChunkSchema, { cursor: cursorFor(step.value) });
-      return;
+  try {
+    for (;;) {
+      const step = await steps.next();
+      if (step.done) {
+        if (step.value) yield create(ValuesChunkSchema, { cursor: cursorFor(step.value) });
+        return;
+      }
+      const s = step.value;
+      if (s.kind === "begin") {
+        empty = true;
+        id = s.series.id;
+      } else if (s.kind === "rows") {
+        empty = false;
+        s.out.timeSeriesId = id;
+        yield s.out;
+      } else if (empty) yield create(ValuesChunkSchema, { timeSeriesId: id });
     }
-    const s = step.value;
-    if (s.kind === "begin") {
-      empty = true;
-      id = s.series.id;
-    } else if (s.kind === "rows") {
-      empty = false;
-      s.out.timeSeriesId = id;
-      yield s.out;
-    } else if (empty) yield create(ValuesChunkSchema, { timeSeriesId: id });
+  } finally {
+    await steps.return(undefined); // stopped early (the caller gone): the walk is closed too
   }
 }

@@ -3,8 +3,8 @@
 // endpoint, dataset and series they were issued for. Each mismatch is its
 // own 400, as the spec's error table lists them.
 import { createHash } from "node:crypto";
-import type { CursorSeal } from "../core/cursor-seal.js";
-import { invalidField } from "../core/errors.js";
+import type { CursorSeal } from "../kernel/cursor-seal.js";
+import { invalidField } from "../kernel/errors.js";
 
 export type ValuesEndpoint = "single" | "multi";
 

@@ -4,7 +4,7 @@
 // endpoints, paged or not.
 import type { WalkStep } from "./value-walk.js";
 import type { ResumePoint } from "./value-cursor.js";
-import { QUERY_FORM } from "../core/timestamps.js";
+import { QUERY_FORM } from "../kernel/timestamps.js";
 
 /**
  * JSON Schema of a row: the timestamp, then one value per data field (null:

@@ -1,7 +1,7 @@
 // The range of a value read or delete (D24): both ends inclusive, absent
 // ends are the ends of time, and either form of timestamp is accepted.
-import { invalidField, ViolationList } from "../core/errors.js";
-import { MAX_TIMESTAMP, MIN_TIMESTAMP, parseTimestamp } from "../core/timestamps.js";
+import { invalidField, ViolationList } from "../kernel/errors.js";
+import { MAX_TIMESTAMP, MIN_TIMESTAMP, parseTimestamp } from "../kernel/timestamps.js";
 
 /** An optional query parameter counts as sent when it is non-empty (`?from=` is no from). */
 export function sent(v: string | undefined): v is string {

@@ -6,9 +6,9 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { ReadManyValuesRequest, ReadValuesRequest, TimeSeriesService } from "../gen/meridian/timeseries/v1/time_series_pb.js";
 import type { BlockStore } from "./blocks/block-store.js";
-import type { CursorSeal } from "../core/cursor-seal.js";
-import { apiVersionOf } from "../core/api-version.js";
-import { invalidField } from "../core/errors.js";
+import type { CursorSeal } from "../kernel/cursor-seal.js";
+import { apiVersionOf } from "../http/api-version.js";
+import { invalidField } from "../kernel/errors.js";
 import type { DatasetRecord, SeriesRecord } from "./metadata-store.js";
 import { columnChunks, columnEncoderFor } from "./value-columns.js";
 import { issueCursor, openCursor, type CursorScope, type ResumePoint } from "./value-cursor.js";
@@ -33,17 +33,21 @@ export interface ValueReadDeps {
 type ReadRequest = ReadValuesRequest | ReadManyValuesRequest;
 
 /** A read's steps, stopped when the caller goes away (D28: a client that disconnects stops the work), its rows counted (D43). */
-export async function* observed<T, R>(
-  walk: AsyncGenerator<WalkStep<T>, R>,
+export async function* observed<T>(
+  walk: AsyncGenerator<WalkStep<T>, ResumePoint | undefined>,
   ctx: HandlerContext,
   onRows?: (rows: number) => void,
-): AsyncGenerator<WalkStep<T>, R> {
-  for (;;) {
-    ctx.signal.throwIfAborted();
-    const step = await walk.next();
-    if (step.done) return step.value;
-    if (step.value.kind === "rows") onRows?.(step.value.rows);
-    yield step.value;
+): AsyncGenerator<WalkStep<T>, ResumePoint | undefined> {
+  try {
+    for (;;) {
+      ctx.signal.throwIfAborted();
+      const step = await walk.next();
+      if (step.done) return step.value;
+      if (step.value.kind === "rows") onRows?.(step.value.rows);
+      yield step.value;
+    }
+  } finally {
+    await walk.return(undefined); // stopped early: the walk is closed too (D28)
   }
 }
 

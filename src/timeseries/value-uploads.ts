@@ -15,9 +15,9 @@ import {
   type UploadValuesRequest,
   type UploadValuesResponse,
 } from "../gen/meridian/timeseries/v1/time_series_pb.js";
-import { invalidField, notFound, ViolationList } from "../core/errors.js";
-import { guid } from "../core/ids.js";
-import { parseTimestamp } from "../core/timestamps.js";
+import { invalidField, notFound, ViolationList } from "../kernel/errors.js";
+import { guid } from "../kernel/ids.js";
+import { parseTimestamp } from "../kernel/timestamps.js";
 import type { BlockStore, SeriesWrite } from "./blocks/block-store.js";
 import type { FieldKind } from "./blocks/block-codec.js";
 import type { DatasetRecord, MetadataStore, SeriesRecord } from "./metadata-store.js";

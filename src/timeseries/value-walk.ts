@@ -3,9 +3,9 @@
 // time order, until the page's bounds (D26, D35). What a block's rows become
 // is the encoder's business; the walk only counts them.
 import { blockBatchesOf, blocksOf, firstBatch, type BlockStore, type StoredBlock } from "./blocks/block-store.js";
-import type { Taken } from "./blocks/native.js";
+import type { Taken } from "../native/binding.js";
 import type { ResumePoint } from "./value-cursor.js";
-import { freeNow } from "../runtime/garbage.js";
+import { freeNow } from "../native/detach.js";
 
 /** What an encoder made of the rows of one block that lie in [from, to], at most maxRows of them. */
 export interface Encoded<T> extends Taken {
@@ -24,6 +24,8 @@ export interface GroupEncoder<T> {
   bound(series: WalkSeries, rows: number): number;
   /** The blocks' rows of [from, to], at most maxRows in all, in `bytes` at most (the sum of their bounds). */
   encode(blocks: readonly StoredBlock[], from: number, to: number, maxRows: number, bytes: number): Promise<Encoded<T>>;
+  /** Ends what an encoding made that the walk will never hand on (the read was given up meanwhile): its owner is the walk till then. */
+  discard(out: T): void;
 }
 
 /** An answer's encoders: every format's per block, and a format's group one when it has one. */
@@ -198,21 +200,35 @@ async function* seriesByGroups<T>(
     return false;
   }
 
-  let group: StoredBlock[] = [];
-  let bytes = 0;
-  for await (const batch of blockBatchesOf(store, s.sid, from, to, firstBatch(budget))) {
-    for (const block of batch) {
-      const b = encoder.bound(s, block.rows);
-      if (group.length > 0 && bytes + b > GROUP_BYTES) {
-        if (yield* launch(group, bytes)) return end ?? t.done();
-        group = [];
-        bytes = 0;
+  try {
+    let group: StoredBlock[] = [];
+    let bytes = 0;
+    for await (const batch of blockBatchesOf(store, s.sid, from, to, firstBatch(budget))) {
+      for (const block of batch) {
+        const b = encoder.bound(s, block.rows);
+        if (group.length > 0 && bytes + b > GROUP_BYTES) {
+          if (yield* launch(group, bytes)) return end ?? t.done();
+          group = [];
+          bytes = 0;
+        }
+        group.push(block);
+        bytes += b;
       }
-      group.push(block);
-      bytes += b;
     }
+    if (group.length > 0 && (yield* launch(group, bytes))) return end ?? t.done();
+    while (working.length > 0) if (yield* finish()) return end ?? t.done();
+    return t.done();
+  } finally {
+    // Groups still in the works when the walk ends early (its reader gone): once each settles,
+    // what it made is ended and its payloads freed, as finish() would have.
+    for (const { job, group } of working.splice(0))
+      void job
+        .then(
+          (e) => encoder.discard(e.out),
+          () => undefined,
+        )
+        .finally(() => {
+          for (const b of group) freeNow(b.payload);
+        });
   }
-  if (group.length > 0 && (yield* launch(group, bytes))) return end ?? t.done();
-  while (working.length > 0) if (yield* finish()) return end ?? t.done();
-  return t.done();
 }

@@ -3,9 +3,9 @@
 // arrive in time (D51). node:http would answer a bare status line; a client
 // gets the problem+json every other refusal is, and the connection closes.
 import type { Duplex } from "node:stream";
-import { failure } from "../core/errors.js";
-import { problemOf } from "../core/problem.js";
-import type { Reason } from "../core/reasons.js";
+import { failure } from "../kernel/errors.js";
+import { problemOf } from "../http/problem.js";
+import type { Reason } from "../kernel/reasons.js";
 
 /** What node:http hands a 'clientError' listener: any socket error, its code not always a string. */
 type ClientError = Error & { code?: unknown };

@@ -10,9 +10,9 @@ import type { Compression } from "@connectrpc/connect/protocol";
 import Negotiator from "negotiator";
 import { promisify } from "node:util";
 import * as zlib from "node:zlib";
-import type { NodeRequest } from "../core/node-types.js";
-import { failure } from "../core/errors.js";
-import { freeNow } from "../runtime/garbage.js";
+import type { NodeRequest } from "../http/node-types.js";
+import { failure } from "../kernel/errors.js";
+import { freeNow } from "../native/detach.js";
 
 export type Coding = "zstd" | "br" | "gzip";
 

@@ -8,8 +8,8 @@ import { cors as connectCors, type ConnectError } from "@connectrpc/connect";
 import type { PublicKeyOrigins } from "../auth/api-keys.js";
 import type { Principal } from "../auth/principal.js";
 import { isPublicKey, originAdmitted } from "../auth/public-keys.js";
-import { reasonOf } from "../core/errors.js";
-import { writeHead, type NodeRequest, type NodeResponse } from "../core/node-types.js";
+import { reasonOf } from "../kernel/errors.js";
+import { writeHead, type NodeRequest, type NodeResponse } from "../http/node-types.js";
 
 const METHODS = ["GET", "POST", "PATCH", "DELETE"];
 /** What a public key's page calls: REST and Connect GET, Connect, gRPC-Web POST. */

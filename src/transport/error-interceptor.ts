@@ -5,10 +5,10 @@
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../log/logger.js";
 import { isCancellation } from "./cancellation.js";
-import { codeName } from "../core/reasons.js";
-import { requestInfoKey, type RequestInfo } from "../core/request-info.js";
-import { failure, withReason } from "../core/errors.js";
-import { mapStreamErrors } from "../core/stream-errors.js";
+import { codeName } from "../kernel/reasons.js";
+import { requestInfoKey, type RequestInfo } from "../http/request-info.js";
+import { failure, withReason } from "../kernel/errors.js";
+import { mapStreamErrors } from "../http/stream-errors.js";
 
 export function errorInterceptor(logger: Logger): Interceptor {
   const hide = (e: unknown, rpc: string, signal: AbortSignal, info: RequestInfo | undefined): unknown => {

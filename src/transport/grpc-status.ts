@@ -3,7 +3,7 @@
 // clients all read (gRPC over HTTP/2 spec, "Trailers-Only").
 import type { ConnectError } from "@connectrpc/connect";
 import type { Http2ServerResponse } from "node:http2";
-import { writeHead, type NodeRequest, type NodeResponse } from "../core/node-types.js";
+import { writeHead, type NodeRequest, type NodeResponse } from "../http/node-types.js";
 
 /** application/grpc, application/grpc+proto, application/grpc-web-text... */
 export function isGrpcContentType(header: string | undefined): boolean {

@@ -5,7 +5,7 @@
 // its callers (load balancers) ask whether to send calls here.
 import type { ServiceImpl } from "@connectrpc/connect";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "../gen/grpc/health/v1/health_pb.js";
-import { failure } from "../core/errors.js";
+import { failure } from "../kernel/errors.js";
 
 export type ServingState = "starting" | "serving" | "draining";
 

@@ -1,14 +1,14 @@
 // Reading bodies and writing JSON on the REST side (D6, D7, D8).
 import { Code, type ConnectError } from "@connectrpc/connect";
-import { HttpError, problemOf } from "../core/problem.js";
-import { writeHead, type NodeRequest, type NodeResponse } from "../core/node-types.js";
+import { HttpError, problemOf } from "../http/problem.js";
+import { writeHead, type NodeRequest, type NodeResponse } from "../http/node-types.js";
 import { constants as h2, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Readable, Transform } from "node:stream";
 import { lingerAfterAnswer } from "./lingering-close.js";
 import * as zlib from "node:zlib";
-import { failure } from "../core/errors.js";
-import { JSON_CONTENT_TYPE } from "../core/media-types.js";
+import { failure } from "../kernel/errors.js";
+import { JSON_CONTENT_TYPE } from "../http/media-types.js";
 
 // Content codings a REST body may arrive in (RFC 9110, 8.4). zstd where this
 // Node has it (22.15+); the list is what a 415 names in Accept-Encoding.

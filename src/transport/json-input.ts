@@ -4,7 +4,7 @@
 // ("cannot decode message meridian.featurestatus.v1.MessageFields from JSON").
 import { fromJsonString, type DescField, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
-import { invalidArgument, invalidField } from "../core/errors.js";
+import { invalidArgument, invalidField } from "../kernel/errors.js";
 
 /**
  * A ConnectError for a JSON body that protobuf-es refused (or a ConnectError

@@ -6,7 +6,7 @@ import http from "node:http";
 import http2 from "node:http2";
 import net, { type AddressInfo, type Socket } from "node:net";
 import { readFileSync } from "node:fs";
-import type { NodeHandler } from "../core/node-types.js";
+import type { NodeHandler } from "../http/node-types.js";
 import { applyHttp1Options, guardSession, http1Options, timeoutsOf } from "./connection-timeouts.js";
 import { answerClientError } from "./client-errors.js";
 

@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { assetFile } from "../runtime/assets.js";
 import { isRead, sendJsonText } from "./http-io.js";
-import type { NodeRequest, NodeResponse } from "../core/node-types.js";
+import type { NodeRequest, NodeResponse } from "../http/node-types.js";
 import { STRICT_CSP, sendStaticFile } from "./static-files.js";
 import { fileURLToPath } from "node:url";
 
@@ -125,6 +125,9 @@ const UI_FILES: Record<string, UiFile> = {
     type: "html",
     headers: { "content-security-policy": `${STRICT_CSP}; require-trusted-types-for 'script'; trusted-types meridian-banner` },
   },
+  // The console's pages' shared sign-in and look (the console, the explorer).
+  "/ui/credential.js": { asset: "credential.js", type: "js" },
+  "/ui/base.css": { asset: "base.css", type: "css" },
   "/ui/console.js": { asset: "console.js", type: "js" },
   "/ui/console.css": { asset: "console.css", type: "css" },
   // Issue 43: the page sets text only and uPlot draws on a canvas, so no policy at all may make HTML.

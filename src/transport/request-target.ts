@@ -9,8 +9,8 @@
 // leading `//` as a host) and a fragment (no request carries one). IDs never
 // hold any of these (D18, D23). The query is not a path: anything goes there.
 import type { ConnectError } from "@connectrpc/connect";
-import { failure } from "../core/errors.js";
-import type { NodeRequest } from "../core/node-types.js";
+import { failure } from "../kernel/errors.js";
+import type { NodeRequest } from "../http/node-types.js";
 
 /**
  * Puts a request target in absolute form (`GET http://host/healthz`, which

@@ -7,7 +7,7 @@
 // status and JSON error of a unary call or the end-of-stream message.
 import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 import type { Protocol } from "../metrics/metrics.js";
-import { codeName } from "../core/reasons.js";
+import { codeName } from "../kernel/reasons.js";
 
 /** `res` with its body watched, and how to read its outcome once the body is sent. */
 export function watchOutcome(

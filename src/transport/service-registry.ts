@@ -5,7 +5,7 @@
 import type { DescMessage, DescService } from "@bufbuild/protobuf";
 import { createServiceImplSpec, type ConnectRouter, type Interceptor, type MethodImplSpec, type ServiceImpl } from "@connectrpc/connect";
 import { checkedJsonDecoder } from "./json-input.js";
-import { JsonShaper, type ShapeRule } from "../core/json-shape.js";
+import { JsonShaper, type ShapeRule } from "../http/json-shape.js";
 import type { RestDocs } from "./rest/openapi.js";
 import { maxBodyBytes } from "./rest/rest-routes.js";
 

@@ -8,9 +8,9 @@
 import { create, type DescMessage, type JsonObject, type MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { HttpBodySchema, type HttpBody } from "../gen/google/api/httpbody_pb.js";
-import { problemOf } from "../core/problem.js";
-import type { JsonShaper } from "../core/json-shape.js";
-import { SSE_CONTENT_TYPE, sseComment, sseEvent, sseRetryField } from "../core/sse.js";
+import { problemOf } from "../http/problem.js";
+import type { JsonShaper } from "../http/json-shape.js";
+import { SSE_CONTENT_TYPE, sseComment, sseEvent, sseRetryField } from "../http/sse.js";
 
 /** How soon a browser reconnects after a drop. */
 const RETRY_MS = 2_000;

@@ -1,6 +1,6 @@
 // Files Meridian serves as they are (the /docs page, the banner element):
 // their content type, a strict Content-Security-Policy, no sniffing.
-import { writeHead, type NodeResponse } from "../core/node-types.js";
+import { writeHead, type NodeResponse } from "../http/node-types.js";
 
 /** default-src 'none' and only this origin's scripts and styles: no inline code, no CDN. */
 export const STRICT_CSP = [

@@ -28,15 +28,16 @@ export class WriteAhead {
 
   /**
    * Writes `chunk`; resolves once no more than `ahead` bytes are queued, or the reader is gone.
-   * `taken` is called once `out` has taken the chunk (its buffer may then be reused).
+   * `done` is called once `out` has taken the chunk (its buffer may then be reused), or with
+   * the error that stopped it (`out` was destroyed: what it did with the chunk is not known).
    */
-  async write(chunk: Uint8Array, taken?: () => void): Promise<void> {
+  async write(chunk: Uint8Array, done?: (err?: Error | null) => void): Promise<void> {
     const n = chunk.length;
     this.#queued += n;
     // Callbacks come in write order, also with an error once `out` is destroyed.
     this.out.write(chunk, (err) => {
       this.#queued -= n;
-      if (!err) taken?.();
+      done?.(err);
       this.wake();
     });
     await this.#queuedAtMost(this.ahead);

@@ -44,11 +44,42 @@ describe.concurrent("issue 27 layers: an import points to its own floor or one b
     expect(code).toBe(0);
   });
 
-  it("issue 27 a back-import (core importing transport) fails the layer rule, naming the file", async () => {
-    const dir = plantedCopy("src/core/ids.ts", 'import "../transport/listener.js";');
+  it("issue 27 a back-import (the kernel importing transport) fails the layer rule, naming the file", async () => {
+    const dir = plantedCopy("src/kernel/ids.ts", 'import "../transport/listener.js";');
     const { code, output } = await cruise(dir);
     expect(code).not.toBe(0);
-    expect(output).toMatch(/error base-imports-nothing-above: src\/core\/ids\.ts → src\/transport\/listener\.ts/);
+    expect(output).toMatch(/error base-imports-nothing-above: src\/kernel\/ids\.ts → src\/transport\/listener\.ts/);
+  });
+
+  it("issue 40 a domain module importing the HTTP floor fails the layer rule, naming the file", async () => {
+    const dir = plantedCopy("src/featurestatus/messages/message-writes.ts", 'import type { Outlet } from "../../http/outlet.js";');
+    const { code, output } = await cruise(dir);
+    expect(code).not.toBe(0);
+    expect(output).toMatch(
+      /error domains-and-backends-import-no-http: src\/featurestatus\/messages\/message-writes\.ts → src\/http\/outlet\.ts/,
+    );
+  });
+
+  it("issue 40 a domain module importing a storage adapter's types or the transport's fails the layer rule", async () => {
+    const dir = plantedCopy(
+      "src/featurestatus/live/change-bus.ts",
+      'import type { MessageRow } from "../../sqlite/message-rows.js";\nimport type { Cors } from "../../transport/cors.js";',
+    );
+    const { code, output } = await cruise(dir);
+    expect(code).not.toBe(0);
+    expect(output).toMatch(
+      /error domains-import-no-backend-transport-or-app: src\/featurestatus\/live\/change-bus\.ts → src\/sqlite\/message-rows\.ts/,
+    );
+    expect(output).toMatch(
+      /error domains-import-no-backend-transport-or-app: src\/featurestatus\/live\/change-bus\.ts → src\/transport\/cors\.ts/,
+    );
+  });
+
+  it("issue 40 the addon's door (src/native/) is on the base floor: importing the domain that uses it fails the layer rule", async () => {
+    const dir = plantedCopy("src/native/binding.ts", 'import "../timeseries/value-walk.js";');
+    const { code, output } = await cruise(dir);
+    expect(code).not.toBe(0);
+    expect(output).toMatch(/error base-imports-nothing-above: src\/native\/binding\.ts → src\/timeseries\/value-walk\.ts/);
   });
 
   it("issue 27 one dialect importing the other fails the layer rule, naming the file", async () => {

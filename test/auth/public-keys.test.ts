@@ -10,7 +10,7 @@ import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/
 import { createConnectTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SERVED_SERVICES } from "../../src/app.js";
+import { SERVED_SERVICES } from "../../src/app/app.js";
 import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { grpcUnary, hostPort } from "../helpers/clients.js";
 import { meridian } from "../helpers/cli.js";

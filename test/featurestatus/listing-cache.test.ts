@@ -2,7 +2,7 @@
 // write, by this server or by another connection, and every start or expiry
 // that moves a message between the D19 windows, is seen by the next listing.
 import { describe, expect, it } from "vitest";
-import { ListingCache } from "../../src/featurestatus/listing-cache.js";
+import { ListingCache } from "../../src/featurestatus/listings/listing-cache.js";
 import { queryElsewhere } from "../helpers/server.js";
 import { draft, iso, useMessageServer, type ApiMessage } from "../helpers/messages.js";
 

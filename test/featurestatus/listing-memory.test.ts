@@ -13,6 +13,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/sqlite/database.js";
 import { SqliteMessageStore } from "../../src/sqlite/message-store.js";
+import { MessageWrites } from "../../src/featurestatus/messages/message-writes.js";
+import { ChangeBus } from "../../src/featurestatus/live/change-bus.js";
 import { exited, meridian, serve } from "../helpers/cli.js";
 
 const MB = 1024 * 1024;
@@ -131,18 +133,18 @@ const fixture = (() => {
     ).stdout.trim();
     const conn = openDatabase(db);
     try {
-      const store = new SqliteMessageStore(conn);
+      const writes = new MessageWrites(new SqliteMessageStore(conn), new ChangeBus());
       const now = Math.floor(Date.now() / 1000);
       conn.transaction(() => {
         for (let i = 0; i < 1000; i++) {
-          void store.insert({
-            feature_id: null,
+          void writes.create({
+            featureId: null,
             type: "Warning",
-            dismissible: 1,
+            dismissible: true,
             title: `t${i} `.padEnd(255, "x"),
             body: `<p>${i}</p>`.padEnd(4000, "y"),
-            start_date: now - 3600 - i,
-            expiring_date: now + 86_400 + i,
+            startDate: now - 3600 - i,
+            expiringDate: now + 86_400 + i,
           });
         }
       })();

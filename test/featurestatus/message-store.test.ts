@@ -1,11 +1,15 @@
 // One table of cases for every message store (D19, D21, D22, D40): SQLite
 // always, PostgreSQL when MERIDIAN_TEST_PG names a server. A second store on
-// the same database stands for another replica (or the CLI).
+// the same database stands for another replica (or the CLI). Writes go
+// through each store's transaction port as the server's do (message-writes.ts).
 import { afterAll, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { MessageData, MessageStore } from "../../src/featurestatus/message-store.js";
+import type { MessageData, MessageStore } from "../../src/featurestatus/messages/message-store.js";
+import type { MessageTransactions } from "../../src/featurestatus/messages/message-transactions.js";
+import { MessageWrites } from "../../src/featurestatus/messages/message-writes.js";
+import { ChangeBus } from "../../src/featurestatus/live/change-bus.js";
 import { SqliteMessageStore } from "../../src/sqlite/message-store.js";
 import { PostgresMessageStore } from "../../src/postgres/message-store.js";
 import { openDatabase } from "../../src/sqlite/database.js";
@@ -14,11 +18,24 @@ import { ChangeFeed } from "../../src/postgres/changes.js";
 import { migratePostgres } from "../../src/postgres/schema.js";
 import { PG_SKIP_REASON, PG_URL, freshPgDatabase } from "../helpers/postgres.js";
 
+type Store = MessageStore & MessageTransactions & Pick<MessageWrites, "create" | "update" | "delete" | "purgeExpiredBefore">;
+
 interface Pair {
-  store: MessageStore;
+  store: Store;
   /** Another process's store on the same database. */
-  other: MessageStore;
+  other: Store;
   close(): Promise<void>;
+}
+
+/** A store with the domain's writes over its transactions, as the server composes them. */
+function writing<S extends MessageStore & MessageTransactions>(store: S): S & Store {
+  const writes = new MessageWrites(store, new ChangeBus());
+  return Object.assign(store, {
+    create: writes.create.bind(writes),
+    update: writes.update.bind(writes),
+    delete: writes.delete.bind(writes),
+    purgeExpiredBefore: writes.purgeExpiredBefore.bind(writes),
+  });
 }
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-msgstore-"));
@@ -31,7 +48,11 @@ const backends: { name: string; open: () => Promise<Pair> }[] = [
       const file = join(dir, `${Math.random().toString(36).slice(2)}.db`);
       const a = openDatabase(file);
       const b = openDatabase(file);
-      return { store: new SqliteMessageStore(a), other: new SqliteMessageStore(b), close: async () => void (a.close(), b.close()) };
+      return {
+        store: writing(new SqliteMessageStore(a)),
+        other: writing(new SqliteMessageStore(b)),
+        close: async () => void (a.close(), b.close()),
+      };
     },
   },
   {
@@ -44,8 +65,8 @@ const backends: { name: string; open: () => Promise<Pair> }[] = [
       await migratePostgres(a);
       const [fa, fb] = [await ChangeFeed.listen(opts), await ChangeFeed.listen(opts)];
       return {
-        store: new PostgresMessageStore(a, fa),
-        other: new PostgresMessageStore(b, fb),
+        store: writing(new PostgresMessageStore(a, fa)),
+        other: writing(new PostgresMessageStore(b, fb)),
         async close() {
           await Promise.all([a.end(), b.end(), fa.close(), fb.close()]);
           await db.drop();
@@ -57,13 +78,13 @@ const backends: { name: string; open: () => Promise<Pair> }[] = [
 
 const NOW = 2_000_000_000;
 const msg = (over: Partial<MessageData> = {}): MessageData => ({
-  feature_id: "f",
+  featureId: "f",
   type: "Warning",
-  dismissible: 1,
+  dismissible: true,
   title: "t",
   body: "",
-  start_date: NOW - 100,
-  expiring_date: NOW + 100,
+  startDate: NOW - 100,
+  expiringDate: NOW + 100,
   audiences: [],
   paths: [],
   translations: {},
@@ -83,7 +104,7 @@ describe.each(backends)("message store on $name", ({ name, open }) => {
     it("D47 an update or delete at a version that is no longer stored changes nothing", async () => {
       const p = await open();
       try {
-        const row = await p.store.insert(msg());
+        const row = await p.store.create(msg());
         const v2 = (await p.other.update(row, { ...row, title: "by the other" }))!;
         expect(v2.version).toBe(2);
         expect(await p.store.update(row, { ...row, title: "stale" })).toBeUndefined();
@@ -104,7 +125,7 @@ describe.each(backends)("message store on $name", ({ name, open }) => {
           paths: ["/orders/**"],
           translations: { de: { title: "Wartung", body: "<b>bald</b>" } },
         };
-        const row = await p.store.insert(msg(targeted));
+        const row = await p.store.create(msg(targeted));
         expect(row).toEqual({ id: row.id, version: 1, ...msg(targeted) });
         expect(await p.other.get(row.id)).toEqual(row);
         const changed = { audiences: [], paths: ["/help"], translations: { fr: { title: "Maintenance", body: "" } } };
@@ -123,13 +144,13 @@ describe.each(backends)("message store on $name", ({ name, open }) => {
     it("D40 insert, get, update and delete round-trip every field", async () => {
       const p = await open();
       try {
-        const row = await p.store.insert(msg({ feature_id: null, title: "a <b>", body: "<p>x</p>" }));
-        expect(row).toEqual({ id: row.id, version: 1, ...msg({ feature_id: null, title: "a <b>", body: "<p>x</p>" }) });
+        const row = await p.store.create(msg({ featureId: null, title: "a <b>", body: "<p>x</p>" }));
+        expect(row).toEqual({ id: row.id, version: 1, ...msg({ featureId: null, title: "a <b>", body: "<p>x</p>" }) });
         expect(await p.other.get(row.id)).toEqual(row);
-        const updated = await p.store.update(row, { ...row, title: "b", start_date: NOW - 1 });
-        expect(updated).toEqual({ ...row, title: "b", start_date: NOW - 1, version: 2 });
-        expect(await p.store.delete(row.id)).toBe(true);
-        expect(await p.store.delete(row.id)).toBe(false);
+        const updated = await p.store.update(row, { ...row, title: "b", startDate: NOW - 1 });
+        expect(updated).toEqual({ ...row, title: "b", startDate: NOW - 1, version: 2 });
+        expect(await p.store.delete(row.id, undefined)).toBe(true);
+        expect(await p.store.delete(row.id, undefined)).toBe(false);
         expect(await p.store.get(row.id)).toBeUndefined();
       } finally {
         await p.close();
@@ -139,12 +160,12 @@ describe.each(backends)("message store on $name", ({ name, open }) => {
     it("D19 D21 listings: windows, scope (a feature's and global ones), order with ties broken by id, keyset after", async () => {
       const p = await open();
       try {
-        const active = await p.store.insert(msg({ title: "active" }));
-        const tie = await p.store.insert(msg({ title: "tie" })); // same start as active
-        await p.store.insert(msg({ feature_id: null, title: "global", start_date: NOW - 50 }));
-        await p.store.insert(msg({ feature_id: "other", title: "other feature" }));
-        const pending = await p.store.insert(msg({ title: "pending", start_date: NOW + 10, expiring_date: NOW + 20 }));
-        await p.store.insert(msg({ title: "expired", start_date: NOW - 20, expiring_date: NOW }));
+        const active = await p.store.create(msg({ title: "active" }));
+        const tie = await p.store.create(msg({ title: "tie" })); // same start as active
+        await p.store.create(msg({ featureId: null, title: "global", startDate: NOW - 50 }));
+        await p.store.create(msg({ featureId: "other", title: "other feature" }));
+        const pending = await p.store.create(msg({ title: "pending", startDate: NOW + 10, expiringDate: NOW + 20 }));
+        await p.store.create(msg({ title: "expired", startDate: NOW - 20, expiringDate: NOW }));
         const q = { featureId: "f", sortBy: "StartDate" as const, sortOrder: "Asc" as const, limit: 10, now: NOW };
         const titles = async (over: object) => (await p.store.list({ ...q, expiry: "NonExpired", ...over })).map((r) => r.title);
         expect(await titles({})).toEqual(["active", "tie", "global"]);
@@ -153,10 +174,10 @@ describe.each(backends)("message store on $name", ({ name, open }) => {
         expect(await titles({ expiry: "Expired" })).toEqual(["expired"]);
         expect(await titles({ expiry: "All", sortBy: "ExpiringDate" })).toEqual(["expired", "pending", "active", "tie", "global"]);
         expect(await titles({ featureId: null })).toEqual(["global"]);
-        expect(await titles({ after: { key: active.start_date, id: active.id } })).toEqual(["tie", "global"]);
-        expect(await titles({ limit: 1, after: { key: tie.start_date, id: tie.id } })).toEqual(["global"]);
-        expect(await p.store.nextChangeAfter(NOW)).toBe(pending.start_date);
-        expect(await p.store.nextChangeAfter(NOW + 10)).toBe(pending.expiring_date);
+        expect(await titles({ after: { key: active.startDate, id: active.id } })).toEqual(["tie", "global"]);
+        expect(await titles({ limit: 1, after: { key: tie.startDate, id: tie.id } })).toEqual(["global"]);
+        expect(await p.store.nextChangeAfter(NOW)).toBe(pending.startDate);
+        expect(await p.store.nextChangeAfter(NOW + 10)).toBe(pending.expiringDate);
         expect(await p.store.nextChangeAfter(NOW + 1000)).toBe(Infinity);
       } finally {
         await p.close();
@@ -166,9 +187,9 @@ describe.each(backends)("message store on $name", ({ name, open }) => {
     it("D22 purge deletes what expired before the cutoff, global ones too, and counts them", async () => {
       const p = await open();
       try {
-        await p.store.insert(msg({ expiring_date: NOW - 10 }));
-        await p.store.insert(msg({ feature_id: null, expiring_date: NOW - 5 }));
-        const kept = await p.store.insert(msg({ expiring_date: NOW }));
+        await p.store.create(msg({ expiringDate: NOW - 10 }));
+        await p.store.create(msg({ featureId: null, expiringDate: NOW - 5 }));
+        const kept = await p.store.create(msg({ expiringDate: NOW }));
         expect(await p.store.purgeExpiredBefore(NOW)).toBe(2);
         expect(
           (await p.store.list({ featureId: "f", expiry: "All", sortBy: "StartDate", sortOrder: "Asc", limit: 10, now: NOW })).map(
@@ -184,7 +205,7 @@ describe.each(backends)("message store on $name", ({ name, open }) => {
       const p = await open();
       try {
         const m0 = p.store.changeMark();
-        const row = await p.store.insert(msg());
+        const row = await p.store.create(msg());
         const m1 = p.store.changeMark();
         expect(m1).not.toBe(m0);
         await p.other.update(row, { ...row, title: "changed elsewhere" });

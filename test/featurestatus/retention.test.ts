@@ -7,24 +7,31 @@ import { pino } from "pino";
 import Database from "better-sqlite3";
 import { neverWaitForLocks, openDatabase } from "../../src/sqlite/database.js";
 import { SqliteMessageStore } from "../../src/sqlite/message-store.js";
-import { startCleanup } from "../../src/featurestatus/cleanup.js";
+import { startCleanup } from "../../src/featurestatus/messages/cleanup.js";
+import { MessageWrites } from "../../src/featurestatus/messages/message-writes.js";
+import { ChangeBus } from "../../src/featurestatus/live/change-bus.js";
 import { startTestServer } from "../helpers/server.js";
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-ret-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const DAY = 86_400;
 
+/** The store and the writes through it, as the server makes them. */
+function targets(store: SqliteMessageStore) {
+  return { store, writes: new MessageWrites(store, new ChangeBus()) };
+}
+
 async function seed(store: SqliteMessageStore, now: number) {
   const add = async (feature: string | null, expiredDaysAgo: number) =>
     (
-      await store.insert({
-        feature_id: feature,
+      await targets(store).writes.create({
+        featureId: feature,
         type: "Warning",
-        dismissible: 1,
+        dismissible: true,
         title: "t",
         body: "",
-        start_date: now - expiredDaysAgo * DAY - 10,
-        expiring_date: now - expiredDaysAgo * DAY,
+        startDate: now - expiredDaysAgo * DAY - 10,
+        expiringDate: now - expiredDaysAgo * DAY,
       })
     ).id;
   return { oldFeature: await add("f", 31), oldGlobal: await add(null, 45), recent: await add("f", 29), live: await add(null, -1) };
@@ -38,7 +45,7 @@ describe("D22 retention", () => {
     const ids = await seed(store, now);
     const logs: { deleted?: number }[] = [];
     const logger = pino({ level: "info" }, { write: (s: string) => void logs.push(JSON.parse(s)) });
-    const job = startCleanup(store, { intervalS: 3600, retentionDays: 30, logger, now: () => now });
+    const job = startCleanup(targets(store), { intervalS: 3600, retentionDays: 30, logger, now: () => now });
     await job.first;
     job.stop();
     expect(await store.get(ids.oldFeature)).toBeUndefined();
@@ -47,7 +54,7 @@ describe("D22 retention", () => {
     expect(await store.get(ids.live)).toBeDefined();
     expect(logs.find((l) => l.deleted !== undefined)?.deleted).toBe(2);
     // A shorter retention reaches the recent one too.
-    const job2 = startCleanup(store, { intervalS: 3600, retentionDays: 10, logger, now: () => now });
+    const job2 = startCleanup(targets(store), { intervalS: 3600, retentionDays: 10, logger, now: () => now });
     await job2.first;
     job2.stop();
     expect(await store.get(ids.recent)).toBeUndefined();
@@ -66,7 +73,7 @@ describe("D22 retention", () => {
     importer.exec("BEGIN IMMEDIATE"); // an import's transaction holding the write lock
     const logs: { level: number; msg: string; deleted?: number }[] = [];
     const logger = pino({ level: "info" }, { write: (s: string) => void logs.push(JSON.parse(s)) });
-    const job = startCleanup(store, { intervalS: 3600, retentionDays: 30, logger, now: () => now });
+    const job = startCleanup(targets(store), { intervalS: 3600, retentionDays: 30, logger, now: () => now });
     await job.first;
     job.stop();
     expect(logs.map((l) => [l.level, l.msg])).toEqual([
@@ -86,14 +93,14 @@ describe("D22 retention", () => {
       expect(runs()).toBe(1); // at start, before start-up is over
       const store = server.app.backend.messages;
       const now = Math.floor(Date.now() / 1000);
-      const { id } = await store.insert({
-        feature_id: null,
+      const { id } = await server.app.messageWrites.create({
+        featureId: null,
         type: "Warning",
-        dismissible: 1,
+        dismissible: true,
         title: "t",
         body: "",
-        start_date: now - 100,
-        expiring_date: now - 5,
+        startDate: now - 100,
+        expiringDate: now - 5,
       });
       const deadline = Date.now() + 5000;
       while ((await store.get(id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));

@@ -6,7 +6,7 @@ import { parseFragment } from "parse5";
 import { decodeHTML } from "entities";
 import { startTestServer } from "../helpers/server.js";
 import { api, draft, RW, useMessageServer, xssPayloads } from "../helpers/messages.js";
-import { allowedAttributes } from "../../src/featurestatus/sanitize.js";
+import { allowedAttributes } from "../../src/featurestatus/messages/sanitize.js";
 
 /** The test's own reading of a stored body, as a browser would parse it. */
 function bodyViolations(html: string, schemes = ["https:", "mailto:"]): string[] {

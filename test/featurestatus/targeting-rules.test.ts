@@ -2,9 +2,9 @@
 // language an answer takes, and what targeting and language input is refused.
 // Through a real server: targeting.test.ts.
 import { describe, expect, it } from "vitest";
-import { audienceMatches, globProblem, pathMatches, targetList } from "../../src/featurestatus/targeting.js";
-import { canonicalTag, chooseLanguage, languageWish } from "../../src/featurestatus/languages.js";
-import { ViolationList } from "../../src/core/errors.js";
+import { audienceMatches, globProblem, pathMatches, targetList } from "../../src/featurestatus/messages/targeting.js";
+import { canonicalTag, chooseLanguage, languageWish } from "../../src/featurestatus/messages/languages.js";
+import { ViolationList } from "../../src/kernel/errors.js";
 
 describe("D61 targeting rules", () => {
   it("D61 a message without audiences is for everyone; one with audiences for callers holding one of them", () => {

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { internalAddressKind, WebhookHosts } from "../../src/featurestatus/webhook-addresses.js";
+import { internalAddressKind, WebhookHosts } from "../../src/featurestatus/webhooks/webhook-addresses.js";
 import { exited, meridian, serve } from "../helpers/cli.js";
 import { dropDatabases, freshDatabase } from "../helpers/databases.js";
 import { api, draft, RW } from "../helpers/messages.js";

@@ -2,7 +2,7 @@
 // clock's events written by both schedulers, and each event delivered once.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
-import { startMeridian, type Meridian } from "../../src/app.js";
+import { startMeridian, type Meridian } from "../../src/app/app.js";
 import { loadSettings } from "../../src/config/settings.js";
 import { freshPgDatabase } from "../helpers/postgres.js";
 import { TEST_BACKEND } from "../helpers/server.js";

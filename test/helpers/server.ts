@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { SignJWT } from "jose";
-import { startMeridian, type Meridian } from "../../src/app.js";
+import { startMeridian, type Meridian } from "../../src/app/app.js";
 import type { ApiKeyGrant } from "../../src/auth/api-keys.js";
 import { loadSettings } from "../../src/config/settings.js";
 import { openDatabase, type Db } from "../../src/sqlite/database.js";

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execSync } from "node:child_process";
 import { pino } from "pino";
 import { Writable } from "node:stream";
-import { startMeridian, type Meridian } from "../../src/app.js";
+import { startMeridian, type Meridian } from "../../src/app/app.js";
 import { loadSettings } from "../../src/config/settings.js";
 import { displayUrl } from "../../src/postgres/database.js";
 import { draft } from "../helpers/messages.js";

@@ -10,7 +10,7 @@ import { loadSettings } from "../../src/config/settings.js";
 import { createLogger } from "../../src/log/logger.js";
 import { MIGRATIONS } from "../../src/sqlite/schema.js";
 import { SqliteBlockStore } from "../../src/sqlite/block-store.js";
-import { crc32c } from "../../src/timeseries/blocks/native.js";
+import { crc32c } from "../../src/native/crc32c.js";
 
 const dir = mkdtempSync(join(tmpdir(), "meridian-db-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -11,9 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
 import { FieldKind, encodeBlock } from "../../src/timeseries/blocks/block-codec.js";
-import { crc32c } from "../../src/timeseries/blocks/native.js";
-import { poolStats } from "../../src/runtime/buffer-pool.js";
-import { ParquetPages } from "../../src/timeseries/columnar/parquet-pages.js";
+import { crc32c } from "../../src/native/crc32c.js";
+import { poolStats } from "../../src/native/buffer-pool.js";
+import { ParquetPages } from "../../src/native/parquet-pages.js";
 import { parquetHeld } from "../../src/timeseries/columnar/parquet-file.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { TS_RW, iso, makeRows, tsApi, tsHeaders } from "../helpers/timeseries.js";
@@ -424,9 +424,10 @@ describe("D64 Parquet answers", () => {
         last = now;
       }
       socket.destroy();
-      // Once the client is gone, a Parquet read gives back what its file held.
-      for (let i = 0; i < 50 && parquetHeld() !== 0; i++) await new Promise((r) => setTimeout(r, 20));
+      // Once the client is gone, a Parquet read gives back what its file held, and its pooled buffers (issue 40).
+      for (let i = 0; i < 100 && held() !== before; i++) await new Promise((r) => setTimeout(r, 20));
       expect(parquetHeld()).toBe(0);
+      expect(held()).toBe(before);
       return last - before;
     };
     const json = await heldByStalledRead("application/json");

@@ -1,4 +1,4 @@
-// D59: every error names a stable reason from one table (src/core/reasons.ts):
+// D59: every error names a stable reason from one table (src/kernel/reasons.ts):
 // `reason` in problem+json, google.rpc.ErrorInfo over gRPC and Connect; the
 // table is in the OpenAPI document and the README.
 import { describe, expect, it } from "vitest";
@@ -7,7 +7,7 @@ import { ConnectError } from "@connectrpc/connect";
 import { findTrailerError } from "@connectrpc/connect/protocol-grpc";
 import { ErrorInfoSchema } from "../../src/gen/google/rpc/error_details_pb.js";
 import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
-import { REASONS, allReasons } from "../../src/core/reasons.js";
+import { REASONS, allReasons } from "../../src/kernel/reasons.js";
 import { api, draft, useMessageServer } from "../helpers/messages.js";
 import { connectClient, grpcUnary, hostPort } from "../helpers/clients.js";
 import { TS_RW, tsApi } from "../helpers/timeseries.js";

@@ -4,7 +4,7 @@
 // from a running server, and the banner keeps what it lists and nothing else.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { BODY_ALLOWLIST } from "../../src/featurestatus/sanitize.js";
+import { BODY_ALLOWLIST } from "../../src/featurestatus/messages/sanitize.js";
 import { NO_CHROMIUM, launchChromium } from "../helpers/browser.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 

@@ -6,11 +6,12 @@
 // it: this process's writes at once, another process's or replica's as the
 // store hears of them (SQLite's data_version, PostgreSQL's change feed); while
 // the store cannot tell (the feed is down), every read goes to the database.
-import { ReleasedBytes, freeNow } from "../../runtime/garbage.js";
+import { ReleasedBytes } from "../../runtime/garbage.js";
+import { freeNow } from "../../native/detach.js";
 import { BlocksMoved, SEGMENT_ROWS, joinIndexes, type ChartSource, type IndexRun, type PayloadBatch } from "../chart-blocks.js";
 import { MAX_TIMESTAMP, MIN_TIMESTAMP } from "./block-codec.js";
 import type { BlockIndex, BlockStore } from "./block-store.js";
-import { segmentBlock } from "./native.js";
+import { segmentBlock } from "../../native/block-segments.js";
 
 /** What the cache needs of a block store. */
 export type ChartStore = Pick<BlockStore, "summaries" | "payloads" | "changeMark" | "watchChanges">;

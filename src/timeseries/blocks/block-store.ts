@@ -7,8 +7,8 @@
 // after the series' last, touches only the small blocks at its end (D67,
 // planAppend): its cost follows its rows, not the size of the last block.
 import { BLOCK_ROWS, decodeBlock, encodeBlock, type FieldKind } from "./block-codec.js";
-import { summarizeBlock } from "./native.js";
-import { freeNow } from "../../runtime/garbage.js";
+import { summarizeBlock } from "../../native/block-summary.js";
+import { freeNow } from "../../native/detach.js";
 import { concatRows, mergeRows, sliceRows, withoutRange, type RowSet } from "./row-set.js";
 
 export interface StoredBlock {

@@ -22,7 +22,14 @@ export async function* formattedAnswer<P>(
   const format = answerFormatFor(ctx.requestHeader.get("accept"));
   ctx.responseHeader.set("vary", "accept"); // caches keep one answer per format
   const plan = await planning();
-  for await (const data of format.frame(steps(plan, format.encoders()), shapeOf(plan))) {
-    yield create(HttpBodySchema, { contentType: format.contentType, data });
+  const walk = steps(plan, format.encoders());
+  try {
+    for await (const data of format.frame(walk, shapeOf(plan))) {
+      yield create(HttpBodySchema, { contentType: format.contentType, data });
+    }
+  } finally {
+    // A frame takes the walk's steps one by one and leaves it suspended when the answer stops
+    // early (the client gone): closed here, its encoders give back what they still hold (D28).
+    await walk.return(undefined);
   }
 }

@@ -18,8 +18,8 @@ import {
   arrowBatchPooled,
   arrowEmptyBatch,
   arrowSchema,
-  PooledWriter,
-} from "./native-answers.js";
+} from "../../native/arrow-ipc.js";
+import { PooledWriter, leaseOf } from "../../native/buffer-pool.js";
 
 export const ARROW_MEDIA_TYPE = "application/vnd.apache.arrow.stream";
 
@@ -61,6 +61,7 @@ function arrowGroups(): GroupEncoder<Uint8Array> {
         maxRows,
         bytes,
       ),
+    discard: (out) => leaseOf(out)?.release(),
   };
 }
 

@@ -11,8 +11,8 @@
 // into the bytes of the answer (answer-format.ts). A new format is one more
 // entry in FORMATS.
 import Negotiator from "negotiator";
-import { failure } from "../../core/errors.js";
-import { JSON_CONTENT_TYPE } from "../../core/media-types.js";
+import { failure } from "../../kernel/errors.js";
+import { JSON_CONTENT_TYPE } from "../../http/media-types.js";
 import { jsonText } from "../value-json.js";
 import type { AnswerFormat } from "./answer-format.js";
 import { arrowFormat } from "./arrow.js";

@@ -1,6 +1,6 @@
 // A Parquet file written as a read streams (D64): the magic, then row groups
 // as they fill, then the footer. Pages come from the addon with their
-// headers, compressed (parquet-pages.ts); here a row group's column chunks
+// headers, compressed (native/parquet-pages.ts); here a row group's column chunks
 // are laid out one after the other when it ends, and the footer (schema, row
 // groups, statistics, key-value metadata) is written last, in Thrift's
 // compact protocol (parquet-thrift.ts). What the file holds in memory is the
@@ -8,8 +8,8 @@
 import { constants, zstdCompressSync } from "node:zlib";
 import { FieldKind } from "../blocks/block-codec.js";
 import { VERSION } from "../../version.js";
-import { acquire, pooledChunk } from "../../runtime/buffer-pool.js";
-import type { BlockPages, ChunkEnd } from "./parquet-pages.js";
+import { lease } from "../../native/buffer-pool.js";
+import type { BlockPages, ChunkEnd } from "../../native/parquet-pages.js";
 import { binary, bool, compact, i32, i64, list, struct, type ThriftStruct } from "./parquet-thrift.js";
 
 export const PARQUET_MAGIC = Buffer.from("PAR1");
@@ -305,13 +305,13 @@ export class ParquetFile {
       [6, i64(this.offset - groupStart)],
     ]);
     const size = this.offset - groupStart;
-    const buffer = acquire(size);
+    const l = lease(size);
     let at = 0;
     for (const p of parts) {
-      buffer.set(p, at);
+      l.buffer.set(p, at);
       at += p.length;
     }
-    return pooledChunk(buffer, size);
+    return l.chunk(size);
   }
 
   /** The footer: the file metadata, its length, the magic. */

@@ -14,13 +14,13 @@
 // (compressed), and the one sent, in a pooled buffer, until the socket takes
 // it (D28). Key-value metadata
 // names the series and their fields, and a page's cursor (api-version 3).
-import { PARQUET_MEDIA_TYPE } from "../../core/media-types.js";
+import { PARQUET_MEDIA_TYPE } from "../../http/media-types.js";
 import type { ResumePoint } from "../value-cursor.js";
 import type { BlockEncoder, WalkSeries, WalkStep } from "../value-walk.js";
 import type { AnswerFormat, AnswerShape } from "./answer-format.js";
 import { DATA_TYPES } from "../value-rows.js";
 import { PARQUET_MAGIC, ParquetFile, type ParquetField } from "./parquet-file.js";
-import { ParquetPages, type BlockPages, type ChunkEnd } from "./parquet-pages.js";
+import { ParquetPages, type BlockPages, type ChunkEnd } from "../../native/parquet-pages.js";
 
 /** At most this many rows a row group (the bound readers split work by). */
 export const ROW_GROUP_ROWS = 1_000_000;

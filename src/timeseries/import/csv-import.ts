@@ -10,7 +10,7 @@ import { createReadStream, statSync } from "node:fs";
 import { BLOCK_ROWS } from "../blocks/block-codec.js";
 import type { MetadataStore } from "../metadata-store.js";
 import type { Imports } from "./staging.js";
-import { parseRowTimestamp } from "../../core/timestamps.js";
+import { parseRowTimestamp } from "../../kernel/timestamps.js";
 import { RowBuilder, cellProblem, kindsOf } from "../value-rows.js";
 
 const BATCH_ROWS = BLOCK_ROWS * 16; // rows handed to the block store at once

@@ -2,7 +2,7 @@
 // route table the transcoder serves (rest-routes.ts: the google.api.http
 // annotations of the protos), with message schemas from the descriptors in
 // the JSON the transcoder writes: proto3 JSON with every field present, an
-// unset optional one as null (core/json-shape.ts). What the descriptors cannot say
+// unset optional one as null (http/json-shape.ts). What the descriptors cannot say
 // a service area adds (RestDocs), next to the rules that enforce it: its
 // headers, what its fields accept (enums, patterns, bounds, formats), request
 // bodies that differ from the message answers carry, the JSON of its streamed
@@ -16,8 +16,8 @@ import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import { Code } from "@connectrpc/connect";
 import type { RestRoute } from "./rest-routes.js";
-import { REASONS, allReasons } from "../../core/reasons.js";
-import { alwaysWritten } from "../../core/json-shape.js";
+import { REASONS, allReasons } from "../../kernel/reasons.js";
+import { alwaysWritten } from "../../http/json-shape.js";
 
 export type Schema = Record<string, unknown>;
 

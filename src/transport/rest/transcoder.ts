@@ -17,21 +17,21 @@ import {
 } from "@connectrpc/connect";
 import { createAsyncIterable, invokeUnaryImplementation, transformInvokeImplementation } from "@connectrpc/connect/protocol";
 import type { HttpBody } from "../../gen/google/api/httpbody_pb.js";
-import { codeName } from "../../core/reasons.js";
-import { failure, invalidField } from "../../core/errors.js";
-import { writeHead, type NodeRequest, type NodeResponse } from "../../core/node-types.js";
+import { codeName } from "../../kernel/reasons.js";
+import { failure, invalidField } from "../../kernel/errors.js";
+import { writeHead, type NodeRequest, type NodeResponse } from "../../http/node-types.js";
 import { codingFor, compress, compressor, MIN_COMPRESSED_BYTES, pipeFreeing, type Coding } from "../compression.js";
 import { PRIVATE, closeIfBodyPending, isRead, readBody, sendJsonText, sendProblem, varyAlso } from "../http-io.js";
-import { JSON_CONTENT_TYPE, PARQUET_MEDIA_TYPE, isJsonMediaType } from "../../core/media-types.js";
+import { JSON_CONTENT_TYPE, PARQUET_MEDIA_TYPE, isJsonMediaType } from "../../http/media-types.js";
 import { jsonInputError, rejectUnknownFields } from "../json-input.js";
 import { buildRestRoutes, type RestRoute } from "./rest-routes.js";
 import { pathKey, setAtPath, textToJson } from "./field-path.js";
-import type { JsonShaper } from "../../core/json-shape.js";
+import type { JsonShaper } from "../../http/json-shape.js";
 import type { MatchResult, RouteTrie } from "./route-trie.js";
 import { capturedSegments } from "./path-template.js";
-import { requestInfoKey } from "../../core/request-info.js";
+import { requestInfoKey } from "../../http/request-info.js";
 import { WriteAhead } from "../write-ahead.js";
-import { releaseChunk } from "../../runtime/buffer-pool.js";
+import { ChunksInFlight } from "../../native/buffer-pool.js";
 
 /** Bytes of a streamed answer that may wait in its compressor, or in the response when sent as it is, while the next chunk is made (D28, D44). */
 const AHEAD = 1 << 20;
@@ -323,6 +323,10 @@ export class Transcoder {
     // Compressed as it goes (D44): the compressor takes the chunks and pipe() gives its output to
     // the socket at the socket's pace, so memory still does not grow with the answer (D28).
     const socket = res as NodeJS.WritableStream;
+    // The pooled chunks (D28) handed out and not yet written: each back to its pool once written,
+    // and whatever is still out when the response closes (the client gone mid-answer) let go then.
+    const inFlight = new ChunksInFlight();
+    res.once("close", () => inFlight.close());
     /** Sends the head; returns how each chunk is written, and how the answer ends. */
     const start = (contentType: string): Sink => {
       // Server-Sent Events are sent as they come: a compressor would hold them back (D46).
@@ -343,15 +347,14 @@ export class Transcoder {
         const ahead = events ? 0 : AHEAD;
         // The socket's own pace: after a refused write, wait for 'drain', which comes once the
         // response's queue is empty. A pooled chunk (D28) goes back to its pool by its write's
-        // callback, which the response calls once its socket has written the chunk (HTTP/1: with
-        // the chunk's closing CRLF, node's _http_outgoing), never before.
+        // callback (inFlight.sent), which the response calls once its socket has written the chunk
+        // (HTTP/1: with the chunk's closing CRLF, node's _http_outgoing), never before.
         return {
           write: async (chunk) => {
             // A lead of AHEAD bytes, as for a compressor: waiting for 'drain' after every chunk
             // larger than the socket's high-water mark (a 16,536-row block as Arrow is 265 KB) left the
             // socket idle while the next chunk was made.
-            if (!socket.write(chunk, (err) => err ?? releaseChunk(chunk)) && res.writableLength > ahead && !res.destroyed)
-              await drainOrClose(res);
+            if (!socket.write(chunk, inFlight.sent(chunk)) && res.writableLength > ahead && !res.destroyed) await drainOrClose(res);
           },
           end: () => {
             socket.end();
@@ -367,7 +370,7 @@ export class Transcoder {
         writer.wake();
       });
       return {
-        write: (chunk) => writer.write(chunk, () => releaseChunk(chunk)),
+        write: (chunk) => writer.write(chunk, inFlight.sent(chunk)),
         end: async () => {
           await writer.settled(); // one frame: see WriteAhead.settled
           z.end();
@@ -378,10 +381,13 @@ export class Transcoder {
     let sent = 0;
     try {
       for await (const chunk of stream as AsyncIterable<HttpBody>) {
-        if (res.destroyed) return; // leaving the loop ends the implementation's generator
+        if (res.destroyed) {
+          inFlight.unsent(chunk.data); // the client has gone: this chunk will never be written
+          return; // leaving the loop ends the implementation's generator
+        }
         sink ??= start(chunk.contentType);
         if (headOnly) {
-          releaseChunk(chunk.data);
+          inFlight.unsent(chunk.data);
           break; // leaving the loop ends the implementation's generator
         }
         if (chunk.data.length === 0) continue;

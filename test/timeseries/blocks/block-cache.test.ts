@@ -13,7 +13,7 @@ import { BlockCache } from "../../../src/timeseries/blocks/block-cache.js";
 import { encodeBlocks, type BlockStore } from "../../../src/timeseries/blocks/block-store.js";
 import { SqliteBlockStore } from "../../../src/sqlite/block-store.js";
 import { PG_SERIES_BLOCKS, PostgresBlockStore } from "../../../src/postgres/block-store.js";
-import { summarizeBlock } from "../../../src/timeseries/blocks/native.js";
+import { summarizeBlock } from "../../../src/native/block-summary.js";
 import { chartOf } from "../../../src/timeseries/chart-blocks.js";
 import { m4, type M4Row } from "../../helpers/m4.js";
 import { openDatabase } from "../../../src/sqlite/database.js";

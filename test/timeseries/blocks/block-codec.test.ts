@@ -13,7 +13,9 @@ import {
   type Block,
 } from "../../../src/timeseries/blocks/block-codec.js";
 import { blockArb, decimalishArb, toBlock, withChecksum, withFirstTimestamp } from "../../helpers/blocks.js";
-import { blockColumns, blockJson, crc32c } from "../../../src/timeseries/blocks/native.js";
+import { blockColumns } from "../../../src/native/value-columns.js";
+import { blockJson } from "../../../src/native/value-json.js";
+import { crc32c } from "../../../src/native/crc32c.js";
 
 function expectSame(decoded: Block, original: Block) {
   expect(Array.from(decoded.timestamps)).toEqual(Array.from(original.timestamps));

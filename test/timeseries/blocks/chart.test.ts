@@ -5,7 +5,10 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { FieldKind, decodeBlock, encodeBlock, valuesArray, type Block } from "../../../src/timeseries/blocks/block-codec.js";
-import { Chart, crc32c, segmentBlock, summarizeBlock } from "../../../src/timeseries/blocks/native.js";
+import { Chart } from "../../../src/native/chart.js";
+import { crc32c } from "../../../src/native/crc32c.js";
+import { segmentBlock } from "../../../src/native/block-segments.js";
+import { summarizeBlock } from "../../../src/native/block-summary.js";
 import { chartOf, joinIndexes, summaryServes, type ChartSource } from "../../../src/timeseries/chart-blocks.js";
 import { blockIndexOf, summaryOfStored, type BlockIndex } from "../../../src/timeseries/blocks/block-store.js";
 import { m4, type M4Row } from "../../helpers/m4.js";
