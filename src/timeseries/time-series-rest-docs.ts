@@ -12,6 +12,7 @@ import { QUERY_FORM } from "../kernel/timestamps.js";
 import { VALUE_JSON_SCHEMAS } from "./value-json.js";
 import { COLUMNAR_MEDIA_TYPES } from "./columnar/formats.js";
 import { PAGE } from "./value-reads.js";
+import { MAX_SERIES_A_WRITE } from "./value-uploads.js";
 import { DATA_TYPES } from "./value-rows.js";
 import { CONDITION_TYPE, OPERATORS } from "./query-conditions.js";
 
@@ -70,8 +71,8 @@ const FACTS: Record<string, Schema> = {
     description: "Rows of this series, in its own field layout, replacing stored rows of the same timestamps.",
   },
   "UploadManyValuesRequest.series": {
-    description:
-      "The series written and their rows: all of the request is stored or none of it (D68). A series may come more than once; of equal timestamps the later row wins.",
+    maxItems: MAX_SERIES_A_WRITE,
+    description: `The series written and their rows: all of the request is stored or none of it (D68). A series may come more than once; of equal timestamps the later row wins. At most ${n(MAX_SERIES_A_WRITE)} entries a request.`,
   },
   "DataField.data_type": { enum: Object.keys(DATA_TYPES) },
   "DataField.flags": { description: "Present on Flag fields only (and there always, an empty list included)." },

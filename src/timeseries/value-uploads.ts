@@ -26,6 +26,13 @@ import { RowBuilder, cellProblem, kindsOf } from "./value-rows.js";
 /** Row violations named in one 400. */
 const MAX_REPORTED = 20;
 
+/**
+ * Series entries in one many-series write (D68, D51): a 64 MiB body of
+ * one-row entries would be ~800,000 lookups and writes on the event loop
+ * while readers wait; a collector with more series sends more requests.
+ */
+export const MAX_SERIES_A_WRITE = 10_000;
+
 export interface ValueUploadDeps {
   blocks: BlockStore;
   metadata: MetadataStore;
@@ -71,6 +78,11 @@ export function valueUploads({ blocks, metadata, datasetFor, seriesIn }: ValueUp
    * dataset's, a 400 naming the rows at fault; nothing is stored then.
    */
   const gatherMany = async (d: DatasetRecord, entries: readonly SeriesValues[], at = "series"): Promise<SeriesWrite[]> => {
+    if (entries.length > MAX_SERIES_A_WRITE)
+      throw invalidField(
+        at,
+        `may hold at most ${MAX_SERIES_A_WRITE.toLocaleString("en")} series entries a request (this one has ${entries.length.toLocaleString("en")}); send the rest in another`,
+      );
     const problems = new RowProblems();
     const ids = entries.map((e, i) => guid(e.timeSeriesId, `${at}[${i}].timeSeriesId`));
     const found = new Map((await metadata.getSeriesMany(d.id, [...new Set(ids)])).map((s) => [s.id, s]));

@@ -92,6 +92,16 @@ describe("D68 many series in one write", () => {
     expect(await rowsOf(a)).toEqual([]);
   });
 
+  it("D68 D51 more than 10,000 series entries in one request is a 400 before any lookup; nothing is stored", async () => {
+    const a = await api.series(dataset);
+    const entry = { timeSeriesId: a, data: [makeRows(1)[0]] };
+    const r = await upload({ series: Array.from({ length: 10_001 }, () => entry) });
+    expect(r.status).toBe(400);
+    expect(JSON.stringify(r.json.errors)).toContain("at most 10,000 series entries");
+    expect(await rowsOf(a)).toEqual([]);
+    expect((await upload({ series: Array.from({ length: 10_000 }, () => entry) })).json).toEqual({ count: 10_000, series: 1 });
+  });
+
   it("D68 a malformed series id is a 400 naming its place", async () => {
     const r = await upload({ series: [{ timeSeriesId: "not-a-guid", data: makeRows(1) }] });
     expect(r.status).toBe(400);
