@@ -49,9 +49,8 @@ export class PostgresMessageStore implements MessageStore, MessageTransactions {
 
   async run<T>(unit: Unit<MessageTx, T>): Promise<T> {
     try {
-      // The unit's result as it is (no array of promises in it to unwrap).
       // D66: a savepoint of a group's transaction (message writes share one lane: key 0).
-      return (await pgGroupCommit(this.sql).run(0, (tx) => runAwaiting(unit(postgresMessageTx(tx)))));
+      return await pgGroupCommit(this.sql).run(0, (tx) => runAwaiting(unit(postgresMessageTx(tx))));
     } finally {
       this.changes.changed(TABLE);
     }
