@@ -4,7 +4,8 @@
 // acknowledging a write only once it is fsynced (Meridian: SQLite
 // synchronous=FULL, or PostgreSQL's commit; InfluxDB: wal-fsync-delay 0s).
 //
-// Cases (each ROUNDS times, Meridian and InfluxDB in turns, DURATION_MS each):
+// Cases (each ROUNDS times, Meridian and InfluxDB in turns, DURATION_MS each; BENCH_CASES=2,3 picks):
+//   floor:              an authenticated GET of a dataset's metadata (a request's cost without a write)
 //   1 row a request:    SERIES series, WRITERS concurrent writers, each request the next row of one series
 //   100 rows a request: the same with 100 consecutive rows a request
 //   many series:        1,000 series x 1 row in one request (D68), 4 writers; InfluxDB: 1,000 lines a request
@@ -187,6 +188,15 @@ async function meridianAppends(k) {
   return { ...result, cpuUsPerRow: (cpu * 1e6) / result.rows, missing: await missingRows(dataset, h, acked) };
 }
 
+/** The floor of a request: an authenticated read of the dataset's metadata, as many writers (no write). */
+async function meridianFloor() {
+  const { dataset, h } = await newDataset(1);
+  const cpu0 = serverCpuS();
+  const result = await load(WRITERS, 1, () => call("GET", `/api/ts/dataset/${dataset}`, undefined, h));
+  const cpu = serverCpuS() - cpu0;
+  return { ...result, cpuUsPerRow: (cpu * 1e6) / result.rows, missing: 0 };
+}
+
 /** D68: one row for each of `series` series a request (the next row of each), `writers` writers. */
 async function meridianMany(series, writers) {
   const { dataset, ids, h } = await newDataset(series);
@@ -236,6 +246,7 @@ const influxOk = process.env.BENCH_INFLUX !== "0" && spawnSync("influxd", ["vers
 if (!influxOk) process.stderr.write("influxd not found (apt-get install influxdb), or BENCH_INFLUX=0: Meridian's figures only\n");
 
 const CASES = [
+  { name: `floor: GET a dataset x ${WRITERS} clients (a request, no write)`, meridian: meridianFloor },
   {
     name: `${SERIES} series x 1 row a request x ${WRITERS} writers`,
     meridian: () => meridianAppends(1),
@@ -256,7 +267,7 @@ for (const [n, c] of CASES.entries()) {
   const i = [];
   for (let round = 0; round < ROUNDS; round++) {
     m.push(await c.meridian());
-    if (influxOk) {
+    if (influxOk && c.influx) {
       const influx = await startInflux();
       i.push(await c.influx(influx.url));
       await influx.stop();
