@@ -263,6 +263,7 @@ export async function startMeridian(settings: Settings, logger: Logger = createL
   // D63: the clock's events and the outbox's deliveries; on PostgreSQL one replica delivers at a time.
   const delivery = startWebhookDelivery({
     store: backend.webhooks,
+    timeEvents: (nowS) => messageWrites.recordTimeEvents(nowS),
     changes: messageChanges,
     json: registry.json,
     hosts: webhookHosts,

@@ -148,7 +148,7 @@ export const SETTINGS: readonly AnySpec[] = [
     key: "dbRead",
     env: "MERIDIAN_DB_READ",
     default: "",
-    help: "PostgreSQL URL of the standbys that serve listings and values (D71); empty: every read from MERIDIAN_DB",
+    help: "PostgreSQL URL of the standbys that serve listings and values; empty: every read from MERIDIAN_DB",
     parse: postgresUrl,
   },
   {

@@ -48,11 +48,13 @@ export class PostgresMessageStore implements MessageStore, MessageTransactions {
   }
 
   async run<T>(unit: Unit<MessageTx, T>): Promise<T> {
+    const went = { writing: false };
     try {
       // D66: a savepoint of a group's transaction (message writes share one lane: key 0).
-      return await pgGroupCommit(this.sql).run(0, (tx) => runAwaiting(unit(postgresMessageTx(tx))));
+      return await pgGroupCommit(this.sql).run(0, (tx) => runAwaiting(unit(postgresMessageTx(tx, () => (went.writing = true)))));
     } finally {
-      this.changes.changed(TABLE);
+      // A unit that went to change the messages (whether it did or not) moves the mark; the clock's events do not.
+      if (went.writing) this.changes.changed(TABLE);
     }
   }
 
@@ -101,11 +103,14 @@ export class PostgresMessageStore implements MessageStore, MessageTransactions {
   }
 }
 
-/** The statements of a message write, on the transaction `tx`. */
-function postgresMessageTx(tx: postgres.TransactionSql): MessageTx {
+const PASSING = { startDate: "start_date", expiringDate: "expiring_date" } as const;
+
+/** The statements of a message write, on the transaction `tx`; `writing` is told before each that may change the messages. */
+function postgresMessageTx(tx: postgres.TransactionSql, writing: () => void): MessageTx {
   return {
     insertMessage: (data) =>
       awaited(async () => {
+        writing();
         const d = columnsOf(data);
         try {
           const [row] = await tx<MessageRow[]>`
@@ -120,6 +125,7 @@ function postgresMessageTx(tx: postgres.TransactionSql): MessageTx {
       }),
     updateMessage: (id, version, data) =>
       awaited(async () => {
+        writing();
         const a = columnsOf(data);
         const row = (
           await tx<MessageRow[]>`
@@ -132,6 +138,7 @@ function postgresMessageTx(tx: postgres.TransactionSql): MessageTx {
       }),
     deleteMessage: (id, version) =>
       awaited(async () => {
+        writing();
         const at = version ?? null;
         const row = (
           await tx<MessageRow[]>`DELETE FROM messages WHERE id = ${id} AND (${at}::integer IS NULL OR version = ${at}::integer) RETURNING *`
@@ -139,7 +146,29 @@ function postgresMessageTx(tx: postgres.TransactionSql): MessageTx {
         return row && messageOf(row);
       }),
     deleteExpiredBefore: (cutoff) =>
-      awaited(async () => (await tx<MessageRow[]>`DELETE FROM messages WHERE expiring_date < ${cutoff} RETURNING *`).map(messageOf)),
+      awaited(async () => {
+        writing();
+        return (await tx<MessageRow[]>`DELETE FROM messages WHERE expiring_date < ${cutoff} RETURNING *`).map(messageOf);
+      }),
+    advanceEventClock: (nowS) =>
+      awaited(async () => {
+        const made = (
+          await tx<{ mark: number }[]>`
+          INSERT INTO message_event_marks (name, mark) VALUES ('time', ${nowS}) ON CONFLICT (name) DO NOTHING RETURNING mark`
+        ).at(0);
+        // The row lock makes replicas take turns: the second reads the mark the first moved.
+        const [{ mark }] = await tx<{ mark: number }[]>`SELECT mark FROM message_event_marks WHERE name = 'time' FOR UPDATE`;
+        if (made) return undefined; // the first run starts the clock
+        if (mark < nowS) await tx`UPDATE message_event_marks SET mark = ${nowS} WHERE name = 'time'`;
+        return mark;
+      }),
+    messagesPassing: (field, after, until) =>
+      awaited(async () => {
+        const column = tx(PASSING[field]);
+        const rows = await tx<MessageRow[]>`
+          SELECT * FROM messages WHERE ${column} > ${after} AND ${column} <= ${until} ORDER BY ${column}, id`;
+        return rows.map(messageOf);
+      }),
     appendAudit: (records) =>
       awaited(async () => {
         // In slices: a statement's parameters are bounded (65,535).

@@ -8,8 +8,6 @@
 // every attempt is made under the lock.
 import type { Sql } from "./database.js";
 import type { DeliveryOutcome, DeliveryRow, DueDelivery, WebhookRow, WebhookStore } from "../featurestatus/webhooks/webhooks.js";
-import { appendMessageEvent } from "./message-events.js";
-import { messageOf, type MessageRow } from "./message-rows.js";
 
 const DELIVERY_LOCK = "meridian.webhook-delivery";
 
@@ -63,29 +61,6 @@ export class PostgresWebhookStore implements WebhookStore {
       UPDATE webhook_deliveries SET state = ${state}, attempts = attempts + 1, last_at = ${o.at}, next_at = ${o.nextAt ?? o.at},
         last_status = ${o.status ?? null}, last_answer = ${o.answer ?? null}, last_error = ${o.error ?? null}
       WHERE webhook_id = ${d.webhook_id} AND event_id = ${d.event_id}`;
-  }
-
-  async recordTimeEvents(nowS: number): Promise<number> {
-    return this.sql.begin<number>(async (tx) => {
-      await tx`INSERT INTO message_event_marks (name, mark) VALUES ('time', ${nowS}) ON CONFLICT (name) DO NOTHING RETURNING mark`;
-      // The row lock makes replicas take turns: the second reads the mark the first moved.
-      const [{ mark }] = await tx<{ mark: number }[]>`SELECT mark FROM message_event_marks WHERE name = 'time' FOR UPDATE`;
-      if (mark >= nowS) return 0; // also the first run, which starts the clock: nothing before it is an event
-      let written = 0;
-      for (const [type, column] of [
-        ["message.started", "start_date"],
-        ["message.expired", "expiring_date"],
-      ] as const) {
-        const rows = await tx<MessageRow[]>`
-          SELECT * FROM messages WHERE ${tx(column)} > ${mark} AND ${tx(column)} <= ${nowS} ORDER BY ${tx(column)}, id`;
-        for (const r of rows) {
-          const onceKey = `${type}:${r.id}:${r[column]}`;
-          if (await appendMessageEvent(tx, { type, message: messageOf(r), at: r[column] * 1000, onceKey })) written++;
-        }
-      }
-      await tx`UPDATE message_event_marks SET mark = ${nowS} WHERE name = 'time'`;
-      return written;
-    });
   }
 
   async deliveryTurn(fn: () => Promise<void>): Promise<boolean> {

@@ -45,7 +45,7 @@ export class SqliteMessageStore implements MessageStore, MessageTransactions {
         "SELECT min(t) FROM (SELECT min(start_date) AS t FROM messages WHERE start_date > @now UNION ALL SELECT min(expiring_date) FROM messages WHERE expiring_date > @now)",
       )
       .pluck();
-    this.tx = sqliteMessageTx(db);
+    this.tx = sqliteMessageTx(db, () => this.writes++);
   }
 
   /** Changes whenever the messages may have changed: this process's writes at once, others' commits as otherCommits tells them. */
@@ -59,7 +59,6 @@ export class SqliteMessageStore implements MessageStore, MessageTransactions {
   }
 
   async run<T>(unit: Unit<MessageTx, T>): Promise<T> {
-    this.writes++;
     // D66: a savepoint of the connection's group commit, sharing its transaction and fsync with the writes beside it.
     return groupCommit(this.db).run(() => runNow(unit(this.tx)));
   }
@@ -97,8 +96,8 @@ export class SqliteMessageStore implements MessageStore, MessageTransactions {
   }
 }
 
-/** The statements of a message write, prepared once. */
-function sqliteMessageTx(db: Db): MessageTx {
+/** The statements of a message write, prepared once; `writing` is told before each statement that may change the messages. */
+function sqliteMessageTx(db: Db, writing: () => void): MessageTx {
   const events = new SqliteMessageEvents(db);
   const insert = db.prepare<MessageColumns, MessageRow>(
     "INSERT INTO messages (feature_id, type, title, body, start_date, expiring_date, dismissible, audiences, paths, translations) VALUES (@feature_id, @type, @title, @body, @start_date, @expiring_date, @dismissible, @audiences, @paths, @translations) RETURNING *",
@@ -110,26 +109,52 @@ function sqliteMessageTx(db: Db): MessageTx {
     "DELETE FROM messages WHERE id = @id AND (@version IS NULL OR version = @version) RETURNING *",
   );
   const purge = db.prepare<[number], MessageRow>("DELETE FROM messages WHERE expiring_date < ? RETURNING *");
+  const clockMark = db.prepare<[], number>("SELECT mark FROM message_event_marks WHERE name = 'time'").pluck();
+  const moveClock = db.prepare<{ nowS: number }>(
+    "INSERT INTO message_event_marks (name, mark) VALUES ('time', @nowS) ON CONFLICT (name) DO UPDATE SET mark = max(mark, @nowS)",
+  );
+  const passing = {
+    startDate: db.prepare<{ after: number; until: number }, MessageRow>(
+      "SELECT * FROM messages WHERE start_date > @after AND start_date <= @until ORDER BY start_date, id",
+    ),
+    expiringDate: db.prepare<{ after: number; until: number }, MessageRow>(
+      "SELECT * FROM messages WHERE expiring_date > @after AND expiring_date <= @until ORDER BY expiring_date, id",
+    ),
+  };
   const audit = db.prepare(
     `INSERT INTO message_audit (${AUDIT_COLUMNS.join(", ")}) VALUES (${AUDIT_COLUMNS.map((c) => "@" + c).join(", ")})`,
   );
   return {
     insertMessage: (data) =>
       immediate(() => {
+        writing();
         // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- INSERT ... RETURNING answers the row it wrote
         return messageOf(insert.get(columnsOf(data))!);
       }),
     updateMessage: (id, version, data) =>
       immediate(() => {
+        writing();
         const row = update.get({ ...columnsOf(data), id, version });
         return row && messageOf(row);
       }),
     deleteMessage: (id, version) =>
       immediate(() => {
+        writing();
         const row = remove.get({ id, version: version ?? null });
         return row && messageOf(row);
       }),
-    deleteExpiredBefore: (cutoff) => immediate(() => purge.all(cutoff).map(messageOf)),
+    deleteExpiredBefore: (cutoff) =>
+      immediate(() => {
+        writing();
+        return purge.all(cutoff).map(messageOf);
+      }),
+    advanceEventClock: (nowS) =>
+      immediate(() => {
+        const mark = clockMark.get();
+        moveClock.run({ nowS });
+        return mark;
+      }),
+    messagesPassing: (field, after, until) => immediate(() => passing[field].all({ after, until }).map(messageOf)),
     appendAudit: (records) => immediate(() => void records.forEach((r) => audit.run(auditColumnsOf(r)))),
     appendEvent: (event) => immediate(() => events.append(event)),
   };

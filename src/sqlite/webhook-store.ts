@@ -2,18 +2,12 @@
 // file, so a delivery turn needs no lock beyond the deliverer's own.
 import type { Db } from "./database.js";
 import type { DeliveryOutcome, DeliveryRow, DueDelivery, WebhookRow, WebhookStore } from "../featurestatus/webhooks/webhooks.js";
-import { SqliteMessageEvents } from "./message-events.js";
-import { messageOf, type MessageRow } from "./message-rows.js";
 
 const DELIVERY_COLUMNS =
   "d.webhook_id, d.event_id, e.type, d.message_id, d.state, d.attempts, e.at, d.last_at, d.next_at, d.last_status, d.last_answer, d.last_error";
 
 export class SqliteWebhookStore implements WebhookStore {
-  private readonly events: SqliteMessageEvents;
-
-  constructor(private readonly db: Db) {
-    this.events = new SqliteMessageEvents(db);
-  }
+  constructor(private readonly db: Db) {}
 
   async create(w: WebhookRow): Promise<void> {
     this.db.prepare("INSERT INTO webhooks (id, url, secret, events, created_at) VALUES (@id, @url, @secret, @events, @created_at)").run(w);
@@ -72,32 +66,6 @@ export class SqliteWebhookStore implements WebhookStore {
         answer: o.answer ?? null,
         error: o.error ?? null,
       });
-  }
-
-  async recordTimeEvents(nowS: number): Promise<number> {
-    return this.db.transaction(() => {
-      const mark = this.db.prepare("SELECT mark FROM message_event_marks WHERE name = 'time'").pluck().get() as number | undefined;
-      this.db
-        .prepare(
-          "INSERT INTO message_event_marks (name, mark) VALUES ('time', @nowS) ON CONFLICT (name) DO UPDATE SET mark = max(mark, @nowS)",
-        )
-        .run({ nowS });
-      if (mark === undefined || mark >= nowS) return 0; // the first run starts the clock: nothing before it is an event
-      let written = 0;
-      for (const [type, column] of [
-        ["message.started", "start_date"],
-        ["message.expired", "expiring_date"],
-      ] as const) {
-        const rows = this.db
-          .prepare(`SELECT * FROM messages WHERE ${column} > @mark AND ${column} <= @nowS ORDER BY ${column}, id`)
-          .all({ mark, nowS }) as MessageRow[];
-        for (const r of rows) {
-          const onceKey = `${type}:${r.id}:${r[column]}`;
-          if (this.events.append({ type, message: messageOf(r), at: r[column] * 1000, onceKey })) written++;
-        }
-      }
-      return written;
-    })();
   }
 
   async deliveryTurn(fn: () => Promise<void>): Promise<boolean> {

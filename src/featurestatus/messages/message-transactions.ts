@@ -28,6 +28,10 @@ export interface MessageTx {
   deleteMessage(id: number, version: number | undefined): Step<MessageRecord | undefined>;
   /** Deletes the messages that expired before the cutoff (epoch seconds) and returns them. */
   deleteExpiredBefore(cutoff: number): Step<MessageRecord[]>;
+  /** D63: moves the clock of time events to `nowS` (never back) and returns where it was: undefined the first time (it starts). */
+  advanceEventClock(nowS: number): Step<number | undefined>;
+  /** The messages whose `field` passed in (after, until], epoch seconds, in that order, then by id. */
+  messagesPassing(field: "startDate" | "expiringDate", after: number, until: number): Step<MessageRecord[]>;
   appendAudit(records: readonly AuditRecord[]): Step<void>;
   /** False when an event with its once key was written already (nothing is written then). */
   appendEvent(event: OutboxEvent): Step<boolean>;

@@ -2,7 +2,8 @@
 // (message-transactions.ts): the change itself, then what every change leaves
 // behind, decided here once for every write and both dialects: its audit
 // record (D48) and its outbox event (D63) in the same transaction, and, once
-// committed, a word on the change bus (D46) for the watchers.
+// committed, a word on the change bus (D46) for the watchers. The clock's
+// events (message.started, message.expired) are decided here too.
 import type { Step } from "../../kernel/unit-of-work.js";
 import type { Actor, AuditAction, AuditRecord } from "../audit/audit.js";
 import type { ChangeBus } from "../live/change-bus.js";
@@ -25,6 +26,12 @@ const EVENTS: Record<AuditAction, WebhookEvent | undefined> = {
   delete: "message.deleted",
   cleanup: undefined,
 };
+
+/** D63: the events the clock writes, and the field whose passing each tells. */
+const TIME_EVENTS = [
+  ["message.started", "startDate"],
+  ["message.expired", "expiringDate"],
+] as const;
 
 export class MessageWrites {
   constructor(
@@ -68,6 +75,26 @@ export class MessageWrites {
     return this.write(undefined, function* (tx) {
       const gone = yield* tx.deleteExpiredBefore(cutoff);
       return { result: gone.length, changes: gone.map((before) => ({ action: "cleanup", before })) };
+    });
+  }
+
+  /**
+   * D63: writes message.started and message.expired for each message whose start or expiry passed
+   * since the last call on any process of the database, each once (its once key); returns how many.
+   * The first call starts the clock: nothing before it is an event. No message changes.
+   */
+  recordTimeEvents(nowS: number): Promise<number> {
+    return this.transactions.run(function* (tx) {
+      const mark = yield* tx.advanceEventClock(nowS);
+      if (mark === undefined || mark >= nowS) return 0;
+      let written = 0;
+      for (const [type, field] of TIME_EVENTS) {
+        for (const message of yield* tx.messagesPassing(field, mark, nowS)) {
+          const event = { type, message, at: message[field] * 1000, onceKey: `${type}:${message.id}:${message[field]}` };
+          if (yield* tx.appendEvent(event)) written++;
+        }
+      }
+      return written;
     });
   }
 

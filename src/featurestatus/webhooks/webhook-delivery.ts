@@ -32,6 +32,8 @@ export const PER_ENDPOINT = 8;
 
 export interface DeliveryOptions {
   store: WebhookStore;
+  /** D63: writes the clock's events (message.started, message.expired) up to `nowS`, each once (MessageWrites.recordTimeEvents). */
+  timeEvents: (nowS: number) => Promise<number>;
   /** Told of every message write (this process's, and on PostgreSQL every replica's): a delivery turn starts at once. */
   changes: ChangeWatch;
   /** The REST JSON writer (the service registry's): a delivery's message is written as the API writes it. */
@@ -111,7 +113,7 @@ export function startWebhookDelivery(opts: DeliveryOptions): Delivery {
         again = false; // a write from here on is seen by the query below, or wakes this loop
         if (clockDue) {
           clockDue = false;
-          await opts.store.recordTimeEvents(Math.floor(Date.now() / 1000));
+          await opts.timeEvents(Math.floor(Date.now() / 1000));
         }
         const full = [...lanes].filter(([, lane]) => lane.size >= PER_ENDPOINT).map(([id]) => id);
         // In flight deliveries are due still (pending until settled): fetched and passed over.
@@ -136,7 +138,7 @@ export function startWebhookDelivery(opts: DeliveryOptions): Delivery {
 
   const turn = async (): Promise<void> => {
     clockDue = false;
-    await opts.store.recordTimeEvents(Math.floor(Date.now() / 1000));
+    await opts.timeEvents(Math.floor(Date.now() / 1000));
     await opts.store.deliveryTurn(deliver);
   };
 

@@ -75,11 +75,6 @@ export interface WebhookStore {
    */
   due(nowMs: number, limit: number, skip?: readonly string[]): Promise<DueDelivery[]>;
   settle(d: { webhook_id: string; event_id: number }, outcome: DeliveryOutcome): Promise<void>;
-  /**
-   * Writes message.started and message.expired for each message whose start or expiry passed
-   * since the last call on any process of the database, each once; returns how many.
-   */
-  recordTimeEvents(nowS: number): Promise<number>;
   /** Runs fn unless another process is delivering (PostgreSQL); false when skipped. */
   deliveryTurn(fn: () => Promise<void>): Promise<boolean>;
   /** Deletes events older than the cutoff (epoch milliseconds) that no endpoint still waits for, with their log; returns how many. */
