@@ -17,9 +17,12 @@ import type { Db } from "./database.js";
 
 export class WalSync {
   private readonly changes: Statement<[], number>;
-  /** total_changes() as of the start of the last fsync (what it covers). */
+  /** total_changes() as of the start of the last fsync that finished (what it covered). */
   private synced: number;
-  private running: Promise<void> | undefined;
+  /** The fsync asked for in this turn of the event loop, not yet begun: it covers whatever is committed when it begins. */
+  private next: Promise<void> | undefined;
+  /** The fsync begun last, while it runs, and what it covers. */
+  private latest: { covers: number; done: Promise<void> } | undefined;
   private wal: { fd: number; ino: number } | undefined;
 
   /** `syncFile` is fs.fsync; a test may watch when it runs. */
@@ -32,21 +35,43 @@ export class WalSync {
     this.synced = this.changes.get() ?? 0;
   }
 
-  /** Resolves once every change this connection committed so far is on disk; at once when there is none. */
+  /**
+   * Resolves once every change this connection committed so far is on disk;
+   * at once when there is none. A commit joins the fsync begun last if that
+   * began after it; otherwise the one that begins at the end of this turn
+   * (every answer of a group commit joins the same), without waiting for
+   * the one running to end: the kernel's journal takes concurrent fsyncs of
+   * a file together, so an answer waits about one fsync, not two.
+   */
   async durable(): Promise<void> {
     const mark = this.changes.get() ?? 0;
-    while (this.synced < mark) {
-      // An fsync under way may have begun before this commit: wait for it, then check again.
-      if (this.running) await this.running;
-      else await (this.running = this.sync().finally(() => (this.running = undefined)));
-    }
+    if (this.synced >= mark) return;
+    if (this.latest !== undefined && this.latest.covers >= mark) return this.latest.done;
+    this.next ??= new Promise<void>((resolve, reject) =>
+      setImmediate(() => {
+        this.next = undefined;
+        this.begin().then(resolve, reject);
+      }),
+    );
+    return this.next;
   }
 
-  private async sync(): Promise<void> {
+  /** Begins an fsync of the WAL covering every commit so far. */
+  private begin(): Promise<void> {
     const covers = this.changes.get() ?? 0;
     const fd = this.walFd();
-    await new Promise<void>((resolve, reject) => this.syncFile(fd, (e) => (e ? reject(e) : resolve())));
-    this.synced = Math.max(this.synced, covers);
+    const sync = {
+      covers,
+      done: new Promise<void>((resolve, reject) => this.syncFile(fd, (e) => (e ? reject(e) : resolve()))).finally(() => {
+        if (this.latest === sync) this.latest = undefined;
+      }),
+    };
+    void sync.done.then(
+      () => (this.synced = Math.max(this.synced, covers)),
+      () => {},
+    );
+    this.latest = sync;
+    return sync.done;
   }
 
   /** The WAL's descriptor, opened again if the file was replaced (a last connection closed it meanwhile). */
