@@ -156,6 +156,17 @@ describe("D69 columnar uploads", () => {
     }
   });
 
+  it("D69 the OpenAPI document lists Arrow and Parquet request bodies (binary) on both uploads", async () => {
+    const doc = (await (await fetch(server.url + "/openapi.json")).json()) as {
+      paths: Record<string, { post?: { requestBody: { content: Record<string, { schema: unknown }> } } }>;
+    };
+    for (const path of ["/api/ts/dataset/{dataset_id}/timeseries/{time_series_id}/values", "/api/ts/dataset/{dataset_id}/values"]) {
+      const content = doc.paths[path].post?.requestBody.content ?? {};
+      expect(Object.keys(content)).toEqual(["application/json", ARROW, PARQUET]);
+      expect(content[ARROW].schema).toEqual({ type: "string", format: "binary" });
+    }
+  });
+
   it("D69 another content type is a 415 naming the accepted ones", async () => {
     const s = await api.series(dataset);
     const r = await post(seriesPath(s), "text/csv", "timestamp,value\n");
