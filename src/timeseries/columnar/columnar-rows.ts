@@ -89,12 +89,17 @@ function holdsAny(c: ColumnChunks, from: number, to: number): boolean {
   return held;
 }
 
+/** Whether a piece has null rows at all. */
+function hasNulls(d: Data): boolean {
+  const bitmap = d.nullBitmap as Uint8Array | undefined;
+  return d.nullCount !== 0 && bitmap !== undefined && bitmap.length > 0;
+}
+
 /** Whether row i of a piece is null. */
 function isNull(d: Data, i: number): boolean {
-  const bitmap = d.nullBitmap as Uint8Array | undefined;
-  if (d.nullCount === 0 || !bitmap || bitmap.length === 0) return false;
+  if (!hasNulls(d)) return false;
   const j = d.offset + i;
-  return (bitmap[j >> 3] & (1 << (j & 7))) === 0;
+  return (d.nullBitmap[j >> 3] & (1 << (j & 7))) === 0;
 }
 
 /** Calls `each` for the parts of the pieces that cover rows [from, to) of their column. */
@@ -128,11 +133,13 @@ function timestamps(c: ColumnChunks, from: number, to: number, at: string, probl
     if (per <= 1e3) {
       // Exact as doubles (|t| < 2^53 ms): read as two int32 halves, far faster than BigInt.
       const halves = new Int32Array(v.buffer, v.byteOffset, v.length * 2);
+      const nulls = hasNulls(d);
       for (let i = start; i < end; i++) {
         const j = (d.offset + i) * 2;
         const t = (halves[j + 1] * 4294967296 + (halves[j] >>> 0)) / per;
         out[o + i - start] = t;
-        if (!(t >= MIN_TIMESTAMP && t <= MAX_TIMESTAMP && Number.isInteger(t)) || isNull(d, i))
+        // One test per row for the common case; which problem only once there is one.
+        if (!(t >= MIN_TIMESTAMP && t <= MAX_TIMESTAMP && t === Math.floor(t)) || (nulls && isNull(d, i)))
           problem(i, isNull(d, i) ? "must not be null" : "must be a whole second between 0001-01-01 and 9999-12-31 (D24)");
       }
     } else {
@@ -168,6 +175,16 @@ function values(c: ColumnChunks, kind: FieldKind, from: number, to: number, at: 
       (kind === FieldKind.Double && DataType.isFloat(t) && t.precision === Precision.DOUBLE) ||
       (kind === FieldKind.Flag && DataType.isInt(t) && t.bitWidth === 32 && t.isSigned);
     if (same) (out as Float32Array).set(src.subarray(d.offset + start, d.offset + end) as Float32Array, o);
+    if (same && !hasNulls(d)) {
+      // The common case, by typed array: every int32 is a flag id; a float of its own width needs only to be finite.
+      if (kind !== FieldKind.Flag) {
+        for (let k = o; k < o + end - start; k++) {
+          const x = out[k];
+          if (x - x !== 0) problems.add(`${at}${c.name}[${from + k}]`, "must be a finite number");
+        }
+      }
+      return;
+    }
     const wide = src instanceof BigInt64Array || src instanceof BigUint64Array ? src : undefined;
     for (let i = start; i < end; i++) {
       const k = o + i - start;
