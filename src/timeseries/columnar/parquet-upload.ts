@@ -1,21 +1,30 @@
 // D69: a Parquet body decoded by parquet-wasm (the Rust parquet crate
 // compiled to WebAssembly: every encoding and codec the format has, bounds
 // checked by construction; a hostile file traps inside the wasm sandbox,
-// never in the process) into Arrow IPC, which arrow-upload.ts reads. Loaded
-// on the first Parquet upload: compiling its 5 MB module costs start-up
-// time that servers which never see Parquet need not pay.
+// never in the process) into Arrow IPC, which arrow-upload.ts reads. Its
+// module is compiled on the first Parquet upload (a 5 MB module: servers that
+// never see Parquet do not pay for it), from the package's file, or from the
+// single executable's asset (D38, release/package.mjs).
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { getAsset } from "node:sea";
+import { initSync, readParquet } from "parquet-wasm/esm";
 import { invalidField } from "../../core/errors.js";
+import { inSingleExecutable } from "../../runtime/addons.js";
 import { arrowTables } from "./arrow-upload.js";
 import type { DecodedTable } from "./columnar-rows.js";
 
-interface ParquetWasm {
-  readParquet(bytes: Uint8Array): { intoIPCStream(): Uint8Array; free?(): void };
-}
+/** The single executable's asset holding parquet-wasm's module. */
+export const PARQUET_WASM_ASSET = "parquet_wasm_bg.wasm";
 
-let wasm: ParquetWasm | undefined;
-function parquetWasm(): ParquetWasm {
-  return (wasm ??= createRequire(import.meta.url)("parquet-wasm") as ParquetWasm);
+let ready = false;
+function loadParquetWasm(): void {
+  if (ready) return;
+  const bytes = inSingleExecutable
+    ? getAsset(PARQUET_WASM_ASSET)
+    : readFileSync(createRequire(import.meta.url).resolve("parquet-wasm/esm/parquet_wasm_bg.wasm"));
+  initSync({ module: new Uint8Array(bytes) });
+  ready = true;
 }
 
 const MAGIC = [0x50, 0x41, 0x52, 0x31]; // "PAR1", at both ends of a file
@@ -24,10 +33,11 @@ const MAGIC = [0x50, 0x41, 0x52, 0x31]; // "PAR1", at both ends of a file
 export function parquetTable(body: Uint8Array, at = "body"): DecodedTable {
   const ends = body.length >= 12 && MAGIC.every((b, i) => body[i] === b && body[body.length - 4 + i] === b);
   if (!ends) throw invalidField(at, "is not a Parquet file (it must begin and end with PAR1)", "MALFORMED_BODY");
+  loadParquetWasm();
   let ipc: Uint8Array;
   try {
-    // intoIPCStream() consumes the wasm table: nothing stays in wasm memory.
-    ipc = parquetWasm().readParquet(body).intoIPCStream();
+    // intoIPCStream() consumes the wasm table: nothing of it stays in wasm memory.
+    ipc = readParquet(body).intoIPCStream();
   } catch (e) {
     throw invalidField(at, `is not a valid Parquet file: ${e instanceof Error ? e.message : String(e)}`, "MALFORMED_BODY");
   }
