@@ -134,6 +134,32 @@ describe("D69 columnar uploads", () => {
     }
   });
 
+  it("D69 a many-series Arrow body with a time_series_id column (as other tools write it): runs of rows by series, a series named twice taken together, later wins", async () => {
+    const [a, b] = [await api.series(dataset), await api.series(dataset)];
+    const T = BigInt(Date.UTC(2024, 0, 1));
+    const ids = [a, a, b, a];
+    const body = arrowOf([T, T + 60_000n, T, T], [1, 2, 3, 4], [0, 0, 1, 2], TimeUnit.MILLISECOND, {
+      time_series_id: vectorFromArray(ids, new Utf8()),
+    });
+    expect(await post(manyPath(), ARROW, body)).toMatchObject({ status: 200, json: { count: 4, series: 2 } });
+    expect(await rowsOf(a)).toEqual([
+      ["2024-01-01T00:00:00", 4, 2],
+      ["2024-01-01T00:01:00", 2, 0],
+    ]);
+    expect(await rowsOf(b)).toEqual([["2024-01-01T00:00:00", 3, 1]]);
+  });
+
+  it("D69 a many-series body naming a series of another dataset is a 404 and stores nothing", async () => {
+    const a = await api.series(dataset);
+    const elsewhere = await api.series(await api.dataset());
+    const T = BigInt(Date.UTC(2024, 0, 1));
+    const body = arrowOf([T, T], [1, 2], [0, 0], TimeUnit.MILLISECOND, { time_series_id: vectorFromArray([a, elsewhere], new Utf8()) });
+    const r = await post(manyPath(), ARROW, body);
+    expect(r.status).toBe(404);
+    expect(JSON.stringify(r.json)).toContain(elsewhere);
+    expect(await rowsOf(a)).toEqual([]);
+  });
+
   it("D69 Parquet as DuckDB writes it (snappy, dictionary pages, timestamptz in us, ns timestamps, doubles) is taken", async () => {
     const dir = mkdtempSync(join(tmpdir(), "d69-"));
     try {
