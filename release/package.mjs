@@ -8,7 +8,8 @@
 //   3. node --build-sea writes that binary with the bundle, the server's
 //      node flags, and both native addons (ours and better-sqlite3's) as
 //      assets, which src/native/load.ts loads through a private cache,
-//      and the files of the /docs page (src/runtime/assets.ts serves them).
+//      and the files of the /docs page (src/runtime/assets.ts serves them),
+//      and parquet-wasm's module (D69).
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -32,6 +33,8 @@ const addons = {
   "meridian_native.node": join(root, "native", "build", "Release", "meridian_native.node"),
   "better_sqlite3.node": betterSqlitePrebuild(),
 };
+// D69: parquet-wasm's module, which src/timeseries/columnar/parquet-upload.ts compiles from this asset.
+const wasmAssets = { "parquet_wasm_bg.wasm": require.resolve("parquet-wasm/esm/parquet_wasm_bg.wasm") };
 for (const [name, file] of Object.entries(addons))
   if (!existsSync(file)) throw new Error(`${name}: ${file} is missing; run npm install first`);
 
@@ -69,7 +72,7 @@ writeFileSync(
       output,
       disableExperimentalSEAWarning: true,
       execArgv: [...SERVE_NODE_FLAGS],
-      assets: { ...addons, ...servedAssetFiles() },
+      assets: { ...addons, ...wasmAssets, ...servedAssetFiles() },
     },
     null,
     2,

@@ -1,17 +1,20 @@
 // meridian import (D30): a CSV file into a time series, all or nothing.
 import { statSync } from "node:fs";
 import { ImportError, importCsv, type ImportResult } from "../timeseries/import/csv-import.js";
+import { fileFormat, importColumnar } from "../timeseries/import/columnar-import.js";
 import { parseCommand, UsageError } from "./args.js";
 import { openCliBackend } from "./cli-database.js";
 import { progressBar } from "./progress.js";
 
-export const IMPORT_USAGE = `usage: meridian import --dataset ID --series ID FILE.csv
+export const IMPORT_USAGE = `usage: meridian import --dataset ID --series ID FILE.csv|FILE.arrow|FILE.parquet
   loads a CSV (timestamp yyyy-MM-ddTHH:mm:ss[Z], then one column per data field, empty
   for missing) into an existing time series, all or nothing, while the server runs.
   The first line may be a header naming the columns: any name for the timestamp, then
   the series' data field names in order (case and surrounding spaces or quotes ignored);
   any other line that is not a row is an error naming it. Of rows with one timestamp
-  the last line wins. Prints a summary line: rows read, stored, duplicates replaced
+  the last line wins. Prints a summary line: rows read, stored, duplicates replaced.
+  An Arrow (IPC stream or file) or Parquet file (D69: by its magic bytes or extension)
+  holds the columns a read answers: timestamp, then one per data field by name.
 `;
 
 export async function importCommand(argv: string[]): Promise<number> {
@@ -19,7 +22,7 @@ export async function importCommand(argv: string[]): Promise<number> {
   if (!args) return 0;
   const { values, positionals } = args;
   if (!values.dataset || !values.series) throw new UsageError("--dataset and --series are required", IMPORT_USAGE);
-  if (positionals.length !== 1) throw new UsageError("expected one FILE.csv", IMPORT_USAGE);
+  if (positionals.length !== 1) throw new UsageError("expected one FILE (.csv, .arrow or .parquet)", IMPORT_USAGE);
   const backend = await openCliBackend("import", "existing");
   // In words, not as the ENOENT of an open (issue 39 item 12); after the database, whose mistakes come first.
   const kind = statSync(positionals[0], { throwIfNoEntry: false });
@@ -33,12 +36,9 @@ export async function importCommand(argv: string[]): Promise<number> {
   const bar = process.stderr.isTTY ? progressBar(process.stderr) : undefined;
   const started = performance.now();
   try {
-    const r = await importCsv(backend, {
-      datasetId: values.dataset,
-      seriesId: values.series,
-      file: positionals[0],
-      onProgress: bar?.update,
-    });
+    const opts = { datasetId: values.dataset, seriesId: values.series, file: positionals[0], onProgress: bar?.update };
+    const format = fileFormat(positionals[0]);
+    const r = format === "csv" ? await importCsv(backend, opts) : await importColumnar(backend, opts, format);
     bar?.done();
     const seconds = (performance.now() - started) / 1000;
     process.stdout.write(`${summary(values.series, r)} in ${seconds.toFixed(2)} s (${Math.round(r.read / seconds)} rows/s)\n`);

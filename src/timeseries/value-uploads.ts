@@ -22,6 +22,10 @@ import type { BlockStore, SeriesWrite } from "./blocks/block-store.js";
 import type { FieldKind } from "./blocks/block-codec.js";
 import type { DatasetRecord, MetadataStore, SeriesRecord } from "./metadata-store.js";
 import { RowBuilder, cellProblem, kindsOf } from "./value-rows.js";
+import { uploadBodyKey, type UploadBody } from "../http/upload-body.js";
+import { ColumnProblems } from "./columnar/columnar-rows.js";
+import { manySeriesParts, partRows, singleSeriesRows } from "./columnar/upload.js";
+import { concatRows, type RowSet } from "./blocks/row-set.js";
 
 /** Row violations named in one 400. */
 const MAX_REPORTED = 20;
@@ -101,6 +105,34 @@ export function valueUploads({ blocks, metadata, datasetFor, seriesIn }: ValueUp
     return [...builders.values()].map((b) => ({ sid: b.series.sid, kinds: b.kinds, rows: b.rows.take() }));
   };
 
+  /**
+   * D69: a columnar many-series body's rows by series, checked as
+   * gatherMany() checks JSON rows (a 404 for a series not of the dataset).
+   */
+  const gatherColumnar = async (d: DatasetRecord, body: UploadBody): Promise<SeriesWrite[]> => {
+    const parts = manySeriesParts(body);
+    const ids = parts.map((p) => guid(p.id, `${p.at}time_series_id[${p.from}]`));
+    const found = new Map((await metadata.getSeriesMany(d.id, [...new Set(ids)])).map((s) => [s.id, s]));
+    const problems = new ColumnProblems();
+    const bySeries = new Map<string, { series: SeriesRecord; rows: RowSet[] }>();
+    parts.forEach((p, i) => {
+      const series = found.get(ids[i]);
+      if (series === undefined)
+        throw notFound(`no time series ${ids[i]} in dataset ${d.id} (${p.at}time_series_id[${p.from}])`, "TIME_SERIES_NOT_FOUND");
+      const rows = partRows(p, series.dataFields, problems);
+      if (!rows) return;
+      let s = bySeries.get(series.id);
+      if (s === undefined) bySeries.set(series.id, (s = { series, rows: [] }));
+      s.rows.push(rows);
+    });
+    problems.list.throwIfAny();
+    return [...bySeries.values()].map((s) => ({
+      sid: s.series.sid,
+      kinds: kindsOf(s.series.dataFields),
+      rows: s.rows.length === 1 ? s.rows[0] : concatRows(...s.rows), // in body order: of equal timestamps the later wins (D30)
+    }));
+  };
+
   /** Stores what gatherMany() gathered: one write, all or nothing. */
   const storeMany = async (writes: SeriesWrite[]): Promise<UploadManyValuesResponse> =>
     create(UploadManyValuesResponseSchema, { count: await blocks.upsertMany(writes), series: writes.length });
@@ -109,6 +141,9 @@ export function valueUploads({ blocks, metadata, datasetFor, seriesIn }: ValueUp
     uploadValues: async (req: UploadValuesRequest, ctx: HandlerContext): Promise<UploadValuesResponse> => {
       const s = await seriesIn(await datasetFor(ctx, "write", req.datasetId), req.timeSeriesId, "timeSeriesId");
       const kinds = kindsOf(s.dataFields);
+      const body = ctx.values.get(uploadBodyKey);
+      if (body)
+        return create(UploadValuesResponseSchema, { count: await blocks.upsert(s.sid, kinds, singleSeriesRows(body, s.dataFields)) });
       const rows = new RowBuilder(kinds, Math.max(1, req.data.length));
       const problems = new RowProblems();
       gatherRows(req.data, kinds, rows, "data", problems);
@@ -116,8 +151,11 @@ export function valueUploads({ blocks, metadata, datasetFor, seriesIn }: ValueUp
       return create(UploadValuesResponseSchema, { count: await blocks.upsert(s.sid, kinds, rows.take()) });
     },
 
-    uploadManyValues: async (req: UploadManyValuesRequest, ctx: HandlerContext): Promise<UploadManyValuesResponse> =>
-      storeMany(await gatherMany(await datasetFor(ctx, "write", req.datasetId), req.series)),
+    uploadManyValues: async (req: UploadManyValuesRequest, ctx: HandlerContext): Promise<UploadManyValuesResponse> => {
+      const d = await datasetFor(ctx, "write", req.datasetId);
+      const body = ctx.values.get(uploadBodyKey);
+      return storeMany(body ? await gatherColumnar(d, body) : await gatherMany(d, req.series));
+    },
 
     /**
      * Each message stored as it arrives, all or nothing; every message must

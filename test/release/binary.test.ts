@@ -204,6 +204,33 @@ describe.skipIf(SKIP)("D38 the single executable, alone, with no node on PATH", 
     }
   });
 
+  it("D38 D69 the binary takes Arrow and Parquet uploads back (parquet-wasm's module from its own asset) and imports a .parquet file", async () => {
+    const h = { "svc-open-api-key": tsKey, "svc-service-id": "timeseries", "svc-project-id": "p1", "svc-dataset-id": DATASET };
+    const path = (s: string) => `${server.url}/api/ts/dataset/${DATASET}/timeseries/${s}/values`;
+    const json = async (s: string) => ((await (await fetch(path(s), { headers: h })).json()) as { data: unknown[][] }).data;
+    const original = await json(SERIES);
+    for (const type of ["application/vnd.apache.arrow.stream", "application/vnd.apache.parquet"]) {
+      const body = Buffer.from(await (await fetch(path(SERIES), { headers: { ...h, accept: type } })).arrayBuffer());
+      const made = await fetch(`${server.url}/api/ts/dataset/${DATASET}/timeseries`, {
+        method: "POST",
+        headers: { ...h, "content-type": "application/json" },
+        body: JSON.stringify({ item: { name: "copy" }, dataFields: [{ name: "v", dataType: "Double" }] }),
+      });
+      const copy = ((await made.json()) as { id: string }).id;
+      const r = await fetch(path(copy), { method: "POST", headers: { ...h, "content-type": type }, body });
+      expect(r.status).toBe(200);
+      expect(await json(copy)).toEqual(original);
+      if (type.endsWith("parquet")) {
+        const file = join(dir, "copy.parquet");
+        writeFileSync(file, body);
+        await fetch(path(copy), { method: "DELETE", headers: h });
+        const imported = run(["import", "--dataset", DATASET, "--series", copy, file]);
+        expect(imported.stderr + imported.stdout).toContain("50000 rows read");
+        expect(await json(copy)).toEqual(original);
+      }
+    }
+  });
+
   it("D38 the addons live in a private cache (0700), by content hash; a tampered one is replaced, never loaded", async () => {
     const cache = env.MERIDIAN_CACHE_DIR;
     expect(statSync(cache).mode & 0o777).toBe(0o700);

@@ -261,7 +261,9 @@ function requestBody(route: RestRoute, schemas: SchemaSet, docs: RestDocs, examp
   } else {
     schema = schemas.field(route.body[route.body.length - 1], false);
   }
-  return { required: true, content: { "application/json": withExample({ schema }, examples.request) } };
+  // D69: the columnar media types a body may also be, sent as they are.
+  const raw = Object.fromEntries(route.bodyMediaTypes.map((type) => [type, { schema: BINARY }]));
+  return { required: true, content: { "application/json": withExample({ schema }, examples.request), ...raw } };
 }
 
 function withExample(media: Schema, example: unknown): Schema {

@@ -26,6 +26,8 @@ export interface RestRoute {
   responseBody?: DescField;
   successStatus: number;
   maxBodyBytes: number;
+  /** D69: media types besides JSON the body may be, handed to the method raw (lower case). */
+  bodyMediaTypes: readonly string[];
   /** Every query parameter name the route accepts, resolved at start-up (a body of "*" takes none). */
   queryFields: ReadonlyMap<string, DescField[]>;
   /** Server-streaming google.api.HttpBody: the answer is raw bytes, streamed. */
@@ -86,6 +88,7 @@ function routeOf(spec: MethodImplSpec, method: DescMethod, rule: HttpRule): Rest
     // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing -- proto3: an option of 0 is one not set
     successStatus: options?.successStatus || (isEmpty ? 204 : 200),
     maxBodyBytes: maxBodyBytes(method),
+    bodyMediaTypes: (options?.bodyMediaTypes ?? []).map((t) => t.toLowerCase()),
     queryFields: body === "*" ? new Map() : queryFieldTable(input, bound),
     streamsHttpBody,
   };

@@ -32,6 +32,7 @@ import { capturedSegments } from "./path-template.js";
 import { requestInfoKey } from "../../http/request-info.js";
 import { WriteAhead } from "../write-ahead.js";
 import { ChunksInFlight } from "../../native/buffer-pool.js";
+import { uploadBodyKey } from "../../http/upload-body.js";
 
 /** Bytes of a streamed answer that may wait in its compressor, or in the response when sent as it is, while the next chunk is made (D28, D44). */
 const AHEAD = 1 << 20;
@@ -124,7 +125,7 @@ export class Transcoder {
         });
       }
       const route = match.route;
-      const input = await this.buildInput(route, req, url, match.segments);
+      const input = await this.buildInput(route, req, url, match.segments, contextValues);
       await this.invoke(route, input, req, res, contextValues, url);
     } catch (e) {
       if (res.headersSent) return void res.destroy();
@@ -136,12 +137,16 @@ export class Transcoder {
     }
   }
 
-  private async buildInput(route: RestRoute, req: NodeRequest, url: URL, segments: string[]): Promise<Message> {
+  private async buildInput(route: RestRoute, req: NodeRequest, url: URL, segments: string[], values: ContextValues): Promise<Message> {
     const json: JsonObject = {};
     // 1. Body. (Kept, with its type, to name a field protobuf-es refuses without naming it.)
     let sent: { schema: DescMessage; json: JsonValue } | undefined;
-    if (route.body !== "none") {
-      const text = await readJsonBody(req, route.maxBodyBytes);
+    const rawType = mediaTypeOf(req.headers["content-type"]);
+    if (route.body !== "none" && rawType !== undefined && route.bodyMediaTypes.includes(rawType)) {
+      // D69: a columnar body goes to the method as it came; the message holds the path's fields.
+      values.set(uploadBodyKey, { mediaType: rawType, bytes: await readBody(req, route.maxBodyBytes) });
+    } else if (route.body !== "none") {
+      const text = await readJsonBody(req, route.maxBodyBytes, route.bodyMediaTypes);
       if (text !== undefined) {
         let parsed: JsonValue;
         try {
@@ -468,14 +473,20 @@ function passHeaders(h: Headers): Record<string, string> {
   return out;
 }
 
-async function readJsonBody(req: NodeRequest, maxBytes: number): Promise<string | undefined> {
+/** A Content-Type's type, lower case, without parameters. */
+function mediaTypeOf(header: string | undefined): string | undefined {
+  return header?.split(";", 1)[0].trim().toLowerCase();
+}
+
+async function readJsonBody(req: NodeRequest, maxBytes: number, accepted: readonly string[] = []): Promise<string | undefined> {
+  const others = accepted.length > 0 ? ` or ${accepted.join(" or ")}` : "";
   const length = req.headers["content-length"];
   const hasBody = (length !== undefined && length !== "0") || req.headers["transfer-encoding"] !== undefined;
   const type = req.headers["content-type"];
   if (type === undefined && !hasBody) return undefined;
   if (!isJsonMediaType(type)) {
     req.resume();
-    throw failure("UNSUPPORTED_MEDIA_TYPE", `content type ${type ?? "(none)"} is not JSON; send application/json`);
+    throw failure("UNSUPPORTED_MEDIA_TYPE", `content type ${type ?? "(none)"} is not JSON; send application/json${others}`);
   }
   const bytes = await readBody(req, maxBytes);
   // A UTF-8 byte-order mark is not part of the JSON text (RFC 8259, 8.1: a parser may ignore it).
