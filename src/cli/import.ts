@@ -13,7 +13,7 @@ export const IMPORT_USAGE = `usage: meridian import --dataset ID --series ID FIL
   the series' data field names in order (case and surrounding spaces or quotes ignored);
   any other line that is not a row is an error naming it. Of rows with one timestamp
   the last line wins. Prints a summary line: rows read, stored, duplicates replaced.
-  An Arrow (IPC stream or file) or Parquet file (D69: by its magic bytes or extension)
+  An Arrow (IPC stream or file) or Parquet file (known by its magic bytes or extension)
   holds the columns a read answers: timestamp, then one per data field by name.
 `;
 

@@ -72,7 +72,7 @@ const FACTS: Record<string, Schema> = {
   },
   "UploadManyValuesRequest.series": {
     maxItems: MAX_SERIES_A_WRITE,
-    description: `The series written and their rows: all of the request is stored or none of it (D68). A series may come more than once; of equal timestamps the later row wins. At most ${n(MAX_SERIES_A_WRITE)} entries a request.`,
+    description: `The series written and their rows: all of the request is stored or none of it. A series may come more than once; of equal timestamps the later row wins. At most ${n(MAX_SERIES_A_WRITE)} entries a request.`,
   },
   "DataField.data_type": { enum: Object.keys(DATA_TYPES) },
   "DataField.flags": { description: "Present on Flag fields only (and there always, an empty list included)." },

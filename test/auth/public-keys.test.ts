@@ -12,7 +12,7 @@ import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SERVED_SERVICES } from "../../src/app/app.js";
 import { FeatureStatusService } from "../../src/gen/meridian/featurestatus/v1/feature_status_pb.js";
-import { grpcUnary, hostPort } from "../helpers/clients.js";
+import { grpcClientStream, grpcUnary, hostPort } from "../helpers/clients.js";
 import { meridian } from "../helpers/cli.js";
 import { RW, api, draft, iso } from "../helpers/messages.js";
 import { openSse, nextEvent } from "../helpers/sse.js";
@@ -136,6 +136,12 @@ describe("D60 public keys: what they may read", () => {
       let connectCode: Code | "ok";
       try {
         if (method.methodKind === "unary") await client[method.localName](input);
+        else if (method.methodKind === "client_streaming")
+          await client[method.localName](
+            (async function* () {
+              yield input;
+            })(),
+          );
         else for await (const _ of client[method.localName](input, { signal: abort.signal }) as AsyncIterable<unknown>) break;
         connectCode = "ok";
       } catch (e) {
@@ -146,7 +152,10 @@ describe("D60 public keys: what they may read", () => {
         method.methodKind === "unary"
           ? ((await grpcUnary(hostPort(server.url), method as never, request as never, { "svc-open-api-key": anyPage })).error?.code ??
             "ok")
-          : await grpcFirst(method, request, { "svc-open-api-key": anyPage });
+          : method.methodKind === "client_streaming"
+            ? ((await grpcClientStream(hostPort(server.url), method as never, [request as never], { "svc-open-api-key": anyPage })).error
+                ?.code ?? "ok")
+            : await grpcFirst(method, request, { "svc-open-api-key": anyPage });
       const expected = ALLOWED.has(method.name) ? "ok" : "denied";
       expect([method.name, connectCode === "ok" ? "ok" : connectCode === Code.PermissionDenied ? "denied" : Code[connectCode]]).toEqual([
         method.name,

@@ -46,8 +46,10 @@ describe("D66 group commit through the server", () => {
     const answers = await Promise.all(uploads);
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
     const after = await groups();
-    expect(after.writes - before.writes).toBe(48);
-    expect(after.commits - before.commits).toBeLessThan(48); // some writes shared a commit
+    // The server's own writes (the clock's message events) may go through the group commit meanwhile too.
+    const writes = after.writes - before.writes;
+    expect(writes).toBeGreaterThanOrEqual(48);
+    expect(after.commits - before.commits).toBeLessThan(writes); // some writes shared a commit
     for (const [s, id] of series.entries()) {
       const r = await api.read(dataset, id);
       expect(r.json.data.map((row: unknown[]) => row[1])).toEqual(Array.from({ length: 12 }, (_, k) => s + 4 * k));
