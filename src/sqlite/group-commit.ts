@@ -31,6 +31,14 @@ export class GroupCommit {
    * Work that throws is rolled back to its savepoint and rejects alone.
    */
   run<T>(work: () => T): Promise<T> {
+    // Called inside a transaction of this connection (an import's publish, a seed): the work belongs to that transaction, now.
+    if (this.db.inTransaction) {
+      try {
+        return Promise.resolve(this.db.transaction(work)());
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     return new Promise<T>((resolve, reject) => {
       this.waiting.push({ work, resolve: resolve as (value: unknown) => void, reject });
       if (!this.scheduled) {

@@ -203,3 +203,19 @@ describe("D66 answers wait for the disk (SQLite's WAL synced off the event loop)
     db.close();
   });
 });
+
+describe("D66 a write inside the caller's own transaction", () => {
+  const dir = mkdtempSync(join(tmpdir(), "meridian-group-in-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("D66 runs at once, as part of that transaction, not in a later group", () => {
+    const db = openDatabase(join(dir, "i.db"));
+    db.exec("CREATE TABLE t (n INTEGER NOT NULL)");
+    const group = groupCommit(db);
+    db.transaction(() => {
+      void group.run(() => db.prepare("INSERT INTO t (n) VALUES (1)").run());
+      expect(db.prepare("SELECT count(*) FROM t").pluck().get()).toBe(1); // written already, inside
+    })();
+    db.close(); // nothing left waiting for a connection that is gone
+  });
+});
