@@ -272,10 +272,13 @@ describe.skipIf(!PG_URL)("D40 two replicas on one PostgreSQL", () => {
     const env = { MERIDIAN_CLEANUP_INTERVAL_S: "1", MERIDIAN_MESSAGE_RETENTION_DAYS: "0" };
     const [x, y] = [await replica(d2.url, env), await replica(d2.url, env)];
     try {
+      // Counted from the moment both are up: on a loaded machine the second replica may start
+      // seconds after the first, whose runs meanwhile are no evidence either way.
+      const [fromX, fromY] = [x.logs.length, y.logs.length];
       await new Promise((r) => setTimeout(r, 3_500));
-      const runs = [...x.logs, ...y.logs].filter((l) => typeof l.deleted === "number").length;
-      // Alone, each would have run 4 times (at start and each second): 8 in all.
-      expect(runs).toBeGreaterThanOrEqual(3);
+      const runs = [...x.logs.slice(fromX), ...y.logs.slice(fromY)].filter((l) => typeof l.deleted === "number").length;
+      // Alone, each would run every second (7 in all, 8 counting a start); shared, one every second.
+      expect(runs).toBeGreaterThanOrEqual(2);
       expect(runs).toBeLessThanOrEqual(5);
     } finally {
       await Promise.all([x.app.close(500), y.app.close(500)]);
@@ -327,7 +330,15 @@ describe.skipIf(!PG_FAULTS_URL)("D40 PostgreSQL restarted under load", () => {
       try {
         await new Promise((z) => setTimeout(z, 500));
         execSync(`${process.env.MERIDIAN_TEST_PG_CTL} -m fast restart`, { stdio: "ignore" });
-        await new Promise((z) => setTimeout(z, 1500));
+        // Service resumes by itself: both kinds of write are acknowledged again after the restart
+        // (waited for, not timed: a busy machine makes the writers slower, not the rule different).
+        const [messagesBefore, rowsBefore] = [acked.length, ackedRows.length];
+        const deadline = Date.now() + 20_000;
+        const enough = () => acked.length >= Math.max(messagesBefore + 5, 11) && ackedRows.length >= Math.max(rowsBefore + 3, 6);
+        while (!enough() && Date.now() < deadline) {
+          await new Promise((z) => setTimeout(z, 100));
+        }
+        await new Promise((z) => setTimeout(z, 500));
         writing = false;
         await Promise.all(writers);
         expect(statuses.get(201)).toBeGreaterThan(10);

@@ -187,8 +187,11 @@ describe.skipIf(NO_CHROMIUM)(`issue 43 series explorer in Chromium${NO_CHROMIUM 
       const n = w.charts.length;
       await w.page.reload();
       await expect.poll(() => w.page.textContent("#summary")).toMatch(/rows drawn/);
-      expect(w.charts.length).toBe(n + 1);
-      expect(w.charts.at(-1)!.search).toBe(read.search);
+      // Every read the fresh page made is of that same view (a layout settling late under load may
+      // ask twice; it must never ask for another range or width).
+      const afresh = w.charts.slice(n);
+      expect(afresh.length).toBeGreaterThanOrEqual(1);
+      expect(afresh.map((u) => u.search)).toEqual(afresh.map(() => read.search));
       expect(await w.violations()).toEqual([]);
     } finally {
       await w.page.close();
