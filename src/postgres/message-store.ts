@@ -15,7 +15,15 @@ import type { AuditEntryRecord, AuditQuery } from "../featurestatus/audit/audit.
 import { awaited, runAwaiting, type Unit } from "../kernel/unit-of-work.js";
 import { pgGroupCommit } from "./group-commit.js";
 import { appendMessageEvent } from "./message-events.js";
-import { AUDIT_COLUMNS, auditColumnsOf, auditEntryOf, columnsOf, messageOf, type AuditRow, type MessageRow } from "./message-rows.js";
+import {
+  AUDIT_COLUMNS,
+  auditColumnsOf,
+  auditEntryOf,
+  columnsOf,
+  messageOf,
+  type AuditRow,
+  type MessageRow,
+} from "../featurestatus/messages/message-rows.js";
 
 // Typed, so that PostgreSQL knows every parameter's type, used or not.
 const PG_TYPES: Record<ListParam, string> = { now: "bigint", limit: "bigint", feature: "text", afterKey: "bigint", afterId: "integer" };

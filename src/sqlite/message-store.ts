@@ -22,7 +22,7 @@ import {
   type AuditRow,
   type MessageColumns,
   type MessageRow,
-} from "./message-rows.js";
+} from "../featurestatus/messages/message-rows.js";
 import { otherCommits } from "./data-version.js";
 
 export class SqliteMessageStore implements MessageStore, MessageTransactions {

@@ -64,12 +64,12 @@ describe.concurrent("issue 27 layers: an import points to its own floor or one b
   it("issue 40 a domain module importing a storage adapter's types or the transport's fails the layer rule", async () => {
     const dir = plantedCopy(
       "src/featurestatus/live/change-bus.ts",
-      'import type { MessageRow } from "../../sqlite/message-rows.js";\nimport type { Cors } from "../../transport/cors.js";',
+      'import type { SqliteMessageStore } from "../../sqlite/message-store.js";\nimport type { Cors } from "../../transport/cors.js";',
     );
     const { code, output } = await cruise(dir);
     expect(code).not.toBe(0);
     expect(output).toMatch(
-      /error domains-import-no-backend-transport-or-app: src\/featurestatus\/live\/change-bus\.ts → src\/sqlite\/message-rows\.ts/,
+      /error domains-import-no-backend-transport-or-app: src\/featurestatus\/live\/change-bus\.ts → src\/sqlite\/message-store\.ts/,
     );
     expect(output).toMatch(
       /error domains-import-no-backend-transport-or-app: src\/featurestatus\/live\/change-bus\.ts → src\/transport\/cors\.ts/,

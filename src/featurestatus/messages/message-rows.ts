@@ -1,8 +1,9 @@
-// The messages' rows in PostgreSQL as the domain's records, and back: targeting
+// The messages' rows as both SQL dialects store them (the same columns and
+// encodings in SQLite and PostgreSQL), as the domain's records, and back: targeting
 // and translations as JSON text, the dismissible mark as 0 or 1, and the
 // audit trail's columns (D48).
-import type { AuditEntryRecord, AuditRecord } from "../featurestatus/audit/audit.js";
-import type { MessageRecord, NewMessage } from "../featurestatus/messages/message-store.js";
+import type { AuditEntryRecord, AuditRecord } from "../audit/audit.js";
+import type { MessageRecord, NewMessage } from "./message-store.js";
 
 /** A row of messages as SELECT * and RETURNING * answer it. */
 export interface MessageRow {
