@@ -21,30 +21,40 @@ interface Waiting {
   reject: (error: unknown) => void;
 }
 
+interface Lane {
+  waiting: Waiting[];
+  busy: boolean;
+}
+
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-/** Transactions in flight at once: a write's round trips overlap another lane's commit. */
+/** Lanes of value writes (plus the messages' own): a write's round trips overlap another lane's commit. */
 const LANES = 4;
 /** Writes in one group at most: a group's transaction holds its locks until all are done. */
 const MAX_GROUP = 64;
 
 export class PgGroupCommit {
-  private readonly lanes: { waiting: Waiting[]; busy: boolean }[] = Array.from({ length: LANES }, () => ({ waiting: [], busy: false }));
+  private readonly lanes: Lane[] = Array.from({ length: LANES }, () => ({ waiting: [], busy: false }));
+  private readonly messages: Lane = { waiting: [], busy: false };
   /** Writes in each committed group, for the metrics. */
   onGroup?: (writes: number) => void;
 
   constructor(private readonly sql: Sql) {}
 
-  /** Runs `work` in a group's transaction; resolves with its result once the group committed. `key` orders locks (a series' sid; 0 for none). */
-  run<T>(key: number, work: PgWork<T>): Promise<T> {
-    const lane = this.lanes[Math.abs(key) % LANES];
+  /**
+   * Runs `work` in a group's transaction; resolves with its result once the group committed.
+   * `key` is a series' sid (it picks the lane and orders locks), or "messages": the message writes
+   * keep a lane of their own, so that none waits behind a group of value writes.
+   */
+  run<T>(key: number | "messages", work: PgWork<T>): Promise<T> {
+    const lane = key === "messages" ? this.messages : this.lanes[Math.abs(key) % LANES];
     return new Promise<T>((resolve, reject) => {
-      lane.waiting.push({ key, work, resolve: resolve as (value: unknown) => void, reject });
+      lane.waiting.push({ key: key === "messages" ? 0 : key, work, resolve: resolve as (value: unknown) => void, reject });
       if (!lane.busy) void this.drain(lane);
     });
   }
 
-  private async drain(lane: (typeof this.lanes)[number]): Promise<void> {
+  private async drain(lane: Lane): Promise<void> {
     lane.busy = true;
     try {
       while (lane.waiting.length > 0) await this.commit(lane.waiting.splice(0, MAX_GROUP));

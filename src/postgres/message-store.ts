@@ -59,7 +59,7 @@ export class PostgresMessageStore implements MessageStore, MessageTransactions {
     const went = { writing: false };
     try {
       // D66: a savepoint of a group's transaction (message writes share one lane: key 0).
-      return await pgGroupCommit(this.sql).run(0, (tx) => runAwaiting(unit(postgresMessageTx(tx, () => (went.writing = true)))));
+      return await pgGroupCommit(this.sql).run("messages", (tx) => runAwaiting(unit(postgresMessageTx(tx, () => (went.writing = true)))));
     } finally {
       // A unit that went to change the messages (whether it did or not) moves the mark; the clock's events do not.
       if (went.writing) this.changes.changed(TABLE);

@@ -152,6 +152,39 @@ describe.skipIf(!PG_URL)("D66 a write failing inside a group (PostgreSQL)", () =
   );
 });
 
+describe.skipIf(!PG_URL)("D66 message writes keep a lane of their own (PostgreSQL)", () => {
+  it.skipIf(!PG_URL)(
+    PG_URL ? "D66 a message write commits while a group of value writes in any lane is still running" : PG_SKIP_REASON,
+    async () => {
+      const pg = await freshPgDatabase();
+      const sql = connectPostgres({ url: pg.url, poolSize: 8, statementTimeoutMs: 10_000, connectTimeoutS: 5 });
+      let release = () => {};
+      const held = new Promise<void>((r) => (release = r));
+      try {
+        await sql`CREATE TABLE t (n integer NOT NULL)`;
+        const group = pgGroupCommit(sql);
+        // Every value lane busy with a write that waits until released (sids 0..3 cover the four lanes).
+        const values = [0, 1, 2, 3].map((sid) =>
+          group.run(sid, async (tx) => {
+            await tx`INSERT INTO t (n) VALUES (${sid})`;
+            await held;
+          }),
+        );
+        const message = group.run("messages", async (tx) => (await tx`INSERT INTO t (n) VALUES (100) RETURNING n`)[0].n as number);
+        const first = await Promise.race([message, new Promise((r) => setTimeout(() => r("timed out"), 5_000))]);
+        expect(first).toBe(100);
+        release();
+        await Promise.all(values);
+        expect((await sql`SELECT n FROM t ORDER BY n`).map((r) => r.n)).toEqual([0, 1, 2, 3, 100]);
+      } finally {
+        release();
+        await sql.end();
+        await pg.drop();
+      }
+    },
+  );
+});
+
 describe("D66 answers wait for the disk (SQLite's WAL synced off the event loop)", () => {
   const dir = mkdtempSync(join(tmpdir(), "meridian-walsync-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
