@@ -5,6 +5,9 @@ import { RecordBatchReader, type Data, type DataType } from "apache-arrow";
 import { ConnectError } from "@connectrpc/connect";
 import { invalidField } from "../../kernel/errors.js";
 import { checkChunks, type ColumnChunks, type DecodedTable } from "./columnar-rows.js";
+import { boundFlatbufferVectors } from "./flatbuffer-bounds.js";
+
+boundFlatbufferVectors();
 
 /** The body's streams as tables; a 400 naming why when it is not Arrow. */
 export function arrowTables(body: Uint8Array, at = "body"): DecodedTable[] {

@@ -125,7 +125,12 @@ function timestamps(c: ColumnChunks, from: number, to: number, at: string, probl
     );
     return undefined;
   }
-  const per = UNIT_PER_SECOND[c.type.unit];
+  const per = UNIT_PER_SECOND[c.type.unit] as number | undefined;
+  if (per === undefined) {
+    // A unit outside Arrow's four: only a corrupt schema says so (found by the upload fuzz test; it was a TypeError, a 500).
+    problems.add(`${at}${c.name}`, `has a timestamp unit Arrow does not define (${String(c.type.unit)})`);
+    return undefined;
+  }
   const out = new Float64Array(to - from);
   spans(c.chunks, from, to, (d, start, end, o) => {
     const problem = (i: number, why: string) => problems.add(`${at}${c.name}[${from + o + i - start}]`, why);
