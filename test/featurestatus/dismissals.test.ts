@@ -170,7 +170,7 @@ describe("D63 dismissal that follows the person", () => {
     try {
       const sets = async () => {
         for (;;) {
-          const e = await s.next(5000);
+          const e = await s.next(15_000); // content, not latency: a loaded CI machine took over 5 s once
           if (e.event === "messages") return JSON.parse(e.data!);
         }
       };
@@ -190,7 +190,7 @@ describe("D63 dismissal that follows the person", () => {
     try {
       const sets = async () => {
         for (;;) {
-          const e = await s.next(5000);
+          const e = await s.next(15_000); // content, not latency: a loaded CI machine took over 5 s once
           if (e.event === "messages") return JSON.parse(e.data!) as { data: { id: number; title: string; dismissed: boolean }[] };
         }
       };

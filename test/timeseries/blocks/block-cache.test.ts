@@ -18,7 +18,7 @@ import { chartOf } from "../../../src/timeseries/chart-blocks.js";
 import { m4, type M4Row } from "../../helpers/m4.js";
 import { openDatabase } from "../../../src/sqlite/database.js";
 import { MIGRATIONS } from "../../../src/sqlite/schema.js";
-import { ChangeFeed } from "../../../src/postgres/changes.js";
+import { CHANGES_CHANNEL, ChangeFeed } from "../../../src/postgres/changes.js";
 import { connectPostgres } from "../../../src/postgres/database.js";
 import { PG_MIGRATIONS, migratePostgres } from "../../../src/postgres/schema.js";
 import type { MetadataStore } from "../../../src/timeseries/metadata-store.js";
@@ -39,6 +39,8 @@ interface Stores extends Side {
   other(): Promise<Side>;
   /** Raw SQL on the first connection. */
   exec(sql: string): Promise<void>;
+  /** Resolves once the first side has heard of every write committed so far (PostgreSQL: its feed's notifications arrive later). */
+  heard(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -59,6 +61,7 @@ const backends: { name: string; skip?: string; open: () => Promise<Stores> }[] =
           return { meta: new SqliteMetadataStore(o), store: new SqliteBlockStore(o) };
         },
         exec: async (sql) => void db.exec(sql),
+        heard: async () => {}, // a connection's writes are told at once
         close: async () => {
           for (const o of others) o.close();
           db.close();
@@ -87,6 +90,19 @@ const backends: { name: string; skip?: string; open: () => Promise<Stores> }[] =
           return side(sqls.length - 1);
         },
         exec: async (sql) => void (await sqls[0].unsafe(sql)),
+        // Notifications arrive in commit order: once a probe sent now is heard, so is every write before it.
+        async heard() {
+          const probe = `probe:${Math.random()}`;
+          const arrived = new Promise<void>((resolve) => {
+            const stop = feeds[0].watch((table) => {
+              if (table !== probe) return;
+              stop();
+              resolve();
+            });
+          });
+          await sqls[0]`SELECT pg_notify(${CHANGES_CHANNEL}, ${probe})`;
+          await arrived;
+        },
         async close() {
           await Promise.all([...sqls.map((s) => s.end()), ...feeds.map((f) => f.close())]);
           await pg.drop();
@@ -184,6 +200,8 @@ describe.each(backends)("D65 block summaries and the block cache ($name)", ({ sk
       const sid = await newSeries(s.meta);
       let rows = rowsOf(70_000);
       await upsert(s.store, sid, rows);
+      // The write's own notification, heard late on a loaded machine, would drop the series between the two charts.
+      await s.heard();
       const store = counted(s.store);
       const cache = new BlockCache(store, 64 << 20);
       const [from, to] = [rows[0][0], rows[rows.length - 1][0]];
