@@ -45,7 +45,7 @@ export function serverTimes(server, path) {
  * bin/meridian.js's first line gives it (SERVE_NODE_FLAGS; a test keeps the
  * two in step). BENCH_SERVER_ARGS (e.g. "--cpu-prof") go to node too.
  */
-export function startMeridian(dbPath) {
+export function startMeridian(dbPath, env = {}) {
   const nodeArgs = (process.env.BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean);
   return startProcess(
     [...nodeArgs, ...SERVE_NODE_FLAGS, join(root, "bin", "meridian.js"), "serve"],
@@ -54,6 +54,7 @@ export function startMeridian(dbPath) {
       MERIDIAN_PORT: "0",
       MERIDIAN_METRICS: process.env.MERIDIAN_METRICS ?? "127.0.0.1:0",
       MERIDIAN_LOG_LEVEL: "info",
+      ...env,
     },
     /"address":"([^"]+)"/,
   );

@@ -8,6 +8,7 @@
 //   PostgreSQL, two replicas       (16 connections each, at once; summed)
 // and each replica's RSS after its load. Needs a PostgreSQL server:
 // BENCH_PG or MERIDIAN_TEST_PG (scripts/with-postgres.sh npm run bench -- replicas).
+// Under scripts/with-patroni.sh it measures reads from standbys instead (standbys.js).
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,6 +23,11 @@ import { migratePostgres } from "../../dist/postgres/schema.js";
 import { reporter } from "../report.js";
 import { startMeridian } from "../server.js";
 
+// Under scripts/with-patroni.sh: the reads from standbys against the primary alone (standbys.js).
+if (process.env.PATRONI_URLS) {
+  await import("./standbys.js");
+  process.exit(0);
+}
 const PG = process.env.BENCH_PG || process.env.MERIDIAN_TEST_PG;
 if (!PG) {
   process.stderr.write("bench/replicas skipped: no PostgreSQL (set BENCH_PG, or run scripts/with-postgres.sh npm run bench -- replicas)\n");
