@@ -21,13 +21,13 @@ const HTTP = "^src/http/";
 /**
  * Domain modules that still read HTTP facts, each until an item of issue 40 takes it over: the
  * columnar answers' media types and the api-version of value reads (item 1, one RPC per operation).
- * (The watch's outlet and client address came to it through kernel/long-answer.ts with item 2.)
+ * (Item 2 hands the domains what they read of a request through the kernel: a watch's outlet and client
+ * address, kernel/long-answer.ts; an upload's raw body, kernel/upload-body.ts.)
  */
 const HTTP_IN_DOMAINS_FOR_NOW = [
   "^src/timeseries/columnar/(formats|parquet)\\.ts$",
   "^src/timeseries/value-reads\\.ts$",
-  // D69: the raw columnar body of an upload, until the exchange (issue 40 item 2) hands it over.
-  "^src/timeseries/value-uploads\\.ts$",
+  // D69: the media types an upload's raw body may have (the body itself comes through kernel/upload-body.ts).
   "^src/timeseries/columnar/upload\\.ts$",
 ];
 

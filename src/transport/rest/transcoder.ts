@@ -32,7 +32,7 @@ import { capturedSegments } from "./path-template.js";
 import { exchangeKey } from "../exchange.js";
 import { WriteAhead } from "../write-ahead.js";
 import { ChunksInFlight } from "../../native/buffer-pool.js";
-import { uploadBodyKey } from "../../http/upload-body.js";
+import { uploadBodyKey } from "../../kernel/upload-body.js";
 
 /** Bytes of a streamed answer that may wait in its compressor, or in the response when sent as it is, while the next chunk is made (D28, D44). */
 const AHEAD = 1 << 20;
