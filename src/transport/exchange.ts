@@ -6,7 +6,9 @@
 // object, found in the call's context values under exchangeKey; nothing
 // about a request is kept anywhere else.
 import { constants as h2, type Http2ServerRequest } from "node:http2";
-import { createContextKey, createContextValues, type ContextValues } from "@connectrpc/connect";
+import { createContextKey, createContextValues, type ConnectError, type ContextValues } from "@connectrpc/connect";
+import { authFailureKey, callerCheckKey } from "../auth/authenticate.js";
+import { principalKey, type Principal } from "../auth/principal.js";
 import type { Logger } from "../log/logger.js";
 import type { Metrics, Protocol } from "../metrics/metrics.js";
 import type { NodeRequest, NodeResponse } from "../http/node-types.js";
@@ -36,8 +38,9 @@ export class Exchange {
   protocol?: Protocol;
   /** The client's network address (D54), for a long-lived answer: the peer's, or X-Forwarded-For's when the peer is a trusted proxy. */
   clientAddress?: string;
-  /** The caller's client id once its credentials hold, for the log line. */
-  clientId?: string;
+  /** The caller once its credentials hold (its client id goes in the log line), or why they did not. */
+  principal?: Principal;
+  refusal?: ConnectError;
   /** Milliseconds spent checking the credentials (a key may be read from the database), counted against the call's wait limit (D40). */
   databaseWaitMs?: number;
   /** Body bytes of a streamed REST response handed to the socket (shows where a cut stream stopped). */
@@ -68,6 +71,18 @@ export class Exchange {
     this.method = method;
     this.protocol = protocol;
     if (protocol) this.sinks.metrics?.inFlight.inc({ protocol });
+  }
+
+  /** The credentials hold: the caller, for the handlers (D13) and, D53, how a long-lived answer asks again whether they still do. */
+  admit(principal: Principal, recheck: () => Promise<unknown>): void {
+    this.principal = principal;
+    this.values.set(principalKey, principal).set(callerCheckKey, recheck);
+  }
+
+  /** The credentials do not hold: the protocol answers with this (the auth interceptor raises it for a call that runs). */
+  refuse(refusal: ConnectError): void {
+    this.refusal = refusal;
+    this.values.set(authFailureKey, refusal);
   }
 
   /**
@@ -108,7 +123,7 @@ export class Exchange {
         path: this.path,
         status: this.res.statusCode,
         durationMs: Number(durationNs) / 1e6,
-        clientId: this.clientId,
+        clientId: this.principal?.clientId,
         completed: done,
         traceId: this.traceId,
         spanId: this.spanId,

@@ -7,8 +7,7 @@
 // one Exchange, made here, that ends in one log line and one count (D34, D43).
 import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { authFailureKey, callerCheckKey, isPublic, recheckOf, type Authenticator } from "../auth/authenticate.js";
-import { principalKey } from "../auth/principal.js";
+import { isPublic, recheckOf, type Authenticator } from "../auth/authenticate.js";
 import type { Logger } from "../log/logger.js";
 import type { Cors } from "./cors.js";
 import { failure, unauthenticated } from "../kernel/errors.js";
@@ -141,8 +140,9 @@ export function createNodeHandler({
       values.set(longAnswerKey, { clientAddress: exchange.clientAddress, outlet: outletOf(res) });
     }
     credentials(method, exchange, authenticate)
-      .then(async (refusal) => {
-        await cors.forCaller(req, res, values.get(principalKey), refusal); // D60: a public key's origins
+      .then(async () => {
+        const { principal, refusal } = exchange;
+        await cors.forCaller(req, res, principal, refusal); // D60: a public key's origins
         if (!refusal) return protocol.serve(match, exchange);
         closeIfBodyPending(req, res); // answered without reading it: do not take in the rest
         return protocol.refuse(match, exchange, refusal);
@@ -153,16 +153,12 @@ export function createNodeHandler({
 
 /**
  * Resolves the caller of a non-public method from the headers alone, before
- * anything reads the body, and keeps the principal for the handlers (and its
- * client id for the log line). Returns the 401 to answer with, if any.
+ * anything reads the body, and admits it to the exchange, or refuses it there
+ * (the 401 to answer with).
  */
-async function credentials(
-  method: DescMethod | undefined,
-  exchange: Exchange,
-  authenticate: Authenticator,
-): Promise<ConnectError | undefined> {
-  if (!method || isPublic(method)) return undefined; // unknown paths get their 404/405 without credentials
-  const { req, values: contextValues } = exchange;
+async function credentials(method: DescMethod | undefined, exchange: Exchange, authenticate: Authenticator): Promise<void> {
+  if (!method || isPublic(method)) return; // unknown paths get their 404/405 without credentials
+  const { req } = exchange;
   const header = (name: string) => {
     const v = req.headers[name];
     return Array.isArray(v) ? v.join(", ") : v;
@@ -171,18 +167,13 @@ async function credentials(
   try {
     const principal = await authenticate(header, method);
     exchange.databaseWaitMs = performance.now() - started;
-    contextValues.set(principalKey, principal);
     // D53: a long-lived answer asks again, with the same headers, whether the credential still holds.
-    contextValues.set(
-      callerCheckKey,
+    exchange.admit(
+      principal,
       recheckOf(principal, () => authenticate(header, method)),
     );
-    exchange.clientId = principal.clientId;
-    return undefined;
   } catch (e) {
-    const err = ConnectError.from(e, Code.Unauthenticated);
-    contextValues.set(authFailureKey, err);
-    return err;
+    exchange.refuse(ConnectError.from(e, Code.Unauthenticated));
   }
 }
 
