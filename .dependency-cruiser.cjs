@@ -8,8 +8,8 @@
 //                and each service's REST face beside it (*-rest-docs.ts, *-json-shapes.ts in a domain's folder):
 //                OpenAPI text and JSON shape rules that the composition hands the transport
 // Within the base, kernel/ is the domains' kernel (errors and reasons, ids, time, cursor sealing, the unit
-// of work) and http/ the HTTP floor (node types, outlets, SSE framing, problem+json, request info,
-// media types, the REST JSON writer): the transport's, which no domain or backend imports (issue 40).
+// of work, a long-lived answer's outlet) and http/ the HTTP floor (node types, outlets, SSE framing,
+// problem+json, media types, the REST JSON writer): the transport's, which no domain or backend imports (issue 40).
 // Type-only imports count (tsPreCompilationDeps): a type pointing up ties the floors as much as a value.
 const BASE = "^src/(kernel|http|config|log|metrics|runtime|native|gen)/|^src/version\\.ts$";
 const DOMAINS = "^src/(auth|featurestatus|timeseries)/";
@@ -20,15 +20,14 @@ const APP = `^src/app/|^src/cli/|${REST_FACES}`;
 const HTTP = "^src/http/";
 /**
  * Domain modules that still read HTTP facts, each until an item of issue 40 takes it over: the
- * watch's outlet and client address (item 2, one exchange per request); the columnar answers'
- * media types and the api-version of value reads (item 1, one RPC per operation).
+ * columnar answers' media types and the api-version of value reads (item 1, one RPC per operation).
+ * (Item 2 hands the domains what they read of a request through the kernel: a watch's outlet and client
+ * address, kernel/long-answer.ts; an upload's raw body, kernel/upload-body.ts.)
  */
 const HTTP_IN_DOMAINS_FOR_NOW = [
-  "^src/featurestatus/live/watch-stream\\.ts$",
   "^src/timeseries/columnar/(formats|parquet)\\.ts$",
   "^src/timeseries/value-reads\\.ts$",
-  // D69: the raw columnar body of an upload, until the exchange (issue 40 item 2) hands it over.
-  "^src/timeseries/value-uploads\\.ts$",
+  // D69: the media types an upload's raw body may have (the body itself comes through kernel/upload-body.ts).
   "^src/timeseries/columnar/upload\\.ts$",
 ];
 
@@ -65,7 +64,7 @@ module.exports = {
     {
       name: "domains-and-backends-import-no-http",
       severity: "error",
-      comment: "a domain or a storage adapter holds no HTTP: outlets, SSE framing, problem+json, request info are the transport's",
+      comment: "a domain or a storage adapter holds no HTTP: outlets, SSE framing, problem+json are the transport's",
       from: { path: `${DOMAINS}|${BACKENDS}`, pathNot: [REST_FACES, ...HTTP_IN_DOMAINS_FOR_NOW].join("|") },
       to: { path: HTTP },
     },

@@ -4,6 +4,9 @@
 /** What JSON answers are sent as. */
 export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
 
+/** An Arrow IPC stream, as an upload's body (D69). */
+export const ARROW_STREAM_MEDIA_TYPE = "application/vnd.apache.arrow.stream";
+
 /** A Parquet answer (D64): sent without Content-Encoding, as its pages are compressed already. */
 export const PARQUET_MEDIA_TYPE = "application/vnd.apache.parquet";
 

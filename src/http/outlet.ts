@@ -1,19 +1,9 @@
-// A streamed answer's way out, as the service that writes it may see it
-// (D54): how many of its bytes wait in this process for the client to take
-// them, and how to cut it. The request handler sets one for every
-// server-streaming call.
-import { createContextKey } from "@connectrpc/connect";
+// A streamed answer's way out over HTTP (D54): how many of its bytes wait in
+// this process for the client to take them, and how to cut it. The request
+// handler makes one for every server-streaming call (kernel/long-answer.ts).
 import { constants as h2, Http2ServerResponse } from "node:http2";
+import type { Outlet } from "../kernel/long-answer.js";
 import type { NodeResponse } from "./node-types.js";
-
-export interface Outlet {
-  /** Bytes written and not yet taken by the client (still in this process: the response's and its socket's buffers). */
-  queued(): number;
-  /** Cuts the answer: the client sees a reset stream or a closed connection. */
-  drop(): void;
-}
-
-export const outletKey = createContextKey<Outlet | undefined>(undefined, { description: "the streamed answer's outlet" });
 
 export function outletOf(res: NodeResponse): Outlet {
   return {

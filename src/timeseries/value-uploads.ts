@@ -22,7 +22,7 @@ import type { BlockStore, SeriesWrite } from "./blocks/block-store.js";
 import type { FieldKind } from "./blocks/block-codec.js";
 import type { DatasetRecord, MetadataStore, SeriesRecord } from "./metadata-store.js";
 import { RowBuilder, cellProblem, kindsOf } from "./value-rows.js";
-import { uploadBodyKey, type UploadBody } from "../http/upload-body.js";
+import { uploadBodyKey, type UploadBody } from "../kernel/upload-body.js";
 import { ColumnProblems } from "./columnar/columnar-rows.js";
 import { manySeriesParts, partRows, singleSeriesRows } from "./columnar/upload.js";
 import { concatRows, type RowSet } from "./blocks/row-set.js";

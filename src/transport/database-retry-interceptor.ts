@@ -13,7 +13,7 @@
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import { setTimeout as sleep } from "node:timers/promises";
 import { failure } from "../kernel/errors.js";
-import { requestInfoKey } from "../http/request-info.js";
+import { exchangeKey } from "./exchange.js";
 import { WaitLimitError, within } from "../kernel/wait-limit.js";
 import { isBusy } from "../kernel/database-busy.js";
 import { mapStreamErrors } from "../http/stream-errors.js";
@@ -82,7 +82,7 @@ export function databaseRetryInterceptor(options: Partial<DatabaseRetryOptions> 
     }
     if (waitLimitMs === undefined) return retrying(() => next(req), req.signal);
     // The time the call's credentials took to check counts against its limit.
-    const left = waitLimitMs - (req.contextValues.get(requestInfoKey)?.databaseWaitMs ?? 0);
+    const left = waitLimitMs - (req.contextValues.get(exchangeKey)?.databaseWaitMs ?? 0);
     return within(
       retrying(() => next(req), req.signal),
       left,

@@ -6,20 +6,20 @@ import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../log/logger.js";
 import { isCancellation } from "./cancellation.js";
 import { codeName } from "../kernel/reasons.js";
-import { requestInfoKey, type RequestInfo } from "../http/request-info.js";
+import { exchangeKey, type Exchange } from "./exchange.js";
 import { failure, withReason } from "../kernel/errors.js";
 import { mapStreamErrors } from "../http/stream-errors.js";
 
 export function errorInterceptor(logger: Logger): Interceptor {
-  const hide = (e: unknown, rpc: string, signal: AbortSignal, info: RequestInfo | undefined): unknown => {
-    const err = hidden(e, rpc, signal, info);
+  const hide = (e: unknown, rpc: string, signal: AbortSignal, exchange: Exchange | undefined): unknown => {
+    const err = hidden(e, rpc, signal, exchange);
     if (!(err instanceof ConnectError)) return err;
-    if (info) info.code = codeName(err.code);
+    exchange?.settle(codeName(err.code));
     return withReason(err); // D59: gRPC and Connect callers read a reason too
   };
-  const hidden = (e: unknown, rpc: string, signal: AbortSignal, info: RequestInfo | undefined): unknown => {
+  const hidden = (e: unknown, rpc: string, signal: AbortSignal, exchange: Exchange | undefined): unknown => {
     if (isCancellation(e, signal)) {
-      if (info) info.cancelled = true;
+      if (exchange) exchange.cancelled = true;
       return e instanceof ConnectError ? e : failure("CANCELED", "the call was cancelled", { cause: e });
     }
     if (e instanceof ConnectError) return e;
@@ -28,22 +28,22 @@ export function errorInterceptor(logger: Logger): Interceptor {
   };
   return (next) => async (req) => {
     const rpc = `${req.service.typeName}/${req.method.name}`;
-    const info = req.contextValues.get(requestInfoKey);
+    const exchange = req.contextValues.get(exchangeKey);
     try {
       const res = await next(req);
       if (!res.stream) {
-        if (info) info.code = "ok";
+        exchange?.settle("ok");
         return res;
       }
       return mapStreamErrors(
         res,
-        (e) => hide(e, rpc, req.signal, req.contextValues.get(requestInfoKey)),
+        (e) => hide(e, rpc, req.signal, exchange),
         () => {
-          if (info) info.code = "ok";
+          exchange?.settle("ok");
         },
       );
     } catch (e) {
-      throw hide(e, rpc, req.signal, req.contextValues.get(requestInfoKey));
+      throw hide(e, rpc, req.signal, exchange);
     }
   };
 }

@@ -1,37 +1,34 @@
 // The one request handler behind the port: the request target (refused when
-// readers would disagree on its path, D8), health and readiness, CORS, then credentials
-// (before any body is read, D51), then the Connect router (gRPC, gRPC-Web,
-// Connect on /pkg.Service/Method), then the REST transcoder for the paths of
-// the spec. Every request ends in one log line (D34).
+// readers would disagree on its path, D8), then the plain HTTP answers (CORS
+// preflights, metrics, documents, health and readiness), then the protocols:
+// the first that takes the request (Connect's router, then the REST
+// transcoder) names its method, the credentials are checked (before any body
+// is read, D51), and the protocol refuses or serves the call. Each request is
+// one Exchange, made here, that ends in one log line and one count (D34, D43).
 import type { DescMethod } from "@bufbuild/protobuf";
-import { constants as h2, type Http2ServerRequest } from "node:http2";
-import { Code, ConnectError, createContextValues, type ContextValues } from "@connectrpc/connect";
-import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
-import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
-import { authFailureKey, callerCheckKey, isPublic, recheckOf, type Authenticator } from "../auth/authenticate.js";
-import { principalKey } from "../auth/principal.js";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { isPublic, recheckOf, type Authenticator } from "../auth/authenticate.js";
 import type { Logger } from "../log/logger.js";
-import { isCancellation } from "./cancellation.js";
 import type { Cors } from "./cors.js";
 import { failure, unauthenticated } from "../kernel/errors.js";
+import { longAnswerKey } from "../kernel/long-answer.js";
 import type { HealthState } from "./health.js";
 import { isGrpcContentType, sendGrpcStatus } from "./grpc-status.js";
 import { closeIfBodyPending, isRead, sendJson, sendJsonText, sendProblem } from "./http-io.js";
 import type { NodeHandler, NodeRequest, NodeResponse } from "../http/node-types.js";
-import { requestInfoKey, type RequestInfo } from "../http/request-info.js";
 import { ClientAddress } from "../http/client-address.js";
-import { outletKey, outletOf } from "../http/outlet.js";
+import { outletOf } from "../http/outlet.js";
 import { Transcoder } from "./rest/transcoder.js";
+import { restProtocol } from "./rest/rest-protocol.js";
 import type { ServiceRegistry } from "./service-registry.js";
-import { traceOf } from "./trace-context.js";
-import { binaryResponseToText, isGrpcWebText, textRequestToBinary } from "./grpc-web-text.js";
-import type { Metrics, Protocol } from "../metrics/metrics.js";
+import type { Metrics } from "../metrics/metrics.js";
 import { PublicFiles } from "./public-files.js";
-import { codeNameOfStatus } from "../http/problem.js";
 import { codeName } from "../kernel/reasons.js";
-import { watchOutcome } from "./rpc-outcome.js";
 import { openApiDocument, type DocumentInfo } from "./rest/openapi.js";
 import { readTarget } from "./request-target.js";
+import { Exchange } from "./exchange.js";
+import { connectProtocol } from "./connect-protocol.js";
+import type { Match, Protocol } from "./protocol.js";
 
 export interface HandlerParts {
   services: ServiceRegistry;
@@ -64,13 +61,13 @@ export function createNodeHandler({
   apiInfo = { title: "Meridian", version: "0", description: "" },
   clientAddress = new ClientAddress([]),
 }: HandlerParts): NodeHandler {
-  const rpcPaths = new Map(services.router.handlers.map((h) => [h.requestPath, h]));
   const transcoder = new Transcoder(services.methods, {
     interceptors: services.interceptors,
     shutdownSignal,
     json: services.json,
   });
   const docs = new PublicFiles(openApiDocument(transcoder.routes, services.restDocs, apiInfo), apiInfo);
+  const protocols: readonly Protocol[] = [connectProtocol(services.router.handlers, logger), restProtocol(transcoder)];
 
   return (req, res) => {
     try {
@@ -93,18 +90,10 @@ export function createNodeHandler({
   }
 
   function dispatch(req: NodeRequest, res: NodeResponse): void {
-    const started = process.hrtime.bigint();
-    const trace = traceOf(req.headers.traceparent);
-    const info: RequestInfo = { traceId: trace.traceId, spanId: trace.spanId };
-    res.setHeader("traceresponse", trace.header);
     const malformed = readTarget(req);
-    // Path without the query string: a cursor is harmless, but nothing else there needs logging.
-    const path = (req.url ?? "/").split("?", 1)[0];
-    res.once("close", () => {
-      logRequest(logger, req, path, res, info, started);
-      if (metrics) countRequest(metrics, res, info, started);
-    });
-    if (malformed) return refuseTarget(req, res, malformed, info);
+    const exchange = new Exchange(req, res, { logger, metrics });
+    const { path } = exchange;
+    if (malformed) return refuseTarget(exchange, malformed);
     if (health.state === "draining" && req.httpVersionMajor === 1) res.setHeader("connection", "close");
     if (cors.handle(req, res)) return;
 
@@ -134,37 +123,29 @@ export function createNodeHandler({
       );
       return;
     }
-    const contextValues = createContextValues().set(requestInfoKey, info);
-    const rpc = rpcPaths.get(path);
-    if (!rpc && isGrpcContentType(req.headers["content-type"])) {
-      // A gRPC client understands only a gRPC answer (grpcio cannot parse problem+json).
-      closeIfBodyPending(req, res);
-      sendGrpcStatus(req, res, failure("METHOD_NOT_FOUND", `unknown method ${path}`));
-      return;
+    // The first protocol that takes the request serves it; REST, last, takes any.
+    for (const protocol of protocols) {
+      const match = protocol.match(exchange);
+      if (match) return call(protocol, match, exchange);
     }
-    const rest = rpc ? undefined : transcoder.resolve(req);
-    const method = rpc ? rpc.method : rest?.match.kind === "found" ? rest.match.route.method : undefined;
-    if (metrics) {
-      info.method = method ? `${method.parent.name}/${method.name}` : "unknown";
-      info.protocol = rpc ? protocolOf(req.headers["content-type"]) : "rest";
-      metrics.inFlight.inc({ protocol: info.protocol });
-    }
+  }
+
+  function call<C>(protocol: Protocol<C>, match: Match<C>, exchange: Exchange): void {
+    const { req, res, values } = exchange;
+    const { method } = match;
+    if (match.label) exchange.call(method ? `${method.parent.name}/${method.name}` : "unknown", match.label);
     if (method?.methodKind === "server_streaming") {
       // A long-lived answer (D54): counted per client address, and dropped if its client stops reading.
-      info.clientAddress = clientAddress.of(req);
-      contextValues.set(outletKey, outletOf(res));
+      exchange.clientAddress = clientAddress.of(req);
+      values.set(longAnswerKey, { clientAddress: exchange.clientAddress, outlet: outletOf(res) });
     }
-
-    credentials(method, req, contextValues, info, authenticate)
-      .then(async (refusal) => {
-        await cors.forCaller(req, res, contextValues.get(principalKey), refusal); // D60: a public key's origins
-        if (refusal) closeIfBodyPending(req, res); // answered without reading it: do not take in the rest
-        if (rpc) return serveRpc(rpc, req, res, contextValues, logger, refusal);
-        if (refusal) {
-          info.code = codeName(refusal.code);
-          return sendProblem(res, refusal);
-        }
-        return transcoder.serve(req, res, contextValues, rest);
+    credentials(method, exchange, authenticate)
+      .then(async () => {
+        const { principal, refusal } = exchange;
+        await cors.forCaller(req, res, principal, refusal); // D60: a public key's origins
+        if (!refusal) return protocol.serve(match, exchange);
+        closeIfBodyPending(req, res); // answered without reading it: do not take in the rest
+        return protocol.refuse(match, exchange, refusal);
       })
       .catch((e: unknown) => failed(e, res));
   }
@@ -172,17 +153,12 @@ export function createNodeHandler({
 
 /**
  * Resolves the caller of a non-public method from the headers alone, before
- * anything reads the body, and keeps the principal for the handlers (and its
- * client id for the log line). Returns the 401 to answer with, if any.
+ * anything reads the body, and admits it to the exchange, or refuses it there
+ * (the 401 to answer with).
  */
-async function credentials(
-  method: DescMethod | undefined,
-  req: NodeRequest,
-  contextValues: ContextValues,
-  info: RequestInfo,
-  authenticate: Authenticator,
-): Promise<ConnectError | undefined> {
-  if (!method || isPublic(method)) return undefined; // unknown paths get their 404/405 without credentials
+async function credentials(method: DescMethod | undefined, exchange: Exchange, authenticate: Authenticator): Promise<void> {
+  if (!method || isPublic(method)) return; // unknown paths get their 404/405 without credentials
+  const { req } = exchange;
   const header = (name: string) => {
     const v = req.headers[name];
     return Array.isArray(v) ? v.join(", ") : v;
@@ -190,140 +166,15 @@ async function credentials(
   const started = performance.now();
   try {
     const principal = await authenticate(header, method);
-    info.databaseWaitMs = performance.now() - started;
-    contextValues.set(principalKey, principal);
+    exchange.databaseWaitMs = performance.now() - started;
     // D53: a long-lived answer asks again, with the same headers, whether the credential still holds.
-    contextValues.set(
-      callerCheckKey,
+    exchange.admit(
+      principal,
       recheckOf(principal, () => authenticate(header, method)),
     );
-    info.clientId = principal.clientId;
-    return undefined;
   } catch (e) {
-    const err = ConnectError.from(e, Code.Unauthenticated);
-    contextValues.set(authFailureKey, err);
-    return err;
+    exchange.refuse(ConnectError.from(e, Code.Unauthenticated));
   }
-}
-
-/**
- * Serves one call through the Connect router. A refused call gets its error
- * in the protocol's own form from the router itself: its request body, when
- * the protocol reads one, raises the refusal instead of reading a byte.
- */
-async function serveRpc(
-  rpc: UniversalHandler,
-  req: NodeRequest,
-  res: NodeResponse,
-  contextValues: ContextValues,
-  logger: Logger,
-  refusal: ConnectError | undefined,
-): Promise<void> {
-  const uReq = universalRequestFromNodeRequest(req, res, undefined, contextValues);
-  const text = isGrpcWebText(uReq.header.get("content-type"));
-  if (text) textRequestToBinary(uReq);
-  if (refusal) uReq.body = refusingBody(refusal);
-  try {
-    const info = contextValues.get(requestInfoKey);
-    const watched = watchOutcome(info?.protocol ?? "connect", await rpc(uReq));
-    if (info) info.outcome = watched.outcome;
-    const uRes = watched.res;
-    await universalResponseToNodeResponse(closingIfUnread(text ? binaryResponseToText(uRes) : uRes, req, res), res);
-  } catch (e) {
-    // A client gone mid-answer shows in the request line as cancelled (D34).
-    if (isCancellation(e, uReq.signal)) {
-      const info = contextValues.get(requestInfoKey);
-      if (info) info.cancelled = true;
-    } else logger.error({ err: e, rpc: rpc.requestPath }, "RPC failed");
-  }
-}
-
-/**
- * The answer, checked as its head goes out (the router sends it after the
- * first chunk): a call answered before its request body was all read, a
- * message refused for its size say, does not leave the rest of that body to
- * be read as the connection's next request (D55).
- */
-function closingIfUnread(uRes: UniversalServerResponse, req: NodeRequest, res: NodeResponse): UniversalServerResponse {
-  const body = uRes.body;
-  if (!body) {
-    closeIfBodyPending(req, res);
-    return uRes;
-  }
-  return {
-    ...uRes,
-    body: {
-      [Symbol.asyncIterator]() {
-        const it = body[Symbol.asyncIterator]();
-        let headSent = false;
-        return {
-          next: async () => {
-            if (headSent) return it.next();
-            const first = await it.next();
-            headSent = true;
-            closeIfBodyPending(req, res);
-            return first;
-          },
-          return: (value?: unknown) => it.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined }),
-          throw: (e?: unknown) => it.throw?.(e) ?? Promise.reject(e),
-        };
-      },
-    },
-  };
-}
-
-// eslint-disable-next-line require-yield
-async function* refusingBody(err: ConnectError): AsyncIterable<Uint8Array> {
-  throw err;
-}
-
-/** Whether the whole response went out; false when the client left first. */
-function completed(req: NodeRequest, res: NodeResponse): boolean {
-  if (!res.writableFinished) return false;
-  // An HTTP/2 stream the client reset reports its writable side finished all the same; its reset code tells.
-  return req.httpVersionMajor === 1 || (req as Http2ServerRequest).stream.rstCode === h2.NGHTTP2_NO_ERROR;
-}
-
-/** Probes come every few seconds from every orchestrator and balancer: their lines are for debugging (D57). */
-const PROBES = new Set(["/healthz", "/readyz"]);
-
-function logRequest(logger: Logger, req: NodeRequest, path: string, res: NodeResponse, info: RequestInfo, started: bigint): void {
-  const done = completed(req, res);
-  (PROBES.has(path) ? logger.debug : logger.info).call(
-    logger,
-    {
-      method: req.method,
-      path,
-      status: res.statusCode,
-      durationMs: Number(process.hrtime.bigint() - started) / 1e6,
-      clientId: info.clientId,
-      completed: done,
-      traceId: info.traceId,
-      spanId: info.spanId,
-      streamedBytes: info.streamedBytes,
-      cancelled: info.cancelled === true || !done ? true : undefined,
-    },
-    "request",
-  );
-}
-
-/** The protocol of a call to an RPC path, by its content type. */
-function protocolOf(contentType: string | undefined): Protocol {
-  const t = (contentType ?? "").toLowerCase();
-  if (t.startsWith("application/grpc-web")) return "grpc-web";
-  if (t.startsWith("application/grpc")) return "grpc";
-  return "connect";
-}
-
-/** One request in the metrics (D43): its count by code, its duration, and the streams it held. */
-function countRequest(metrics: Metrics, res: NodeResponse, info: RequestInfo, started: bigint): void {
-  const protocol = info.protocol ?? "http";
-  const method = info.method ?? "none";
-  if (info.protocol) metrics.inFlight.dec({ protocol });
-  const code = info.outcome?.() ?? info.code ?? codeNameOfStatus(res.statusCode);
-  metrics.requests.inc({ method, protocol, code, status: String(res.statusCode) });
-  metrics.duration.observe({ method, protocol }, Number(process.hrtime.bigint() - started) / 1e9);
-  if (info.streamedBytes) metrics.streamedBytes.inc(info.streamedBytes);
 }
 
 /**
@@ -332,8 +183,9 @@ function countRequest(metrics: Metrics, res: NodeResponse, info: RequestInfo, st
  * is one the server does not read, so neither is what follows it); a gRPC
  * client reads only a gRPC answer, like the unknown method's.
  */
-function refuseTarget(req: NodeRequest, res: NodeResponse, err: ConnectError, info: RequestInfo): void {
-  info.code = codeName(err.code);
+function refuseTarget(exchange: Exchange, err: ConnectError): void {
+  const { req, res } = exchange;
+  exchange.settle(codeName(err.code));
   if (req.httpVersionMajor === 1) res.setHeader("connection", "close");
   closeIfBodyPending(req, res);
   if (isGrpcContentType(req.headers["content-type"])) sendGrpcStatus(req, res, err);

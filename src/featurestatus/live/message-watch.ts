@@ -10,6 +10,7 @@
 import type { ChangeWatch } from "./change-bus.js";
 import type { MessageStore } from "../messages/message-store.js";
 import { failure } from "../../kernel/errors.js";
+import type { Outlet } from "../../kernel/long-answer.js";
 
 export interface WatchLimits {
   /** Watchers this process serves at once (MERIDIAN_MAX_WATCHERS). */
@@ -22,16 +23,6 @@ export interface WatchLimits {
   sweepMs: number;
   /** Told of a watcher dropped for not reading. */
   onDropped?: (client: string, queuedBytes: number) => void;
-}
-
-/**
- * A watcher's answer as the watch sees it (D54): the bytes of it still waiting
- * in this process for the client, and how to cut it. The transport's outlet
- * (http/outlet.ts) is one.
- */
-export interface Outlet {
-  queued(): number;
-  drop(): void;
 }
 
 /** One watcher: whose it is, its answer's outlet, and its release. */

@@ -11,8 +11,7 @@ import {
 } from "../../gen/meridian/featurestatus/v1/feature_status_pb.js";
 import { credentialOf, principalOf } from "../../auth/principal.js";
 import { recheckCaller } from "../../auth/authenticate.js";
-import { outletKey } from "../../http/outlet.js";
-import { requestInfoKey } from "../../http/request-info.js";
+import { longAnswerKey } from "../../kernel/long-answer.js";
 import { authorizeActiveRead, type Scope } from "../messages/access.js";
 import { digest } from "../messages/etags.js";
 import { MAX_LIMIT } from "../listings/listing-params.js";
@@ -92,8 +91,8 @@ export class WatchStreams {
     authorizeActiveRead(ctx, scope);
     // D61, D62: who reads, and in which language; a bad parameter is refused before the watcher is counted.
     const view = viewOf();
-    const address = ctx.values.get(requestInfoKey)?.clientAddress ?? "";
-    const release = this.watch.enter(`${credentialOf(principalOf(ctx))} from ${address}`, ctx.values.get(outletKey));
+    const answer = ctx.values.get(longAnswerKey);
+    const release = this.watch.enter(`${credentialOf(principalOf(ctx))} from ${answer?.clientAddress ?? ""}`, answer?.outlet);
     try {
       yield "open";
       yield* this.sets(ctx, scope, view, lastEventId);

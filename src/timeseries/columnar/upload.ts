@@ -5,8 +5,8 @@
 // answers, by one stream per series whose schema metadata names it.
 import { Vector, type Data } from "apache-arrow";
 import { invalidField } from "../../kernel/errors.js";
-import { ARROW_STREAM_MEDIA_TYPE, type UploadBody } from "../../http/upload-body.js";
-import { PARQUET_MEDIA_TYPE } from "../../http/media-types.js";
+import type { UploadBody } from "../../kernel/upload-body.js";
+import { ARROW_STREAM_MEDIA_TYPE, PARQUET_MEDIA_TYPE } from "../../http/media-types.js";
 import type { RowSet } from "../blocks/row-set.js";
 import { arrowTables } from "./arrow-upload.js";
 import { parquetTable } from "./parquet-upload.js";

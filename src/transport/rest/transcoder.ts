@@ -29,10 +29,10 @@ import { pathKey, setAtPath, textToJson } from "./field-path.js";
 import type { JsonShaper } from "../../http/json-shape.js";
 import type { MatchResult, RouteTrie } from "./route-trie.js";
 import { capturedSegments } from "./path-template.js";
-import { requestInfoKey } from "../../http/request-info.js";
+import { exchangeKey } from "../exchange.js";
 import { WriteAhead } from "../write-ahead.js";
 import { ChunksInFlight } from "../../native/buffer-pool.js";
-import { uploadBodyKey } from "../../http/upload-body.js";
+import { uploadBodyKey } from "../../kernel/upload-body.js";
 
 /** Bytes of a streamed answer that may wait in its compressor, or in the response when sent as it is, while the next chunk is made (D28, D44). */
 const AHEAD = 1 << 20;
@@ -131,8 +131,7 @@ export class Transcoder {
       if (res.headersSent) return void res.destroy();
       closeIfBodyPending(req, res); // refused before its body was all read: do not read the rest
       const err = ConnectError.from(e);
-      const info = contextValues.get(requestInfoKey);
-      if (info) info.code = codeName(err.code); // the metrics' outcome (D59), also for what no interceptor saw
+      contextValues.get(exchangeKey)?.settle(codeName(err.code)); // the metrics' outcome (D59), also for what no interceptor saw
       sendProblem(res, err);
     }
   }
@@ -324,7 +323,7 @@ export class Transcoder {
     headOnly: boolean,
   ): Promise<void> {
     const stream = transformInvokeImplementation(route.spec, ctx, this.interceptors)(createAsyncIterable([input]));
-    const info = ctx.values.get(requestInfoKey);
+    const exchange = ctx.values.get(exchangeKey);
     // Compressed as it goes (D44): the compressor takes the chunks and pipe() gives its output to
     // the socket at the socket's pace, so memory still does not grow with the answer (D28).
     const socket = res as NodeJS.WritableStream;
@@ -397,7 +396,7 @@ export class Transcoder {
         }
         if (chunk.data.length === 0) continue;
         sent += chunk.data.length;
-        if (info) info.streamedBytes = sent;
+        if (exchange) exchange.streamedBytes = sent;
         await sink.write(chunk.data);
       }
     } catch (e) {

@@ -1,9 +1,8 @@
 // D69: a REST body of a columnar media type, handed raw to the method whose
 // route accepts it (the rest option `body_media_types`) beside the message
-// the path builds: a context value, so that protobuf never copies it.
+// the path builds: a context value, so that protobuf never copies it. The
+// transport fills it; the method reads it without HTTP.
 import { createContextKey } from "@connectrpc/connect";
-
-export const ARROW_STREAM_MEDIA_TYPE = "application/vnd.apache.arrow.stream";
 
 export interface UploadBody {
   /** The Content-Type's type, lower case, parameters dropped. */
