@@ -78,6 +78,7 @@ async function call(base, method, path, body, extra = {}) {
 
 const writer = await startMeridian(WRITE, { MERIDIAN_DB_READ: "" });
 const dataset = JSON.parse(await call(writer.address, "POST", "/api/ts/dataset", {})).id;
+headers["svc-dataset-id"] = dataset;
 const series = JSON.parse(
   await call(writer.address, "POST", `/api/ts/dataset/${dataset}/timeseries`, { item: { name: "W1" }, dataFields: W1_FIELDS }),
 ).id;
