@@ -326,7 +326,8 @@ describe.skipIf(NO_CHROMIUM)(`D49 operator console in Chromium${NO_CHROMIUM ? ` 
     }
   });
 
-  it("D62 console edits a German translation and previews it", async () => {
+  // Some forty browser steps: 8 s on a quiet machine, past the default 30 s once under CI's full load.
+  it("D62 console edits a German translation and previews it", { timeout: 120_000 }, async () => {
     const w = await signedInConsole();
     try {
       await listFeature(w.page, "translated");
