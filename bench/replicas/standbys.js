@@ -77,6 +77,8 @@ async function call(base, method, path, body, extra = {}) {
 }
 
 const writer = await startMeridian(WRITE, { MERIDIAN_DB_READ: "" });
+// A failure below must not leave a server behind retrying a cluster that with-patroni.sh removes.
+process.once("exit", () => writer.process.exitCode === null && writer.process.kill("SIGKILL"));
 const dataset = JSON.parse(await call(writer.address, "POST", "/api/ts/dataset", {})).id;
 headers["svc-dataset-id"] = dataset;
 const series = JSON.parse(
