@@ -6,6 +6,7 @@
 # removed when the command ends, however it ends.
 #   scripts/with-patroni.sh npx vitest run test/scale/failover.test.ts
 #   WITH_PATRONI_SYNC=off scripts/with-patroni.sh ...   (asynchronous replication)
+#   WITH_PATRONI_LOGS=DIR scripts/with-patroni.sh ...   (keeps Patroni's and PostgreSQL's logs in DIR)
 # The command gets, in its environment:
 #   MERIDIAN_DB       the three nodes, target_session_attrs=read-write (the primary)
 #   MERIDIAN_DB_READ  the three nodes, target_session_attrs=prefer-standby
@@ -58,6 +59,16 @@ stop() {
   done
   p=$(pids_of "$dir"/etcd.pid)
   [[ -n "$p" ]] && kill -TERM $p 2>/dev/null && sleep 0.3 && kill -KILL $p 2>/dev/null
+  # WITH_PATRONI_LOGS=DIR: keep the nodes' and etcd's logs there (a failed run's evidence).
+  if [[ -n "${WITH_PATRONI_LOGS:-}" ]]; then
+    mkdir -p "$WITH_PATRONI_LOGS"
+    cp "$dir"/etcd.log "$WITH_PATRONI_LOGS"/ 2>/dev/null
+    for n in "$dir"/node*; do
+      mkdir -p "$WITH_PATRONI_LOGS/${n##*/}"
+      cp "$n"/patroni.log "$WITH_PATRONI_LOGS/${n##*/}"/ 2>/dev/null
+      cp -r "$n"/data/log "$WITH_PATRONI_LOGS/${n##*/}"/ 2>/dev/null
+    done
+  fi
   rm -rf "$dir"
 }
 trap stop EXIT
@@ -131,6 +142,10 @@ bootstrap:
         synchronous_commit: "on"
         hot_standby_feedback: "on"
         fsync: "off"
+        # The server's own log beside its data (kept by WITH_PATRONI_LOGS).
+        logging_collector: "on"
+        log_directory: log
+        log_line_prefix: "%m [%p] %a "
   initdb:
     - encoding: UTF8
     - no-sync
