@@ -4,8 +4,8 @@
 // them all) carried that query's error into its next connection, which then
 // skipped the check and served reads from a standby: an acknowledged write
 // missing from the next read, and writes failing while the connection lived.
-// patches/postgres+3.4.9.patch clears a connection's query state when its
-// socket closes. Needs scripts/with-patroni.sh (.ci/run); skipped without it.
+// patches/postgres+3.4.9.patch drops the old socket's error when a connection
+// opens a new one. Needs scripts/with-patroni.sh (.ci/run); skipped without it.
 import { describe, expect, it } from "vitest";
 import { connectPostgres } from "../../src/postgres/database.js";
 import { PATRONI_DB, PATRONI_SKIP_REASON, leader, members, switchover, until, type Member } from "../helpers/patroni.js";
